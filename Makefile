@@ -1,0 +1,53 @@
+# Two commands for a fresh Debian machine: `make run` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint typecheck unit deps system-deps bench load clean
+
+$(STAMP): requirements.lock pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . 2>/dev/null || $(PY) -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+deps: $(STAMP) system-deps
+
+# Debian's redis-server and chromium, installed only when missing (we run as root on CI).
+system-deps:
+	@missing=""; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	test -x /usr/bin/chromium || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+run: deps
+	$(PY) -m cluster up
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy --strict engine/
+	$(VENV)/bin/mypy cluster actors gateway loadtests tests
+
+# pytest exits 5 when it collects nothing: that is a failure of the suite, so say it plainly.
+unit: deps
+	@set +e; $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc = 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+
+test: deps lint unit
+
+bench: $(STAMP)
+	$(PY) -m engine.bench
+
+load: deps
+	$(PY) -m loadtests.run
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

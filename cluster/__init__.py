@@ -1,0 +1,1 @@
+"""Settings, connections to Ray and Redis, and the embedded launcher behind `make run`."""

@@ -1,0 +1,1 @@
+"""The FastAPI gateway: REST, the /ws WebSocket, sessions, and the web client's static files."""

@@ -1,0 +1,1 @@
+"""Locust load tests and benchmarks that drive a running Quatro stack."""
