@@ -11,7 +11,6 @@ $(STAMP): requirements.lock pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.lock
-	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . 2>/dev/null || $(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 deps: $(STAMP) system-deps

@@ -1,0 +1,112 @@
+"""Commands: what a seat asks of the table. Small frozen values; `seat` is always who asks.
+
+Lobby commands that act on another seat name it `target`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    seat: int
+
+
+# Lobby (R29) and presence (R24, R25)
+@dataclass(frozen=True, slots=True)
+class TakeSeat(Command):
+    player_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveSeat(Command):
+    target: int
+
+
+@dataclass(frozen=True, slots=True)
+class AddBot(Command):
+    target: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveBot(Command):
+    target: int
+
+
+@dataclass(frozen=True, slots=True)
+class StartMatch(Command):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Rematch(Command):
+    """After the match is over, the host starts a new one with the same seats."""
+
+
+@dataclass(frozen=True, slots=True)
+class Connect(Command):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Disconnect(Command):
+    pass
+
+
+# Signing (R5, R6)
+@dataclass(frozen=True, slots=True)
+class Ready(Command):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ChooseSign(Command):
+    emoji: str
+
+
+# Play (R9–R14)
+@dataclass(frozen=True, slots=True)
+class Swap(Command):
+    card: str
+    slot: int
+    expect: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetFloor(Command):
+    open: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Emit(Command):
+    emoji: str
+
+
+# Calls (R15–R18)
+@dataclass(frozen=True, slots=True)
+class CallQuatro(Command):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class CallContre(Command):
+    team: int | None = None
+
+
+# Reshuffle vote (R19–R21)
+@dataclass(frozen=True, slots=True)
+class RequestVote(Command):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class CastVote(Command):
+    accept: bool
+
+
+# Pause (R23)
+@dataclass(frozen=True, slots=True)
+class NextRound(Command):
+    pass

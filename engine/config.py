@@ -1,0 +1,79 @@
+"""A table's configuration: its size, its seed, the rules' durations, and rigged deals for tests.
+
+`time_scale` and `deals` are how the cluster's test hooks reach the rules: they enter here, so no
+other layer needs a special path for them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, fields
+
+from engine.cards import PLAYER_COUNTS, ranks_for
+
+
+class ScenarioError(ValueError):
+    """A configuration the rules cannot play: bad size or scale, or a rigged deal breaking R3/R4."""
+
+
+@dataclass(frozen=True, slots=True)
+class Timings:
+    """Every duration of the rules, in milliseconds."""
+
+    signing: int = 30_000  # R6
+    swap_cooldown: int = 2_000  # R10
+    emission_period: int = 5_000  # R13
+    floor_cooldown: int = 2_000  # R14
+    vote: int = 20_000  # R19
+    vote_gap: int = 30_000  # R20
+    round: int = 180_000  # R22
+    pause: int = 30_000  # R23
+
+    @classmethod
+    def scaled(cls, scale: float) -> Timings:
+        base = cls()
+        return cls(*(max(1, round(getattr(base, f.name) * scale)) for f in fields(cls)))
+
+
+WINNING_SCORE = 5  # R28
+
+
+@dataclass(frozen=True, slots=True)
+class DealSpec:
+    """A rigged deal: one hand of four ranks per seat, and four ranks for the centre."""
+
+    hands: tuple[tuple[str, ...], ...]
+    center: tuple[str, ...]
+
+    def check(self, players: int) -> None:
+        """Raise ScenarioError unless this deal uses exactly the deck of R2 and obeys R3 and R4."""
+        if len(self.hands) != players or any(len(hand) != 4 for hand in self.hands):
+            raise ScenarioError(f"a deal needs {players} hands of 4 cards")
+        if len(self.center) != 4:
+            raise ScenarioError("a deal needs 4 centre cards")
+        used = Counter(rank for hand in self.hands for rank in hand)
+        used.update(self.center)
+        if used != Counter({rank: 4 for rank in ranks_for(players)}):
+            raise ScenarioError("a deal must use each rank of the deck exactly four times")
+        for seat, hand in enumerate(self.hands):
+            if max(Counter(hand).values()) >= 3:
+                raise ScenarioError(f"hand {seat} holds three of a rank (R4)")
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    players: int
+    seed: int = 0
+    time_scale: float = 1.0
+    deals: tuple[DealSpec, ...] = ()
+    code: str = ""
+    timings: Timings = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.players not in PLAYER_COUNTS:
+            raise ScenarioError(f"Quatro is played by 4, 6 or 8 players, not {self.players}")
+        if not 0 < self.time_scale <= 10:
+            raise ScenarioError("time_scale must be in (0, 10]")
+        for deal in self.deals:
+            deal.check(self.players)
+        object.__setattr__(self, "timings", Timings.scaled(self.time_scale))

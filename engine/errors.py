@@ -1,0 +1,71 @@
+"""Refusals: the one way the engine says no, carrying the protocol's error code.
+
+A refused command changes nothing. `events` holds what the clock produced before the command
+was judged (the table is advanced to the command's time first), so callers never lose them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.events import Outbound
+
+
+class ErrorCode(StrEnum):
+    BAD_MESSAGE = "bad_message"
+    WRONG_PHASE = "wrong_phase"
+    NOT_YOUR_CARD = "not_your_card"
+    BAD_SLOT = "bad_slot"
+    COOLDOWN = "cooldown"
+    STALE = "stale"
+    FLOOR_COOLDOWN = "floor_cooldown"
+    NO_FLOOR = "no_floor"
+    BAD_EMOJI = "bad_emoji"
+    SIGN_TAKEN = "sign_taken"
+    BAD_TEAM = "bad_team"
+    VOTE_REFUSED = "vote_refused"
+    NOT_VOTER = "not_voter"
+    NOT_HOST = "not_host"
+    # Lobby (R29); the gateway maps these to HTTP statuses.
+    BAD_SEAT = "bad_seat"
+    SEAT_TAKEN = "seat_taken"
+    ALREADY_SEATED = "already_seated"
+    SEAT_EMPTY = "seat_empty"
+    NOT_A_BOT = "not_a_bot"
+    NOT_ALLOWED = "not_allowed"
+    TABLE_NOT_FULL = "table_not_full"
+
+
+class VoteRefusal(StrEnum):
+    VOTE_RUNNING = "vote_running"
+    ALREADY_RESHUFFLED = "already_reshuffled"
+    TOO_SOON = "too_soon"
+
+
+class Refusal(Exception):
+    """A command the rules refuse. Nothing changed."""
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        retry_in: int | None = None,
+        reason: VoteRefusal | None = None,
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.retry_in = retry_in
+        self.reason = reason
+        self.events: list[Outbound] = []
+
+    def to_wire(self) -> dict[str, object]:
+        out: dict[str, object] = {"code": str(self.code), "message": self.message}
+        if self.retry_in is not None:
+            out["retry_in"] = self.retry_in
+        if self.reason is not None:
+            out["reason"] = str(self.reason)
+        return out

@@ -1,0 +1,211 @@
+"""Events: what the table tells, and to whom.
+
+Each event is a frozen value whose fields are exactly the payload PROTOCOL.md names; `to_wire()`
+is the one place it becomes JSON-ready. An `Outbound` pairs an event with its audience — the whole
+table, one team, or one seat — and the time it happened. Private data (a hand, a team's sign) is
+only ever put into events addressed to its owner, or into the reveal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import ClassVar, Literal
+
+from engine.cards import Card
+from engine.seating import team_of
+
+Scope = Literal["all", "team", "seat"]
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    scope: Scope
+    index: int = -1
+
+    @staticmethod
+    def team(k: int) -> Audience:
+        return Audience("team", k)
+
+    @staticmethod
+    def seat(s: int) -> Audience:
+        return Audience("seat", s)
+
+    def includes(self, seat: int, players: int) -> bool:
+        if self.scope == "all":
+            return True
+        if self.scope == "seat":
+            return self.index == seat
+        return team_of(seat, players) == self.index
+
+
+ALL = Audience("all")
+
+Wire = None | bool | int | str | list["Wire"] | dict[str, "Wire"]
+
+
+def _wire(value: object) -> Wire:
+    if isinstance(value, Card):
+        return value.to_wire()  # type: ignore[return-value]
+    if isinstance(value, tuple | list):
+        return [_wire(v) for v in value]
+    if isinstance(value, Event):
+        return value.to_wire()
+    assert value is None or isinstance(value, bool | int | str), value
+    return value
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    type: ClassVar[str] = ""
+
+    def to_wire(self) -> dict[str, Wire]:
+        out: dict[str, Wire] = {"type": self.type}
+        for name in _field_names(type(self)):
+            out[name] = _wire(getattr(self, name))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Outbound:
+    to: Audience
+    event: Event
+    at: int
+
+
+# Lobby and presence
+@dataclass(frozen=True, slots=True)
+class SeatChanged(Event):
+    type: ClassVar[str] = "seat"
+    seat: int
+    name: str | None
+    kind: str | None
+    connected: bool
+
+
+# Signing
+@dataclass(frozen=True, slots=True)
+class SigningBegan(Event):
+    type: ClassVar[str] = "signing"
+    round: int
+    deadline: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReadySaid(Event):
+    type: ClassVar[str] = "ready"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SignFixed(Event):
+    """To one team only (R5)."""
+
+    type: ClassVar[str] = "sign"
+    emoji: str
+    by: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundOpened(Event):
+    """To one seat only: it carries that seat's hand."""
+
+    type: ClassVar[str] = "round"
+    round: int
+    hand: tuple[Card, ...]
+    center: tuple[Card, ...]
+    deadline: int
+    redeals: int
+
+
+# Play
+@dataclass(frozen=True, slots=True)
+class Swapped(Event):
+    type: ClassVar[str] = "swapped"
+    seat: int
+    slot: int
+    placed: Card
+    taken: Card
+
+
+@dataclass(frozen=True, slots=True)
+class FloorChanged(Event):
+    type: ClassVar[str] = "floor"
+    seat: int
+    open: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Emitted(Event):
+    type: ClassVar[str] = "emission"
+    seat: int
+    emoji: str
+
+
+# Vote
+@dataclass(frozen=True, slots=True)
+class VoteStarted(Event):
+    type: ClassVar[str] = "vote"
+    by: int
+    voters: tuple[int, ...]
+    deadline: int
+
+
+@dataclass(frozen=True, slots=True)
+class VoteCast(Event):
+    type: ClassVar[str] = "voted"
+    seat: int
+    accept: bool
+
+
+@dataclass(frozen=True, slots=True)
+class VoteEnded(Event):
+    type: ClassVar[str] = "vote_result"
+    passed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Reshuffled(Event):
+    """To one seat only: it carries that seat's new hand."""
+
+    type: ClassVar[str] = "reshuffled"
+    hand: tuple[Card, ...]
+    center: tuple[Card, ...]
+    redeals: int
+
+
+# End of round and match
+@dataclass(frozen=True, slots=True)
+class Reveal(Event):
+    type: ClassVar[str] = "reveal"
+    reason: Literal["quatro", "contre", "timeout"]
+    by: int | None
+    target_team: int | None
+    correct: bool | None
+    scored: tuple[int, ...]
+    scores: tuple[int, ...]
+    hands: tuple[tuple[Card, ...], ...]
+    carres: tuple[int, ...]
+    signs: tuple[str | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PauseBegan(Event):
+    type: ClassVar[str] = "pause"
+    deadline: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchOver(Event):
+    type: ClassVar[str] = "over"
+    winners: tuple[int, ...]
+    scores: tuple[int, ...]

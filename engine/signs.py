@@ -1,0 +1,12 @@
+"""The 24 sign emojis of R5, in the order the rules list them; each is one code point."""
+
+EMOJIS: tuple[str, ...] = tuple(
+    chr(cp)
+    for cp in (
+        0x1F34D, 0x1F680, 0x1F422, 0x1F335, 0x1F3B8, 0x1F419, 0x1F319, 0x1F349,
+        0x1F99C, 0x1F525, 0x1F3A9, 0x1F41D, 0x1F33B, 0x1F344, 0x1F980, 0x1F418,
+        0x1F3B2, 0x1F514, 0x1F34B, 0x1F438, 0x1F989, 0x1F308, 0x1F48E, 0x1F965,
+    )
+)  # fmt: skip
+
+EMOJI_SET: frozenset[str] = frozenset(EMOJIS)

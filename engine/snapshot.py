@@ -1,0 +1,144 @@
+"""A compact, JSON-ready image of a table's whole state, so a table actor can die and come back
+with every point, hand, sign and clock as it was. Cards travel as ids; the RNG travels too, so a
+restored table deals exactly as the original would have."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from engine.cards import cards_by_id
+from engine.config import DealSpec, TableConfig
+from engine.events import Reveal
+from engine.phase import Phase
+from engine.state import SeatState, TableState, VoteState
+
+VERSION = 1
+
+
+def dump(state: TableState) -> dict[str, Any]:
+    cfg = state.config
+    version, internal, gauss = state.rng.getstate()
+    return {
+        "v": VERSION,
+        "config": {
+            "players": cfg.players,
+            "seed": cfg.seed,
+            "time_scale": cfg.time_scale,
+            "code": cfg.code,
+            "deals": [{"hands": d.hands, "center": d.center} for d in cfg.deals],
+        },
+        "rng": [version, list(internal), gauss],
+        "phase": str(state.phase),
+        "round": state.round,
+        "center": [c.id for c in state.center],
+        "signs": state.signs,
+        "scores": state.scores,
+        "deadline": state.deadline,
+        "vote": None
+        if state.vote is None
+        else {
+            "by": state.vote.by,
+            "voters": state.vote.voters,
+            "deadline": state.vote.deadline,
+            "accepted": sorted(state.vote.accepted),
+        },
+        "reshuffled": state.reshuffled,
+        "last_vote_end": state.last_vote_end,
+        "deals_used": state.deals_used,
+        "last_reveal": state.last_reveal.to_wire() if state.last_reveal else None,
+        "winners": state.winners,
+        "seats": [
+            {
+                "kind": st.kind,
+                "player_id": st.player_id,
+                "name": st.name,
+                "connected": st.connected,
+                "ready": st.ready,
+                "hand": [c.id for c in st.hand],
+                "swap_ready_at": st.swap_ready_at,
+                "floor_open": st.floor_open,
+                "floor_ready_at": st.floor_ready_at,
+                "choice": st.choice,
+                "next_emission_at": st.next_emission_at,
+                "last_emission_at": st.last_emission_at,
+                "last_emitted": st.last_emitted,
+            }
+            for st in state.seats
+        ],
+    }
+
+
+def load(data: dict[str, Any]) -> TableState:
+    if data.get("v") != VERSION:
+        raise ValueError(f"unknown snapshot version {data.get('v')!r}")
+    c = data["config"]
+    config = TableConfig(
+        players=c["players"],
+        seed=c["seed"],
+        time_scale=c["time_scale"],
+        code=c["code"],
+        deals=tuple(
+            DealSpec(hands=tuple(tuple(h) for h in d["hands"]), center=tuple(d["center"]))
+            for d in c["deals"]
+        ),
+    )
+    cards = cards_by_id(config.players)
+    rng = random.Random()
+    version, internal, gauss = data["rng"]
+    rng.setstate((version, tuple(internal), gauss))
+    vote = data["vote"]
+    reveal = data["last_reveal"]
+    return TableState(
+        config=config,
+        rng=rng,
+        seats=[
+            SeatState(
+                kind=s["kind"],
+                player_id=s["player_id"],
+                name=s["name"],
+                connected=s["connected"],
+                ready=s["ready"],
+                hand=[cards[i] for i in s["hand"]],
+                swap_ready_at=s["swap_ready_at"],
+                floor_open=s["floor_open"],
+                floor_ready_at=s["floor_ready_at"],
+                choice=s["choice"],
+                next_emission_at=s["next_emission_at"],
+                last_emission_at=s["last_emission_at"],
+                last_emitted=s["last_emitted"],
+            )
+            for s in data["seats"]
+        ],
+        phase=Phase(data["phase"]),
+        round=data["round"],
+        center=[cards[i] for i in data["center"]],
+        signs=list(data["signs"]),
+        scores=list(data["scores"]),
+        deadline=data["deadline"],
+        vote=None
+        if vote is None
+        else VoteState(
+            by=vote["by"],
+            voters=tuple(vote["voters"]),
+            deadline=vote["deadline"],
+            accepted=set(vote["accepted"]),
+        ),
+        reshuffled=data["reshuffled"],
+        last_vote_end=data["last_vote_end"],
+        deals_used=data["deals_used"],
+        last_reveal=None
+        if reveal is None
+        else Reveal(
+            reason=reveal["reason"],
+            by=reveal["by"],
+            target_team=reveal["target_team"],
+            correct=reveal["correct"],
+            scored=tuple(reveal["scored"]),
+            scores=tuple(reveal["scores"]),
+            hands=tuple(tuple(cards[c["id"]] for c in hand) for hand in reveal["hands"]),
+            carres=tuple(reveal["carres"]),
+            signs=tuple(reveal["signs"]),
+        ),
+        winners=tuple(data["winners"]) if data["winners"] is not None else None,
+    )

@@ -1,0 +1,194 @@
+"""The table: one state machine per game. Commands stamped with a time go in, events come out.
+
+    table.advance(now)          fire whatever the clock made due (round opening, emissions, …)
+    table.apply(command, now)   judge one command; raises Refusal, changing nothing, if refused
+    table.next_deadline()       when `advance` next has something to do, or None
+    table.view(seat)            the snapshot that seat may see
+
+The table never reads a clock: `now` is integer milliseconds given by the caller, and time never
+runs backwards inside it (an earlier `now` counts as the latest one seen).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from engine import calls, lobby, play, rounds, snapshot, vote
+from engine.commands import (
+    AddBot,
+    CallContre,
+    CallQuatro,
+    CastVote,
+    ChooseSign,
+    Command,
+    Connect,
+    Disconnect,
+    Emit,
+    LeaveSeat,
+    NextRound,
+    Ready,
+    Rematch,
+    RemoveBot,
+    RequestVote,
+    SetFloor,
+    StartMatch,
+    Swap,
+    TakeSeat,
+)
+from engine.config import TableConfig
+from engine.errors import ErrorCode, Refusal
+from engine.events import Outbound, Wire
+from engine.phase import Phase
+from engine.state import HOST_SEAT, TableState
+from engine.view import summary, view
+
+Handler = Callable[[TableState, Any, int], list[Outbound]]
+
+# One line per command: what the rules do with it lives in the module named.
+_HANDLERS: dict[type[Command], Handler] = {
+    TakeSeat: lambda s, c, t: lobby.take_seat(s, c.seat, c.player_id, c.name, t),
+    LeaveSeat: lambda s, c, t: lobby.leave_seat(s, c.seat, c.target, t),
+    AddBot: lambda s, c, t: lobby.add_bot(s, c.seat, c.target, t),
+    RemoveBot: lambda s, c, t: lobby.remove_bot(s, c.seat, c.target, t),
+    StartMatch: lambda s, c, t: lobby.start(s, c.seat, t),
+    Rematch: lambda s, c, t: lobby.rematch(s, c.seat, t),
+    Connect: lambda s, c, t: lobby.connect(s, c.seat, t),
+    Disconnect: lambda s, c, t: lobby.disconnect(s, c.seat, t),
+    Ready: lambda s, c, t: rounds.ready(s, c.seat, t),
+    ChooseSign: lambda s, c, t: rounds.choose_sign(s, c.seat, c.emoji, t),
+    NextRound: lambda s, c, t: rounds.next_round(s, c.seat, t),
+    Swap: lambda s, c, t: play.swap(s, c.seat, c.card, c.slot, c.expect, t),
+    SetFloor: lambda s, c, t: play.set_floor(s, c.seat, c.open, t),
+    Emit: lambda s, c, t: play.emit(s, c.seat, c.emoji, t),
+    CallQuatro: lambda s, c, t: calls.quatro(s, c.seat, t),
+    CallContre: lambda s, c, t: calls.contre(s, c.seat, c.team, t),
+    RequestVote: lambda s, c, t: vote.request(s, c.seat, t),
+    CastVote: lambda s, c, t: vote.cast(s, c.seat, c.accept, t),
+}
+
+
+class Table:
+    """One Quatro table. Not thread-safe: give it one command at a time."""
+
+    __slots__ = ("_now", "_state")
+
+    def __init__(self, config: TableConfig) -> None:
+        self._state = TableState.new(config)
+        self._now = 0
+
+    # -- reading ------------------------------------------------------------------------------
+    @property
+    def config(self) -> TableConfig:
+        return self._state.config
+
+    @property
+    def players(self) -> int:
+        return self._state.players
+
+    @property
+    def phase(self) -> Phase:
+        return self._state.phase
+
+    @property
+    def round(self) -> int:
+        return self._state.round
+
+    @property
+    def scores(self) -> tuple[int, ...]:
+        return tuple(self._state.scores)
+
+    @property
+    def host(self) -> int:
+        return HOST_SEAT
+
+    def seat_of(self, player_id: str) -> int | None:
+        return next(
+            (s for s, st in enumerate(self._state.seats) if st.player_id == player_id), None
+        )
+
+    def seat_kind(self, seat: int) -> str | None:
+        return self._state.seats[seat].kind
+
+    def bot_seats(self) -> tuple[int, ...]:
+        return tuple(s for s, st in enumerate(self._state.seats) if st.kind == "bot")
+
+    def is_connected(self, seat: int) -> bool:
+        return self._state.seats[seat].connected
+
+    def view(self, seat: int | None) -> dict[str, Wire]:
+        return view(self._state, seat)
+
+    def summary(self) -> dict[str, Wire]:
+        return summary(self._state)
+
+    def next_deadline(self) -> int | None:
+        s = self._state
+        due = s.deadline
+        if s.phase is Phase.PLAYING:
+            if s.vote is not None and (due is None or s.vote.deadline < due):
+                due = s.vote.deadline
+            for st in s.seats:
+                at = st.next_emission_at
+                if at is not None and (due is None or at < due):
+                    due = at
+        return due
+
+    # -- changing -----------------------------------------------------------------------------
+    def advance(self, now: int) -> list[Outbound]:
+        """Fire, in time order and each at its own due time, everything due by `now`."""
+        if now > self._now:
+            self._now = now
+        events: list[Outbound] = []
+        while (t := self.next_deadline()) is not None and t <= self._now:
+            events += self._fire(t)
+        return events
+
+    def apply(self, command: Command, now: int) -> list[Outbound]:
+        """Advance to `now`, then judge `command`. Raises Refusal (with the clock's events in
+        `Refusal.events`) when the rules say no; the command then changed nothing."""
+        events = self.advance(now)
+        handler = _HANDLERS.get(type(command))
+        try:
+            if handler is None:
+                raise Refusal(ErrorCode.BAD_MESSAGE, f"unknown command {type(command).__name__}")
+            if not isinstance(command, TakeSeat):
+                self._check_actor(command.seat)
+            return events + handler(self._state, command, self._now)
+        except Refusal as refusal:
+            refusal.events = events
+            raise
+
+    def _check_actor(self, seat: object) -> None:
+        s = self._state
+        if (
+            not isinstance(seat, int)
+            or isinstance(seat, bool)
+            or not 0 <= seat < s.players
+            or s.seats[seat].kind is None
+        ):
+            raise Refusal(ErrorCode.BAD_SEAT, "that seat is not yours to play")
+
+    def _fire(self, t: int) -> list[Outbound]:
+        s = self._state
+        events: list[Outbound] = []
+        if s.phase is Phase.PLAYING:
+            for seat, st in enumerate(s.seats):
+                if st.next_emission_at is not None and st.next_emission_at <= t:
+                    events += play.fire_emission(s, seat, t)
+            if s.vote is not None and s.vote.deadline <= t:
+                events += vote.expire(s, t)
+        if s.deadline is not None and s.deadline <= t:
+            events += rounds.phase_deadline_reached(s, t)
+        return events
+
+    # -- persistence --------------------------------------------------------------------------
+    def to_snapshot(self) -> dict[str, Any]:
+        return {"now": self._now, "state": snapshot.dump(self._state)}
+
+    @classmethod
+    def from_snapshot(cls, data: dict[str, Any]) -> Table:
+        table = cls.__new__(cls)
+        table._state = snapshot.load(data["state"])
+        table._now = data["now"]
+        return table

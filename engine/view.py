@@ -1,0 +1,68 @@
+"""What one seat may see (R25, R30), built only from public state plus that seat's own hand and
+its own team's sign. This is the `welcome.table` snapshot of PROTOCOL.md."""
+
+from __future__ import annotations
+
+from engine.events import Wire
+from engine.signs import EMOJIS
+from engine.state import HOST_SEAT, TableState
+
+
+def seats_public(state: TableState, *, detail: bool) -> list[Wire]:
+    out: list[Wire] = []
+    for s, st in enumerate(state.seats):
+        row: dict[str, Wire] = {
+            "seat": s,
+            "team": state.team_of(s),
+            "name": st.name,
+            "kind": st.kind,
+            "connected": st.connected,
+        }
+        if detail:
+            row["ready"] = st.ready
+            row["floor"] = st.floor_open
+            row["emoji"] = st.last_emitted
+        out.append(row)
+    return out
+
+
+def summary(state: TableState) -> dict[str, Wire]:
+    """The public summary of GET /api/tables/{code}."""
+    return {
+        "code": state.config.code,
+        "players": state.players,
+        "phase": str(state.phase),
+        "round": state.round,
+        "host": HOST_SEAT,
+        "scores": list(state.scores),
+        "seats": seats_public(state, detail=False),
+    }
+
+
+def view(state: TableState, seat: int | None) -> dict[str, Wire]:
+    """The table as `seat` sees it; `seat=None` is an onlooker who sees only what is public."""
+    mine = state.seats[seat] if seat is not None else None
+    vote = state.vote
+    return {
+        **summary(state),
+        "seats": seats_public(state, detail=True),
+        "hand": [card.to_wire() for card in mine.hand] if mine else [],  # type: ignore[misc]
+        "center": [card.to_wire() for card in state.center],  # type: ignore[misc]
+        "sign": state.signs[state.team_of(seat)] if seat is not None else None,
+        "deadline": state.deadline,
+        "swap_ready_at": mine.swap_ready_at if mine else None,
+        "floor_ready_at": mine.floor_ready_at if mine else None,
+        "choice": mine.choice if mine else None,
+        "vote": None
+        if vote is None
+        else {
+            "by": vote.by,
+            "voters": list[Wire](vote.voters),
+            "deadline": vote.deadline,
+            "accepted": list[Wire](sorted(vote.accepted)),
+        },
+        "reshuffled": state.reshuffled,
+        "last_reveal": state.last_reveal.to_wire() if state.last_reveal else None,
+        "winners": list(state.winners) if state.winners is not None else None,
+        "emojis": list(EMOJIS),
+    }
