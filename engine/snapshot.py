@@ -26,20 +26,23 @@ def dump(state: TableState) -> dict[str, Any]:
             "seed": cfg.seed,
             "time_scale": cfg.time_scale,
             "code": cfg.code,
-            "deals": [{"hands": d.hands, "center": d.center} for d in cfg.deals],
+            "deals": [
+                {"hands": [list(h) for h in d.hands], "center": list(d.center)} for d in cfg.deals
+            ],
         },
         "rng": [version, list(internal), gauss],
         "phase": str(state.phase),
         "round": state.round,
         "center": [c.id for c in state.center],
-        "signs": state.signs,
-        "scores": state.scores,
+        # Copies: a snapshot must not change when the table plays on.
+        "signs": list(state.signs),
+        "scores": list(state.scores),
         "deadline": state.deadline,
         "vote": None
         if state.vote is None
         else {
             "by": state.vote.by,
-            "voters": state.vote.voters,
+            "voters": list(state.vote.voters),
             "deadline": state.vote.deadline,
             "accepted": sorted(state.vote.accepted),
         },
@@ -47,7 +50,7 @@ def dump(state: TableState) -> dict[str, Any]:
         "last_vote_end": state.last_vote_end,
         "deals_used": state.deals_used,
         "last_reveal": state.last_reveal.to_wire() if state.last_reveal else None,
-        "winners": state.winners,
+        "winners": list(state.winners) if state.winners is not None else None,
         "seats": [
             {
                 "kind": st.kind,
