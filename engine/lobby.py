@@ -20,7 +20,12 @@ def seat_event(state: TableState, seat: int, t: int) -> Outbound:
 def take_seat(state: TableState, seat: int, player_id: str, name: str, t: int) -> list[Outbound]:
     state.require_phase(Phase.LOBBY)
     seat = state.require_seat_number(seat)
-    if not player_id or not isinstance(name, str) or not name.strip():
+    if (
+        not isinstance(player_id, str)
+        or not player_id
+        or not isinstance(name, str)
+        or not name.strip()
+    ):
         raise Refusal(ErrorCode.BAD_MESSAGE, "a seat needs a player and a name")
     if state.seats[seat].kind is not None:
         raise Refusal(ErrorCode.SEAT_TAKEN, "that seat is taken")
