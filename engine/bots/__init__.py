@@ -1,0 +1,41 @@
+"""Bot policies: pure players that see exactly what their seat sees (R30).
+
+    bot = make_bot("smart", seat=2, players=4, seed=7)
+    bot.sync(table.view(2), now)                 # or the `welcome.table` snapshot
+    bot.observe(event.to_wire(), outbound.at)    # every event whose audience includes seat 2
+    intent = bot.decide(now)                     # Intent(command, at) or None
+    # at intent.at: bot.sent(intent.command, at), then apply it; on a Refusal,
+    # bot.refused(intent.command, refusal.to_wire(), at)
+
+The runner decides when time passes (an actor's timers, the tournament's simulated clock, a
+Locust user's loop); the policy never reads a clock and draws only from its own seeded RNG.
+"""
+
+from __future__ import annotations
+
+from engine.bots.base import Bot, Intent
+from engine.bots.random_bot import RandomBot
+from engine.bots.smart import SmartBot
+from engine.config import Timings
+
+POLICIES: dict[str, type[Bot]] = {"random": RandomBot, "smart": SmartBot}
+
+
+def make_bot(
+    policy: str,
+    seat: int,
+    players: int,
+    *,
+    seed: int,
+    speed: float = 1.0,
+    timings: Timings | None = None,
+) -> Bot:
+    """A bot of the named policy for one seat. `timings` are the table's (its time_scale)."""
+    try:
+        cls = POLICIES[policy]
+    except KeyError:
+        raise ValueError(f"unknown bot policy {policy!r}; choose from {sorted(POLICIES)}") from None
+    return cls(seat, players, seed=seed, speed=speed, timings=timings)
+
+
+__all__ = ["POLICIES", "Bot", "Intent", "RandomBot", "SmartBot", "make_bot"]

@@ -1,0 +1,343 @@
+"""A bot that plays to win: it chases a carré, signals it, listens to its partner and watches the
+other teams.
+
+- Chase: it collects the rank that its hand and the centre make likeliest, and re-plans whenever
+  the centre changes. It never competes for the rank its partner is visibly collecting, and never
+  puts a card of that rank down.
+- Signal: one swap from a carré it takes the floor, so that the moment the carré is complete it
+  can emit its team's sign at once; at other times it may show a decoy.
+- Listen: when its partner emits the team's sign it calls Quatro! after a reaction time — unless
+  it holds a carré itself (Quatro! judges the partner's hand, R15/R16).
+- Watch: it estimates each other team's chance of holding a carré (engine.bots.estimate) and
+  calls Contre! on the likeliest when the chance is high enough, naming the team (R17).
+- Reshuffle: when nothing useful has reached the centre for a while it asks for one (R19); bots
+  never vote.
+
+Every delay comes from engine.bots.pacing; every random draw from the bot's own RNG, drawn when an
+event arrives or the bot acts, so `plan` itself is deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.bots.base import Bot, Intent
+from engine.bots.estimate import seat_carre_chance, team_carre_chance
+from engine.cards import RANKS, cards_by_id
+from engine.commands import (
+    CallContre,
+    CallQuatro,
+    ChooseSign,
+    Command,
+    Emit,
+    NextRound,
+    Ready,
+    RequestVote,
+    SetFloor,
+    Swap,
+)
+from engine.config import Timings
+from engine.legal import CardView
+from engine.phase import Phase
+from engine.signs import EMOJIS
+
+CONTRE_THRESHOLD = 0.6  # P(team holds a carré) above which it accuses that team
+QUATRO_CERTAIN = 0.99  # the partner's carré is certain from its swaps alone
+DECOY_CHANCE = 0.35  # rounds in which it shows a decoy
+SIGN_CHANCE = 0.5  # signing phases in which it picks the sign itself
+DEAD_AFTER_COOLDOWNS = 8  # no progress for this many swap cooldowns: the centre is dead
+
+
+def has_carre(hand: list[CardView]) -> bool:
+    return len(hand) == 4 and all(c.rank == hand[0].rank for c in hand)
+
+
+class SmartBot(Bot):
+    kind = "smart"
+
+    def __init__(
+        self,
+        seat: int,
+        players: int,
+        *,
+        seed: int,
+        speed: float = 1.0,
+        timings: Timings | None = None,
+        contre_threshold: float = CONTRE_THRESHOLD,
+    ) -> None:
+        super().__init__(seat, players, seed=seed, speed=speed, timings=timings)
+        self.contre_threshold = contre_threshold
+        self.target: str | None = None
+        self._swap_gap = 0
+        self._slot_seen = [0, 0, 0, 0]  # when this bot notices each centre slot's card
+        self._carre_at: int | None = None
+        self._one_away_at: int | None = None
+        self._quatro_at: int | None = None
+        self._contre_at: dict[int, int] = {}
+        self._decoy_at: int | None = None
+        self._decoy_emoji = 0
+        self._release_at = 0
+        self._progress_at = 0
+        self._ready_at = 0
+        self._sign_at: int | None = None
+        self._sign_emoji = 0
+        self._next_round_at = 0
+
+    # -- reacting to events (all randomness is drawn here) ------------------------------------
+    def on_sync(self, now: int) -> None:
+        self._new_deal(now)
+        self._ready_at = now + self.pace.reaction(self.rng)
+        self._next_round_at = now + self.pace.linger(self.rng)
+        self._after_change(now)
+
+    def on_event(self, event: Mapping[str, Any], at: int) -> None:
+        kind = event.get("type")
+        m = self.model
+        if kind == "signing":
+            self._ready_at = at + self.pace.think(self.rng)
+            self._sign_at = None
+            if self.rng.random() < SIGN_CHANCE:
+                self._sign_at = at + self.pace.think(self.rng)
+                self._sign_emoji = self.rng.randrange(len(EMOJIS))
+        elif kind == "round":
+            self._new_deal(at)
+            self._decoy_at = None
+            if self.rng.random() < DECOY_CHANCE:
+                span = 12 * m.timings.swap_cooldown
+                self._decoy_at = at + m.timings.swap_cooldown + self.rng.randrange(span)
+                self._decoy_emoji = self.rng.randrange(len(EMOJIS))
+        elif kind == "reshuffled":
+            self._new_deal(at)
+        elif kind == "swapped":
+            seat = int(event["seat"])
+            if seat == m.seat:
+                self._swap_gap = self.pace.swap_gap(self.rng)
+                self._progress_at = at
+                if has_carre(m.hand):
+                    self._carre_at = at + self.pace.quick(self.rng)
+                elif self.target is not None and m.hand_ranks().get(self.target, 0) == 3:
+                    self._one_away_at = at + self.pace.quick(self.rng)
+            else:
+                self._slot_seen[int(event["slot"])] = at + self.pace.reaction(self.rng)
+        elif kind == "emission":
+            seat = int(event["seat"])
+            if seat == m.partner and event.get("emoji") == m.sign and self._quatro_at is None:
+                self._quatro_at = at + self.pace.reaction(self.rng)
+            if seat == m.seat and event.get("emoji") != m.sign:
+                self._decoy_at = None  # shown once; now let the floor go
+                self._release_at = at + self.pace.reaction(self.rng)
+        elif kind == "pause":
+            self._next_round_at = at + self.pace.linger(self.rng)
+        if kind in ("swapped", "emission", "floor", "round", "reshuffled"):
+            self._after_change(at)
+
+    def _new_deal(self, at: int) -> None:
+        self.target = None
+        self._swap_gap = self.pace.swap_gap(self.rng)
+        self._slot_seen = [at + self.pace.reaction(self.rng) for _ in range(4)]
+        self._carre_at = None
+        self._one_away_at = None
+        self._quatro_at = None
+        self._contre_at = {}
+        self._progress_at = at
+        if has_carre(self.model.hand):
+            self._carre_at = at + self.pace.reaction(self.rng)
+
+    def _after_change(self, at: int) -> None:
+        """Re-judge the other teams, and the partner's hand, after anything public changed."""
+        m = self.model
+        if m.phase is not Phase.PLAYING:
+            return
+        for team in m.opposing_teams():
+            confident = team_carre_chance(m, team) >= self.contre_threshold
+            if confident and team not in self._contre_at:
+                self._contre_at[team] = at + self.pace.deliberate(self.rng)
+            elif not confident:
+                self._contre_at.pop(team, None)
+        if self._quatro_at is None and seat_carre_chance(m, m.partner) >= QUATRO_CERTAIN:
+            self._quatro_at = at + self.pace.reaction(self.rng)
+
+    def on_sent(self, command: Command, now: int) -> None:
+        if isinstance(command, SetFloor) and not command.open:
+            self._release_at = 0
+
+    # -- the plan (deterministic) -------------------------------------------------------------
+    def plan(self, now: int) -> Intent | None:
+        m = self.model
+        if m.phase is Phase.SIGNING:
+            return self._plan_signing()
+        if m.phase is Phase.PAUSE:
+            if m.seat == 0:
+                return Intent(NextRound(seat=m.seat), self._next_round_at)
+            return None
+        if m.phase is not Phase.PLAYING:
+            return None
+        if not has_carre(m.hand):
+            self.target = self.choose_target()
+        options = [
+            *self._plan_calls(),
+            *self._plan_signal(),
+            *self._plan_swap(),
+            *self._plan_reshuffle(),
+        ]
+        if not options:
+            return None
+        return min(options, key=lambda i: i.at)  # the first listed wins a tie
+
+    def _plan_signing(self) -> Intent | None:
+        m = self.model
+        seat = m.seat
+        options = []
+        if not m.ready[seat]:
+            options.append(Intent(Ready(seat=seat), self._ready_at))
+        if m.sign is None and self._sign_at is not None:
+            options.append(
+                Intent(ChooseSign(seat=seat, emoji=EMOJIS[self._sign_emoji]), self._sign_at)
+            )
+        return min(options, key=lambda i: i.at) if options else None
+
+    def _plan_calls(self) -> list[Intent]:
+        m = self.model
+        out: list[Intent] = []
+        if self._quatro_at is not None and not has_carre(m.hand):
+            out.append(Intent(CallQuatro(seat=m.seat), self._quatro_at))
+        if self._contre_at:
+            team = max(self._contre_at, key=lambda k: (team_carre_chance(m, k), -k))
+            out.append(Intent(CallContre(seat=m.seat, team=team), self._contre_at[team]))
+        return out
+
+    def _plan_signal(self) -> list[Intent]:
+        m = self.model
+        seat = m.seat
+        floor_open = m.floors[seat]
+        if has_carre(m.hand) and m.sign is not None:
+            at = self._carre_at if self._carre_at is not None else 0
+            if not floor_open:
+                return [Intent(SetFloor(seat=seat, open=True), max(at, m.floor_ready_at))]
+            if m.choice != m.sign:
+                return [Intent(Emit(seat=seat, emoji=m.sign), at)]
+            return []
+        one_away = self._one_away_at is not None and self._count(self.target) == 3
+        if one_away:
+            if not floor_open:
+                at = max(self._one_away_at or 0, m.floor_ready_at)
+                return [Intent(SetFloor(seat=seat, open=True), at)]
+            return []
+        if self._decoy_at is not None:
+            if not floor_open:
+                return [
+                    Intent(SetFloor(seat=seat, open=True), max(self._decoy_at, m.floor_ready_at))
+                ]
+            if m.choice is None:
+                emoji = EMOJIS[self._decoy_emoji]
+                if emoji == m.sign:
+                    emoji = EMOJIS[(self._decoy_emoji + 1) % len(EMOJIS)]
+                return [Intent(Emit(seat=seat, emoji=emoji), self._decoy_at)]
+            return []
+        if floor_open:
+            return [
+                Intent(SetFloor(seat=seat, open=False), max(self._release_at, m.floor_ready_at))
+            ]
+        return []
+
+    def _count(self, rank: str | None) -> int:
+        return sum(1 for c in self.model.hand if c.rank == rank) if rank else 0
+
+    def partner_chase(self) -> str | None:
+        """The rank the partner visibly collects: that of the last card it took from the centre,
+        while it still holds that card and has not put that rank down since."""
+        m = self.model
+        for seen in reversed(m.swaps):
+            if seen.seat == m.partner:
+                card = seen.taken
+                if (
+                    m.holder.get(card.id) == m.partner
+                    and card.rank not in m.placed_ranks[m.partner]
+                ):
+                    return card.rank
+                return None
+        return None
+
+    def choose_target(self) -> str | None:
+        m = self.model
+        locked = self.partner_chase()
+        hand: dict[str, int] = m.hand_ranks()
+        center: dict[str, int] = {}
+        for c in m.center:
+            center[c.rank] = center.get(c.rank, 0) + 1
+        held_by_others: dict[str, int] = {}
+        opponents_best: dict[str, int] = {}
+        for cid, s in m.holder.items():
+            rank = _rank_of(cid, m.players)
+            held_by_others[rank] = held_by_others.get(rank, 0) + 1
+            if s != m.partner:
+                key = f"{s}:{rank}"
+                opponents_best[key] = opponents_best.get(key, 0) + 1
+        contested: dict[str, int] = {}
+        for key, n in opponents_best.items():
+            rank = key.split(":", 1)[1]
+            contested[rank] = max(contested.get(rank, 0), n)
+        best: tuple[float, int, int] | None = None
+        choice: str | None = None
+        for rank in set(hand) | set(center):
+            if rank == locked:
+                continue
+            value = (
+                hand.get(rank, 0)
+                + 0.8 * center.get(rank, 0)
+                - 0.6 * held_by_others.get(rank, 0)
+                - 0.8 * contested.get(rank, 0)
+                + (0.6 if rank == self.target else 0.0)
+            )
+            key3 = (value, hand.get(rank, 0), -RANKS.index(rank))
+            if best is None or key3 > best:
+                best, choice = key3, rank
+        return choice
+
+    def _plan_swap(self) -> list[Intent]:
+        m = self.model
+        if has_carre(m.hand) or len(m.center) != 4:
+            return []
+        target = self.target
+        if target is None:
+            return []
+        slots = [s for s, c in enumerate(m.center) if c.rank == target]
+        if not slots:
+            return []
+        locked = self.partner_chase()
+        placeable = [c for c in m.hand if c.rank != target and c.rank != locked]
+        if not placeable:
+            return []
+        slot = min(slots, key=lambda s: (self._slot_seen[s], s))
+        card = min(placeable, key=self._placing_cost)
+        at = max(m.swap_ready_at + self._swap_gap, self._slot_seen[slot])
+        return [Intent(Swap(seat=m.seat, card=card.id, slot=slot, expect=m.center[slot].id), at)]
+
+    def _placing_cost(self, card: CardView) -> tuple[int, int, int]:
+        """Put down what helps the other teams least: a rank no opponent is known to collect,
+        and of those the one this hand holds fewest of."""
+        m = self.model
+        per_seat: dict[int, int] = {}
+        for cid, s in m.holder.items():
+            if s != m.partner and _rank_of(cid, m.players) == card.rank:
+                per_seat[s] = per_seat.get(s, 0) + 1
+        danger = max(per_seat.values(), default=0)
+        return (danger, self._count(card.rank), int(card.id[1:]))
+
+    def _plan_reshuffle(self) -> list[Intent]:
+        m = self.model
+        if m.reshuffled or m.vote is not None:
+            return []
+        target = self.target
+        if target is not None and any(c.rank == target for c in m.center):
+            return []
+        at = self._progress_at + DEAD_AFTER_COOLDOWNS * m.timings.swap_cooldown
+        ready = m.vote_ready_at
+        if ready is not None:
+            at = max(at, ready)
+        return [Intent(RequestVote(seat=m.seat), at)]
+
+
+def _rank_of(card_id: str, players: int) -> str:
+    return cards_by_id(players)[card_id].rank
