@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.bots import POLICIES, Bot, make_bot
-from engine.commands import AddBot, Command, StartMatch, TakeSeat
+from engine.commands import AddBot, Command, Connect, StartMatch, TakeSeat
 from engine.config import TableConfig
 from engine.errors import Refusal
 from engine.events import Outbound
@@ -40,6 +40,8 @@ MAX_STEPS = 200_000  # a guard: a match that has not ended by then is reported a
 CommandHook = Callable[[int, Command, str | None, int], None]
 # Called for every event a bot is fed: (seat, wire dict, time).
 EventHook = Callable[[int, dict[str, Any], int], None]
+# Called before each command a bot sends is applied: (table, seat, command, time).
+CheckHook = Callable[[Table, int, Command, int], None]
 
 
 @dataclass(slots=True)
@@ -66,14 +68,23 @@ def play_match(
     seed: int,
     *,
     speed: float = 1.0,
+    time_scale: float = 1.0,
     max_rounds: int | None = None,
+    host_connected: bool = False,
     on_command: CommandHook | None = None,
     on_event: EventHook | None = None,
+    check: CheckHook | None = None,
 ) -> MatchResult:
-    """One bots-only match. `policies[k]` plays team k. Stops after `max_rounds` when given."""
-    table = Table(TableConfig(players=players, seed=seed))
+    """One bots-only match. `policies[k]` plays team k. Stops after `max_rounds` when given.
+
+    With `host_connected`, seat 0 counts as a connected human (played by its bot): rounds then
+    go through a real signing phase and reshuffles need that seat's vote, which bots never give.
+    """
+    table = Table(TableConfig(players=players, seed=seed, time_scale=time_scale))
     result = MatchResult(policies=tuple(policies))
     table.apply(TakeSeat(seat=0, player_id="tournament-host", name="Host"), 0)
+    if host_connected:
+        table.apply(Connect(seat=0), 0)
     for s in range(1, players):
         table.apply(AddBot(seat=0, target=s), 0)
     seeder = random.Random(seed)
@@ -140,6 +151,8 @@ def play_match(
             if intent is None or intent.at > now:
                 continue
             command = intent.command
+            if check is not None:
+                check(table, s, command, now)
             bot.sent(command, now)
             result.commands += 1
             try:

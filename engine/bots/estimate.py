@@ -9,10 +9,11 @@ just completed a carré tends to take the floor and emit straight after the swap
 
 from __future__ import annotations
 
+from functools import cache
 from math import comb
 
 from engine.bots.model import Model
-from engine.cards import deck_for
+from engine.cards import deck_for, ranks_for
 
 # Likelihood ratios for behaviour, tuned on smart-vs-smart play (engine.tournament).
 CHASE_LR = 3.0  # per card of the rank the seat took itself and still holds (at most two count)
@@ -20,72 +21,95 @@ EMIT_AFTER_SWAP_LR = 5.0  # an emission within a short while after the seat's la
 REPEAT_LR = 1.5  # the same emoji shown again by that seat since its last swap
 
 
-def seat_carre_chance(model: Model, seat: int) -> float:
-    """P(seat holds four of a rank now), given the model's knowledge. `seat` is another seat."""
+def carre_chances(model: Model) -> list[float]:
+    """P(seat holds four of a rank now) for every seat, given the model's knowledge. The bot's
+    own seat gets 0 here: it knows its own hand."""
     players = model.players
-    mine = {c.id for c in model.hand}
-    center = {c.id for c in model.center}
-    holder = model.holder
-    deck = deck_for(players)
-    unknown = [c for c in deck if c.id not in mine and c.id not in center and c.id not in holder]
-    total_unknown = len(unknown)
-    known = [cid for cid, s in holder.items() if s == seat]
-    slots = 4 - len(known)
-    if slots < 0:
-        return 0.0
-    rank_of = {c.id: c.rank for c in deck}
-    known_by_rank: dict[str, int] = {}
-    for cid in known:
+    rank_of = _rank_of(players)
+    unknown_by_rank = dict(_full_deck_counts(players))
+    for c in model.hand:
+        unknown_by_rank[c.rank] -= 1
+    for c in model.center:
+        unknown_by_rank[c.rank] -= 1
+    known_by_seat: list[dict[str, int]] = [{} for _ in range(players)]
+    held = [0] * players
+    for cid, s in model.holder.items():
         r = rank_of[cid]
-        known_by_rank[r] = known_by_rank.get(r, 0) + 1
-    unknown_by_rank: dict[str, int] = {}
-    for c in unknown:
-        unknown_by_rank[c.rank] = unknown_by_rank.get(c.rank, 0) + 1
-    # The ranks the hand could be a carré of: every known card must share it.
-    candidates = set(known_by_rank) if known_by_rank else set(unknown_by_rank)
-    if len(candidates) > 1:
-        return 0.0
-    chance = 0.0
-    for rank in candidates:
-        k = known_by_rank.get(rank, 0)
-        missing = 4 - k
-        if unknown_by_rank.get(rank, 0) != missing or missing > slots:
+        unknown_by_rank[r] -= 1
+        counts = known_by_seat[s]
+        counts[r] = counts.get(r, 0) + 1
+        held[s] += 1
+    total_unknown = sum(unknown_by_rank.values())
+    out = [0.0] * players
+    for seat in range(players):
+        if seat == model.seat:
             continue
-        if total_unknown == 0 or slots > total_unknown:
-            p = 1.0 if missing == 0 else 0.0
-        else:
-            p = comb(total_unknown - missing, slots - missing) / comb(total_unknown, slots)
-        chance += p
-    if chance <= 0.0:
-        return 0.0
-    if chance >= 1.0:
-        return 1.0
-    odds = chance / (1.0 - chance) * _behaviour_lr(model, seat, known_by_rank)
-    return odds / (1.0 + odds)
+        known = known_by_seat[seat]
+        slots = 4 - held[seat]
+        if slots < 0 or len(known) > 1:
+            continue
+        ranks = list(known) if known else [r for r, n in unknown_by_rank.items() if n == 4]
+        chance = 0.0
+        for rank in ranks:
+            missing = 4 - known.get(rank, 0)
+            if unknown_by_rank.get(rank, 0) != missing or missing > slots:
+                continue
+            if slots > total_unknown:
+                chance += 1.0 if missing == 0 else 0.0
+            else:
+                chance += comb(total_unknown - missing, slots - missing) / comb(
+                    total_unknown, slots
+                )
+        if chance <= 0.0:
+            continue
+        if chance >= 1.0:
+            out[seat] = 1.0
+            continue
+        odds = chance / (1.0 - chance) * _behaviour_lr(model, seat, known)
+        out[seat] = odds / (1.0 + odds)
+    return out
+
+
+@cache
+def _rank_of(players: int) -> dict[str, str]:
+    return {c.id: c.rank for c in deck_for(players)}
+
+
+@cache
+def _full_deck_counts(players: int) -> tuple[tuple[str, int], ...]:
+    return tuple((rank, 4) for rank in ranks_for(players))
+
+
+def seat_carre_chance(model: Model, seat: int) -> float:
+    return carre_chances(model)[seat]
 
 
 def _behaviour_lr(model: Model, seat: int, known_by_rank: dict[str, int]) -> float:
-    lr = 1.0
-    taken = max(known_by_rank.values(), default=0)
-    lr *= CHASE_LR ** min(taken, 2)
+    lr: float = CHASE_LR ** min(max(known_by_rank.values(), default=0), 2)
     last_swap = model.last_swap_at[seat]
-    window = 3 * model.timings.swap_cooldown // 2
-    shown = [e for e in model.emissions if e.seat == seat and e.at >= model.dealt_at]
-    if last_swap is not None:
-        after = [e for e in shown if last_swap <= e.at <= last_swap + window]
-        if after:
-            lr *= EMIT_AFTER_SWAP_LR
-        since = [e.emoji for e in shown if e.at >= last_swap]
-        if len(since) >= 2 and len(set(since)) == 1:
-            lr *= REPEAT_LR
+    if last_swap is None:
+        return lr
+    window_end = last_swap + 3 * model.timings.swap_cooldown // 2
+    since: list[str] = []
+    soon = False
+    for e in reversed(model.emissions):  # in time order, so stop at the seat's last swap
+        if e.at < last_swap:
+            break
+        if e.seat == seat:
+            since.append(e.emoji)
+            soon = soon or e.at <= window_end
+    if soon:
+        lr *= EMIT_AFTER_SWAP_LR
+    if len(since) >= 2 and len(set(since)) == 1:
+        lr *= REPEAT_LR
     return lr
 
 
-def team_carre_chance(model: Model, team: int) -> float:
+def team_carre_chance(model: Model, team: int, chances: list[float] | None = None) -> float:
     """P(either player of `team` holds a carré now)."""
+    if chances is None:
+        chances = carre_chances(model)
     miss = 1.0
     for seat in model.team_seats(team):
-        if seat == model.seat:
-            continue
-        miss *= 1.0 - seat_carre_chance(model, seat)
+        miss *= 1.0 - chances[seat]
     return 1.0 - miss

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.bots.base import Bot, Intent
-from engine.bots.estimate import seat_carre_chance, team_carre_chance
+from engine.bots.estimate import carre_chances, team_carre_chance
 from engine.cards import RANKS, cards_by_id
 from engine.commands import (
     CallContre,
@@ -83,6 +83,7 @@ class SmartBot(Bot):
         self._sign_at: int | None = None
         self._sign_emoji = 0
         self._next_round_at = 0
+        self._chances: list[float] = [0.0] * players
 
     # -- reacting to events (all randomness is drawn here) ------------------------------------
     def on_sync(self, now: int) -> None:
@@ -149,13 +150,15 @@ class SmartBot(Bot):
         m = self.model
         if m.phase is not Phase.PLAYING:
             return
+        chances = carre_chances(m)
+        self._chances = chances
         for team in m.opposing_teams():
-            confident = team_carre_chance(m, team) >= self.contre_threshold
+            confident = team_carre_chance(m, team, chances) >= self.contre_threshold
             if confident and team not in self._contre_at:
                 self._contre_at[team] = at + self.pace.deliberate(self.rng)
             elif not confident:
                 self._contre_at.pop(team, None)
-        if self._quatro_at is None and seat_carre_chance(m, m.partner) >= QUATRO_CERTAIN:
+        if self._quatro_at is None and chances[m.partner] >= QUATRO_CERTAIN:
             self._quatro_at = at + self.pace.reaction(self.rng)
 
     def on_sent(self, command: Command, now: int) -> None:
@@ -203,7 +206,8 @@ class SmartBot(Bot):
         if self._quatro_at is not None and not has_carre(m.hand):
             out.append(Intent(CallQuatro(seat=m.seat), self._quatro_at))
         if self._contre_at:
-            team = max(self._contre_at, key=lambda k: (team_carre_chance(m, k), -k))
+            chances = self._chances
+            team = max(self._contre_at, key=lambda k: (team_carre_chance(m, k, chances), -k))
             out.append(Intent(CallContre(seat=m.seat, team=team), self._contre_at[team]))
         return out
 
