@@ -1,0 +1,70 @@
+// The shell: header (language, sound, help), routing between the home page and a table, and
+// toasts. Routes: `/` is home, `/t/{code}` a table (the gateway serves this page at both).
+import { useEffect, useState } from "preact/hooks";
+import { html } from "./html.js";
+import { LANGS, NATIVE_NAMES, currentLang, onLanguage, setLanguage, t } from "./i18n.js";
+import { isMuted, setMuted } from "./sound.js";
+import { Home } from "./lobby.js";
+import { TableRoute } from "./game.js";
+import { navigate, route } from "./router.js";
+import { Toasts } from "./toast.js";
+
+function Header() {
+  const [muted, setM] = useState(isMuted());
+  const lang = currentLang();
+  return html`<header class="topbar">
+    <a class="brand" href="/" onClick=${(e) => (e.preventDefault(), navigate("/"))}>
+      <span aria-hidden="true">🂡</span> Quatro
+    </a>
+    <nav class="tools" aria-label=${t("nav.tools")}>
+      <a class="tool" href=${`/static/help/${lang}.html`} target="_blank" rel="noopener">
+        ${t("nav.help")}
+      </a>
+      <button
+        class="tool"
+        type="button"
+        aria-pressed=${muted ? "true" : "false"}
+        onClick=${() => (setMuted(!muted), setM(!muted))}
+      >
+        <span aria-hidden="true">${muted ? "🔇" : "🔊"}</span>
+        <span class="visually-hidden">${t("nav.mute")}</span>
+      </button>
+      <label class="tool lang">
+        <span class="visually-hidden">${t("nav.language")}</span>
+        <select
+          value=${lang}
+          onChange=${(e) => setLanguage(e.currentTarget.value, { remember: true })}
+        >
+          ${LANGS.map(
+            (code) => html`<option value=${code} lang=${code}>${NATIVE_NAMES[code]}</option>`,
+          )}
+        </select>
+      </label>
+    </nav>
+  </header>`;
+}
+
+export function App() {
+  const [where, setWhere] = useState(route());
+  const [, setLang] = useState(currentLang());
+  useEffect(() => {
+    const onNav = () => setWhere(route());
+    window.addEventListener("popstate", onNav);
+    window.addEventListener("quatro:navigate", onNav);
+    const off = onLanguage(setLang);
+    return () => {
+      window.removeEventListener("popstate", onNav);
+      window.removeEventListener("quatro:navigate", onNav);
+      off();
+    };
+  }, []);
+  return html`
+    <${Header} />
+    <main id="main">
+      ${where.name === "table"
+        ? html`<${TableRoute} key=${where.code} code=${where.code} />`
+        : html`<${Home} />`}
+    </main>
+    <${Toasts} />
+  `;
+}

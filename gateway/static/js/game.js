@@ -1,0 +1,333 @@
+// One table's controller: the WebSocket, the state, what each event says aloud and sounds
+// like, and the player's intents (swap, floor, calls…) turned into frames. Before the player
+// holds a seat, the table's public summary is polled instead (hello needs a seat).
+import { useEffect, useRef, useState } from "preact/hooks";
+import { html } from "./html.js";
+import { t } from "./i18n.js";
+import { api, ApiError, ensureSession, loadSession, rememberedName, saveSession } from "./api.js";
+import { Connection } from "./connection.js";
+import { addPending, dropPending, fromWelcome, reduce, setChoice, shown } from "./state.js";
+import { SeatsPanel, cleanName, errorText } from "./lobby.js";
+import { TableView } from "./table.js";
+import { announce } from "./announce.js";
+import { play } from "./sound.js";
+import { toast } from "./toast.js";
+import { cardLabel, listTeams, revealText, seatName } from "./names.js";
+import { navigate } from "./router.js";
+
+const POLL_MS = 2000;
+
+// What an event says in the live region, and its sound.
+function effects(ev, g) {
+  if (!g) return;
+  const seats = g.table.seats;
+  const me = g.you.seat;
+  const name = (s) => seatName(seats, s);
+  switch (ev.type) {
+    case "swapped":
+      if (ev.seat !== me) {
+        play("other");
+        announce(
+          t("say.swap", {
+            name: name(ev.seat),
+            placed: cardLabel(ev.placed),
+            taken: cardLabel(ev.taken),
+            slot: ev.slot + 1,
+          }),
+        );
+      }
+      break;
+    case "emission":
+      play("emission");
+      announce(t("say.emission", { name: name(ev.seat), emoji: ev.emoji }));
+      break;
+    case "floor":
+      announce(t(ev.open ? "say.floorOpen" : "say.floorClosed", { name: name(ev.seat) }));
+      break;
+    case "vote":
+      play("vote");
+      announce(t("say.vote", { name: name(ev.by) }), { urgent: ev.voters.includes(me) });
+      break;
+    case "vote_result":
+      announce(t(ev.passed ? "vote.passed" : "vote.failed"));
+      toast(t(ev.passed ? "vote.passed" : "vote.failed"));
+      break;
+    case "reshuffled":
+      announce(t("say.reshuffled"));
+      break;
+    case "round":
+      play("round");
+      announce(t("say.round", { n: ev.round }));
+      if (ev.redeals > 0) toast(t("notice.redeals", { n: ev.redeals }));
+      break;
+    case "signing":
+      announce(t("say.signing", { n: ev.round }));
+      break;
+    case "sign":
+      if (ev.by === null) announce(t("sign.drawn", { emoji: ev.emoji }));
+      else if (ev.by !== me) announce(t("say.partnerSign", { name: name(ev.by), emoji: ev.emoji }));
+      break;
+    case "reveal":
+      play("call");
+      announce(revealText(ev, seats), { urgent: true });
+      break;
+    case "over":
+      announce(t("over.winners", { n: ev.winners.length, teams: listTeams(ev.winners) }), {
+        urgent: true,
+      });
+      break;
+    case "seat":
+      if (g.table.phase !== "lobby" && seats[ev.seat]?.connected !== ev.connected) {
+        announce(t(ev.connected ? "say.back" : "say.gone", { name: ev.name || name(ev.seat) }));
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+export function TableRoute({ code }) {
+  const [mode, setMode] = useState(loadSession() ? "connecting" : "unseated");
+  const [game, setGame] = useState(null);
+  const [status, setStatus] = useState("connecting");
+  const [summary, setSummary] = useState(null);
+  const [name, setName] = useState(loadSession()?.name || rememberedName());
+  const [flash, setFlash] = useState(null);
+  const conn = useRef(null);
+  const gameRef = useRef(null);
+  const wasOnline = useRef(false);
+
+  function update(next) {
+    gameRef.current = next;
+    setGame(next);
+  }
+
+  function connect(token) {
+    conn.current?.stop();
+    const c = new Connection({
+      token,
+      table: code,
+      handlers: {
+        onWelcome: (frame) => {
+          update(fromWelcome(frame, gameRef.current));
+          setMode("seated");
+        },
+        onEvent: (ev) => {
+          const g = gameRef.current;
+          if (!g) return;
+          effects(ev, g);
+          update(reduce(g, ev));
+        },
+        onStatus: (s) => {
+          if (s === "online") wasOnline.current = true;
+          setStatus(s);
+        },
+        onFatal: (why) => {
+          if (why === "no_seat") setMode("unseated");
+          else if (why === "bad_token") {
+            saveSession(null);
+            setMode("unseated");
+          } else if (why === "unknown_table") setMode("missing");
+          else if (why === "replaced") setStatus("replaced");
+        },
+      },
+    });
+    conn.current = c;
+    c.start();
+  }
+
+  useEffect(() => {
+    const s = loadSession();
+    if (s) connect(s.token);
+    return () => conn.current?.stop();
+  }, [code]);
+
+  // Unseated: follow the public summary so seats fill in as others sit down.
+  useEffect(() => {
+    if (mode !== "unseated") return undefined;
+    let alive = true;
+    const poll = async () => {
+      try {
+        const sum = await api.table(code);
+        if (alive) setSummary(sum);
+      } catch (err) {
+        if (alive && err instanceof ApiError && err.status === 404) setMode("missing");
+      }
+    };
+    poll();
+    const timer = setInterval(poll, POLL_MS);
+    return () => {
+      alive = false;
+      clearInterval(timer);
+    };
+  }, [mode, code]);
+
+  // The host freed our seat in the lobby: back to the seat list.
+  const mySeat = game?.you?.seat;
+  const mySeatRow = game?.table?.seats?.[mySeat];
+  useEffect(() => {
+    if (mode === "seated" && game?.table.phase === "lobby" && mySeatRow && !mySeatRow.kind) {
+      conn.current?.stop();
+      setMode("unseated");
+      toast(t("lobby.freed"));
+    }
+  }, [mode, mySeatRow]);
+
+  async function take(seat) {
+    const clean = cleanName(name);
+    if (!clean) {
+      toast(t("err.name_required"), "error");
+      document.getElementById("player-name")?.focus();
+      return;
+    }
+    try {
+      const s = await ensureSession(clean);
+      await api.takeSeat(s.token, code, seat);
+      setMode("connecting");
+      connect(s.token);
+    } catch (err) {
+      if (err.code === "already_seated") {
+        setMode("connecting");
+        connect(loadSession().token);
+        return;
+      }
+      toast(errorText(err), "error");
+    }
+  }
+
+  async function lobbyAction(kind, seat) {
+    const token = loadSession()?.token;
+    try {
+      if (kind === "addBot") await api.addBot(token, code, seat);
+      else if (kind === "removeBot") await api.removeBot(token, code, seat);
+      else if (kind === "free") await api.leaveSeat(token, code, seat);
+      else if (kind === "start") await api.start(token, code);
+      else if (kind === "leave") {
+        await api.leaveSeat(token, code, seat);
+        conn.current?.stop();
+        setMode("unseated");
+      }
+    } catch (err) {
+      toast(errorText(err), "error");
+    }
+  }
+
+  // Send a frame; refusals become a toast and a spoken line. Returns the answer or null.
+  async function send(frame, { quiet = [] } = {}) {
+    let answer;
+    try {
+      answer = await conn.current.send(frame);
+    } catch {
+      toast(t("err.offline"), "error");
+      return null;
+    }
+    if (answer.type === "error" && !quiet.includes(answer.code)) {
+      const text = errorText(answer);
+      toast(text, "error");
+      announce(text, { urgent: true });
+    }
+    return answer;
+  }
+
+  async function swap(card, slot) {
+    const g = gameRef.current;
+    const { hand, center } = shown(g);
+    const cardObj = hand.find((c) => c.id === card);
+    const expect = center[slot]?.id;
+    if (!cardObj || !expect || g.pending.length) return;
+    update(addPending(g, { card, slot, expect, cardObj }));
+    play("swap");
+    const answer = await send({ type: "swap", card, slot, expect }, { quiet: ["stale"] });
+    if (!answer || answer.type === "error") {
+      update(dropPending(gameRef.current, card));
+      if (answer?.code === "stale") {
+        play("stale");
+        setFlash({ slot, n: Date.now() });
+        const text = t("err.stale");
+        toast(text, "error");
+        announce(text, { urgent: true });
+      }
+    }
+  }
+
+  async function emit(emoji) {
+    const prev = gameRef.current.table.choice;
+    update(setChoice(gameRef.current, emoji));
+    const answer = await send({ type: "emit", emoji });
+    if (!answer || answer.type === "error") update(setChoice(gameRef.current, prev));
+  }
+
+  const actions = {
+    swap,
+    emit,
+    send,
+    ready: () => send({ type: "ready" }),
+    sign: (emoji) => send({ type: "sign", emoji }),
+    floor: (open) => send({ type: "floor", open }),
+    quatro: () => send({ type: "quatro" }),
+    contre: (team) => send(team === null ? { type: "contre" } : { type: "contre", team }),
+    voteRequest: () => send({ type: "vote_request" }),
+    vote: (accept) => send({ type: "vote", accept }),
+    nextRound: () => send({ type: "next_round" }),
+    rematch: () => send({ type: "rematch" }),
+  };
+
+  const banner = html`<${ConnectionBanner}
+    status=${status}
+    show=${mode === "seated" && wasOnline.current}
+    onRetry=${() => conn.current?.retryNow()}
+  />`;
+
+  if (mode === "missing") {
+    return html`<section class="panel center-text" role="alert">
+      <h1>${t("err.unknown_table")}</h1>
+      <button type="button" onClick=${() => navigate("/")}>${t("nav.home")}</button>
+    </section>`;
+  }
+  if (mode === "unseated") {
+    if (!summary) return html`<p class="loading" role="status">${t("status.loading")}</p>`;
+    if (summary.phase !== "lobby") {
+      return html`<section class="panel center-text">
+        <h1>${t("lobby.started")}</h1>
+        <button type="button" onClick=${() => navigate("/")}>${t("nav.home")}</button>
+      </section>`;
+    }
+    return html`<${SeatsPanel}
+      code=${code}
+      table=${summary}
+      mySeat=${null}
+      onTake=${take}
+      onAction=${lobbyAction}
+      name=${name}
+      setName=${setName}
+    />`;
+  }
+  if (!game) return html`${banner}<p class="loading" role="status">${t("status.connecting")}</p>`;
+  if (game.table.phase === "lobby") {
+    return html`${banner}<${SeatsPanel}
+        code=${code}
+        table=${game.table}
+        mySeat=${game.you.seat}
+        onTake=${take}
+        onAction=${lobbyAction}
+        name=${name}
+        setName=${setName}
+      />`;
+  }
+  return html`${banner}<${TableView} game=${game} actions=${actions} flash=${flash} status=${status} />`;
+}
+
+function ConnectionBanner({ status, show, onRetry }) {
+  if (!show || status === "online") return null;
+  if (status === "replaced") {
+    return html`<div class="banner warn" role="alert">
+      <span>${t("conn.replaced")}</span>
+      <button type="button" onClick=${onRetry}>${t("conn.useHere")}</button>
+    </div>`;
+  }
+  return html`<div class="banner" role="status" data-conn=${status}>
+    <span class="spinner" aria-hidden="true"></span>
+    <span>${t("conn.lost")}</span>
+    <button type="button" onClick=${onRetry}>${t("conn.retry")}</button>
+  </div>`;
+}

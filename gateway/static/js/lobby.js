@@ -1,0 +1,214 @@
+// The lobby: the home page (name, new table, join by code) and a table's seats before the match
+// (take a seat, invite link, and the host's bots and start button).
+import { useState } from "preact/hooks";
+import { html } from "./html.js";
+import { t } from "./i18n.js";
+import { api, ensureSession, loadSession, rememberedName } from "./api.js";
+import { Msg, Name, teamLabel } from "./names.js";
+import { navigate } from "./router.js";
+
+export function errorText(err) {
+  const code = err?.code || "generic";
+  const key = err?.reason ? `err.${code}.${err.reason}` : `err.${code}`;
+  const text = t(key);
+  return text === key ? t("err.generic") : text;
+}
+
+export function NameField({ value, onInput, id = "player-name" }) {
+  return html`<div class="field">
+    <label for=${id}>${t("lobby.nameLabel")}</label>
+    <input
+      id=${id}
+      name="name"
+      autocomplete="nickname"
+      maxlength="24"
+      required
+      value=${value}
+      placeholder=${t("lobby.namePlaceholder")}
+      onInput=${(e) => onInput(e.currentTarget.value)}
+    />
+  </div>`;
+}
+
+export function cleanName(name) {
+  return name.replace(/\s+/g, " ").trim().slice(0, 24);
+}
+
+export function Home() {
+  const session = loadSession();
+  const [name, setName] = useState(session?.name || rememberedName());
+  const [code, setCode] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+
+  async function create(players) {
+    const clean = cleanName(name);
+    if (!clean) return setError(t("err.name_required"));
+    setBusy(true);
+    setError("");
+    try {
+      const s = await ensureSession(clean);
+      const table = await api.createTable(s.token, players);
+      navigate(`/t/${table.code}`);
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  function join(e) {
+    e.preventDefault();
+    const c = code.replace(/[^A-Za-z0-9]/g, "").toUpperCase();
+    if (!c) return setError(t("err.code_required"));
+    const clean = cleanName(name);
+    if (clean) localStorage.setItem("quatro.name", clean);
+    navigate(`/t/${c}`);
+  }
+
+  return html`<section class="home" aria-labelledby="home-title">
+    <h1 id="home-title">${t("home.title")}</h1>
+    <p class="lead">${t("home.lead")}</p>
+    <${NameField} value=${name} onInput=${setName} />
+    <div class="panel">
+      <h2>${t("home.newTable")}</h2>
+      <div class="row">
+        ${[4, 6, 8].map(
+          (n) => html`<button
+            type="button"
+            class="primary"
+            data-players=${n}
+            disabled=${busy}
+            onClick=${() => create(n)}
+          >
+            ${t("home.createFor", { n })}
+          </button>`,
+        )}
+      </div>
+    </div>
+    <form class="panel" onSubmit=${join}>
+      <h2>${t("home.joinTitle")}</h2>
+      <div class="row">
+        <label class="visually-hidden" for="join-code">${t("home.codeLabel")}</label>
+        <input
+          id="join-code"
+          class="code-input"
+          autocapitalize="characters"
+          autocomplete="off"
+          spellcheck="false"
+          maxlength="12"
+          placeholder=${t("home.codePlaceholder")}
+          value=${code}
+          onInput=${(e) => setCode(e.currentTarget.value)}
+        />
+        <button type="submit">${t("home.join")}</button>
+      </div>
+    </form>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+  </section>`;
+}
+
+function InviteBox({ code }) {
+  const link = `${location.origin}/t/${code}`;
+  const [copied, setCopied] = useState(false);
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(link);
+    } catch {
+      const input = document.getElementById("invite-link");
+      input?.select();
+      document.execCommand?.("copy");
+    }
+    setCopied(true);
+    setTimeout(() => setCopied(false), 2000);
+  }
+  return html`<div class="invite panel">
+    <p>
+      ${t("lobby.code")} <strong class="code" data-code=${code}>${code}</strong>
+    </p>
+    <div class="row">
+      <label class="visually-hidden" for="invite-link">${t("lobby.inviteLabel")}</label>
+      <input id="invite-link" readonly value=${link} onFocus=${(e) => e.currentTarget.select()} />
+      <button type="button" onClick=${copy}>${copied ? t("lobby.copied") : t("lobby.copy")}</button>
+    </div>
+  </div>`;
+}
+
+// Seats grouped by team: partners (k and k + n/2) side by side, as they sit opposite.
+export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setName }) {
+  const n = table.players;
+  const seats = table.seats;
+  const isHost = mySeat === 0;
+  const seated = mySeat !== null && mySeat !== undefined;
+  const full = seats.every((s) => s.kind);
+  const free = seats.filter((s) => !s.kind).length;
+  const teams = Array.from({ length: n / 2 }, (_, k) => [k, k + n / 2]);
+
+  function seatRow(s) {
+    const row = seats[s];
+    const mine = s === mySeat;
+    let action = null;
+    if (!row.kind && !seated) {
+      action = html`<button type="button" class="primary" data-take=${s} onClick=${() => onTake(s)}>
+        ${t("lobby.takeSeat")}
+      </button>`;
+    } else if (!row.kind && isHost) {
+      action = html`<button type="button" data-addbot=${s} onClick=${() => onAction("addBot", s)}>
+        ${t("lobby.addBot")}
+      </button>`;
+    } else if (row.kind === "bot" && isHost) {
+      action = html`<button type="button" onClick=${() => onAction("removeBot", s)}>
+        ${t("lobby.removeBot")}
+      </button>`;
+    } else if (row.kind === "human" && mine && s !== 0) {
+      action = html`<button type="button" onClick=${() => onAction("leave", s)}>
+        ${t("lobby.leave")}
+      </button>`;
+    } else if (row.kind === "human" && isHost && s !== 0) {
+      action = html`<button type="button" onClick=${() => onAction("free", s)}>
+        ${t("lobby.freeSeat")}
+      </button>`;
+    }
+    return html`<li class="seat-row ${mine ? "mine" : ""}" data-seat=${s} data-kind=${row.kind || ""}>
+      <span class="seat-no">${t("seat.numbered", { n: s + 1 })}</span>
+      <span class="seat-who">
+        ${row.kind ? html`<${Name} seats=${seats} seat=${s} />` : html`<em>${t("seat.empty")}</em>`}
+        ${row.kind === "bot" && html` <span class="tag">${t("seat.botTag")}</span>`}
+        ${s === 0 && html` <span class="tag">${t("seat.hostTag")}</span>`}
+        ${mine && html` <span class="tag you">${t("seat.youTag")}</span>`}
+      </span>
+      ${action}
+    </li>`;
+  }
+
+  return html`<section class="lobby" aria-labelledby="lobby-title">
+    <h1 id="lobby-title">${t("lobby.title", { n })}</h1>
+    <${InviteBox} code=${code} />
+    ${!seated && html`<${NameField} value=${name} onInput=${setName} />`}
+    <p class="hint">${t("lobby.partnersHint")}</p>
+    <div class="teams">
+      ${teams.map(
+        ([a, b], k) => html`<section class="team-box team-${k}" aria-label=${teamLabel(k)}>
+          <h2><span class="team-dot" aria-hidden="true"></span>${teamLabel(k)}</h2>
+          <ul>
+            ${seatRow(a)} ${seatRow(b)}
+          </ul>
+        </section>`,
+      )}
+    </div>
+    <p class="status-line" role="status">
+      ${full ? t("lobby.full") : t("lobby.seatsFree", { n: free })}
+    </p>
+    ${isHost &&
+    html`<button
+      type="button"
+      class="primary big"
+      id="start-match"
+      disabled=${!full}
+      onClick=${() => onAction("start")}
+    >
+      ${t("lobby.start")}
+    </button>`}
+    ${seated && !isHost && html`<p class="hint"><${Msg} k="lobby.waitHost" vars=${{ name: seats[0]?.name || "" }} /></p>`}
+  </section>`;
+}

@@ -1,0 +1,176 @@
+// The panels around play: choosing the sign, the reshuffle vote, the reveal and the end of the
+// match, plus the emoji grid and a small accessible dialog.
+import { useEffect, useRef } from "preact/hooks";
+import { html } from "./html.js";
+import { t } from "./i18n.js";
+import { Card, Msg, Name, revealText, seatName, teamLabel } from "./names.js";
+import { Countdown } from "./ticking.js";
+import { partnerOf } from "./state.js";
+
+export function EmojiGrid({ emojis, selected, onPick, disabled = false, label }) {
+  function onKeyDown(e) {
+    // Arrow keys move between emojis (the grid reads in the page's direction).
+    const keys = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: 6, ArrowUp: -6 };
+    if (!(e.key in keys)) return;
+    const buttons = [...e.currentTarget.querySelectorAll("button")];
+    const i = buttons.indexOf(document.activeElement);
+    if (i < 0) return;
+    let step = keys[e.key];
+    if (document.documentElement.dir === "rtl" && Math.abs(step) === 1) step = -step;
+    buttons[(i + step + buttons.length) % buttons.length]?.focus();
+    e.preventDefault();
+  }
+  return html`<div class="emoji-grid" role="group" aria-label=${label} onKeyDown=${onKeyDown}>
+    ${emojis.map(
+      (emoji) => html`<button
+        type="button"
+        class="emoji ${selected === emoji ? "chosen" : ""}"
+        data-emoji=${emoji}
+        aria-pressed=${selected === emoji ? "true" : "false"}
+        disabled=${disabled}
+        onClick=${() => onPick(emoji)}
+      >
+        ${emoji}
+      </button>`,
+    )}
+  </div>`;
+}
+
+export function Dialog({ title, onClose, children }) {
+  const ref = useRef(null);
+  useEffect(() => {
+    const before = document.activeElement;
+    ref.current?.querySelector("button")?.focus();
+    const onKey = (e) => e.key === "Escape" && onClose();
+    window.addEventListener("keydown", onKey);
+    return () => {
+      window.removeEventListener("keydown", onKey);
+      before?.focus?.();
+    };
+  }, []);
+  return html`<div class="backdrop" onClick=${(e) => e.target === e.currentTarget && onClose()}>
+    <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="dialog-title" ref=${ref}>
+      <h2 id="dialog-title">${title}</h2>
+      ${children}
+    </div>
+  </div>`;
+}
+
+export function SigningPanel({ game, actions }) {
+  const tb = game.table;
+  const mine = tb.seats[game.you.seat];
+  const partner = partnerOf(game.you.seat, tb.players);
+  let whoChose = null;
+  if (tb.sign) {
+    if (game.signBy === game.you.seat) whoChose = t("sign.byYou");
+    else if (game.signBy === partner)
+      whoChose = html`<${Msg} k="sign.byPartner" vars=${{ name: seatName(tb.seats, partner) }} />`;
+  }
+  return html`<section class="signing panel" aria-labelledby="signing-title">
+    <h2 id="signing-title">${t("sign.title", { n: tb.round })}</h2>
+    <p class="hint">${t("sign.hint")}</p>
+    ${tb.sign
+      ? html`<p class="sign-fixed" role="status">
+          ${t("sign.ours")} <span class="big-emoji" data-sign=${tb.sign}>${tb.sign}</span>
+          ${whoChose && html` <span class="muted">(${whoChose})</span>`}
+        </p>`
+      : null}
+    <${EmojiGrid}
+      emojis=${tb.emojis}
+      selected=${tb.sign}
+      disabled=${!!tb.sign}
+      onPick=${actions.sign}
+      label=${t("sign.gridLabel")}
+    />
+    <div class="row signing-foot">
+      <button
+        type="button"
+        class="primary"
+        id="ready-btn"
+        disabled=${mine.ready}
+        onClick=${actions.ready}
+      >
+        ${mine.ready ? t("sign.isReady") : t("sign.ready")}
+      </button>
+      <span>${t("sign.opensIn")} <${Countdown} deadline=${tb.deadline} label=${t("status.signingClock")} /></span>
+    </div>
+  </section>`;
+}
+
+export function VoteBanner({ game, actions }) {
+  const tb = game.table;
+  const v = tb.vote;
+  const me = game.you.seat;
+  const answered = v.accepted.includes(me);
+  const mayAnswer = v.voters.includes(me) && !answered;
+  const waiting = v.voters.length - v.accepted.length;
+  return html`<div class="banner vote" role="region" aria-label=${t("vote.title")}>
+    <span>
+      <${Msg} k="vote.asks" vars=${{ name: seatName(tb.seats, v.by) }} />
+      ${" "}<${Countdown} deadline=${v.deadline} label=${t("vote.title")} />
+    </span>
+    ${mayAnswer
+      ? html`<span class="row">
+          <button type="button" class="primary" data-vote="yes" onClick=${() => actions.vote(true)}>
+            ${t("vote.accept")}
+          </button>
+          <button type="button" data-vote="no" onClick=${() => actions.vote(false)}>
+            ${t("vote.refuse")}
+          </button>
+        </span>`
+      : html`<span class="muted">${t("vote.waiting", { n: waiting })}</span>`}
+  </div>`;
+}
+
+export function RevealPanel({ game, actions }) {
+  const tb = game.table;
+  const r = tb.last_reveal;
+  const isHost = game.you.seat === 0;
+  const n = tb.players;
+  const over = tb.phase === "over";
+  return html`<section class="reveal panel" aria-labelledby="reveal-title" data-reason=${r.reason}>
+    <h2 id="reveal-title">${over ? t("over.title") : t("reveal.title")}</h2>
+    <p class="reveal-text ${r.correct ? "right" : "wrong"}">${revealText(r, tb.seats)}</p>
+    ${over &&
+    html`<p class="winners" data-winners=${tb.winners.join(",")}>
+      🏆 ${t("over.winners", { n: tb.winners.length, teams: tb.winners.map(teamLabel).join(", ") })}
+    </p>`}
+    <div class="reveal-hands">
+      ${Array.from({ length: n / 2 }, (_, k) => k).map(
+        (k) => html`<div class="reveal-team team-${k} ${r.scored.includes(k) ? "scored" : ""}">
+          <h3>
+            <span class="team-dot" aria-hidden="true"></span>${teamLabel(k)}
+            ${r.signs[k] && html` · ${t("reveal.sign")} <span class="big-emoji">${r.signs[k]}</span>`}
+            ${r.scored.includes(k) && html` <span class="tag plus">+1</span>`}
+          </h3>
+          ${[k, k + n / 2].map(
+            (s) => html`<div class="reveal-seat ${r.carres.includes(s) ? "carre" : ""}" data-seat=${s}>
+              <span class="reveal-name">
+                <${Name} seats=${tb.seats} seat=${s} />
+                ${r.by === s && html` <span class="tag caller">${t(`reveal.${r.reason}Tag`)}</span>`}
+                ${r.carres.includes(s) && html` <span class="tag carre-tag">${t("reveal.carre")}</span>`}
+              </span>
+              <span class="reveal-cards">
+                ${(r.hands[s] || []).map((c) => html`<${Card} card=${c} small=${true} />`)}
+              </span>
+            </div>`,
+          )}
+        </div>`,
+      )}
+    </div>
+    <div class="row reveal-foot">
+      ${over
+        ? isHost
+          ? html`<button type="button" class="primary big" id="play-again" onClick=${actions.rematch}>
+              ${t("over.again")}
+            </button>`
+          : html`<span class="muted">${t("over.waitHost")}</span>`
+        : html`<span>${t("reveal.nextIn")} <${Countdown} deadline=${tb.deadline} label=${t("status.pauseClock")} /></span>
+            ${isHost
+              ? html`<button type="button" class="primary" id="start-now" onClick=${actions.nextRound}>
+                  ${t("reveal.startNow")}
+                </button>`
+              : html`<span class="muted">${t("reveal.hostMay")}</span>`}`}
+    </div>
+  </section>`;
+}

@@ -1,0 +1,192 @@
+// The table as this player knows it: the welcome snapshot, then every event applied in order by
+// a pure reducer. Optimistic swaps live apart in `pending` and are laid over the server's truth
+// only for display, so a refusal rolls back by simply dropping the pending entry.
+
+const BASE = { swap: 2000, floor: 2000, round: 180_000, signing: 30_000 };
+const HISTORY = 8;
+
+export function fromWelcome(frame, previous) {
+  return {
+    you: frame.you,
+    table: frame.table,
+    pending: [],
+    history: previous?.table?.code === frame.table.code ? previous.history : [],
+    lastSwap: null,
+    signBy: null,
+    timeScale: previous?.timeScale ?? 1,
+    voteResult: null,
+    redeals: 0,
+    rev: (previous?.rev ?? 0) + 1,
+  };
+}
+
+function withSeat(seats, seat, patch) {
+  return seats.map((row) => (row.seat === seat ? { ...row, ...patch } : row));
+}
+
+export function reduce(state, ev) {
+  const tb = state.table;
+  const me = state.you.seat;
+  const scale = state.timeScale;
+  const next = (table, extra = {}) => ({ ...state, ...extra, table: { ...tb, ...table } });
+  switch (ev.type) {
+    case "seat":
+      return next({
+        seats: withSeat(tb.seats, ev.seat, {
+          name: ev.name,
+          kind: ev.kind,
+          connected: ev.connected,
+        }),
+      });
+    case "signing": {
+      const fresh = tb.phase === "over" || tb.phase === "lobby";
+      const timeScale = ev.at && ev.deadline ? (ev.deadline - ev.at) / BASE.signing : scale;
+      return next(
+        {
+          phase: "signing",
+          round: ev.round,
+          deadline: ev.deadline,
+          sign: null,
+          hand: [],
+          center: [],
+          vote: null,
+          reshuffled: false,
+          swap_ready_at: null,
+          floor_ready_at: null,
+          choice: null,
+          scores: fresh ? tb.scores.map(() => 0) : tb.scores,
+          winners: null,
+          last_reveal: fresh ? null : tb.last_reveal,
+          seats: tb.seats.map((row) => ({ ...row, ready: false, floor: false, emoji: null })),
+        },
+        { pending: [], signBy: null, history: [], lastSwap: null, voteResult: null, timeScale },
+      );
+    }
+    case "ready":
+      return next({ seats: withSeat(tb.seats, ev.seat, { ready: true }) });
+    case "sign":
+      return next({ sign: ev.emoji }, { signBy: ev.by });
+    case "round": {
+      const timeScale = ev.at && ev.deadline ? (ev.deadline - ev.at) / BASE.round : scale;
+      return next(
+        { phase: "playing", round: ev.round, hand: ev.hand, center: ev.center, deadline: ev.deadline },
+        { pending: [], redeals: ev.redeals, timeScale },
+      );
+    }
+    case "swapped": {
+      const center = tb.center.slice();
+      center[ev.slot] = ev.placed;
+      const patch = { center };
+      let pending = state.pending;
+      if (ev.seat === me) {
+        patch.hand = tb.hand.map((c) => (c.id === ev.placed.id ? ev.taken : c));
+        patch.swap_ready_at = ev.at + BASE.swap * scale;
+        pending = pending.filter((p) => p.card !== ev.placed.id);
+      }
+      return next(patch, {
+        pending,
+        lastSwap: { seat: ev.seat, slot: ev.slot, n: (state.lastSwap?.n ?? 0) + 1 },
+      });
+    }
+    case "floor": {
+      const patch = { seats: withSeat(tb.seats, ev.seat, { floor: ev.open }) };
+      if (ev.seat === me) {
+        patch.floor_ready_at = ev.at + BASE.floor * scale;
+        if (!ev.open) patch.choice = null;
+      }
+      return next(patch);
+    }
+    case "emission": {
+      const item = { seat: ev.seat, emoji: ev.emoji, n: (state.history[0]?.n ?? 0) + 1 };
+      return next(
+        { seats: withSeat(tb.seats, ev.seat, { emoji: ev.emoji }) },
+        { history: [item, ...state.history].slice(0, HISTORY) },
+      );
+    }
+    case "vote":
+      return next(
+        { vote: { by: ev.by, voters: ev.voters, deadline: ev.deadline, accepted: [] } },
+        { voteResult: null },
+      );
+    case "voted":
+      if (!tb.vote) return state;
+      return next({
+        vote: {
+          ...tb.vote,
+          accepted: ev.accept ? [...tb.vote.accepted, ev.seat] : tb.vote.accepted,
+          refused: ev.accept ? tb.vote.refused : ev.seat,
+        },
+      });
+    case "vote_result":
+      return next({ vote: null }, { voteResult: { passed: ev.passed, n: ev.seq ?? Date.now() } });
+    case "reshuffled":
+      return next(
+        { hand: ev.hand, center: ev.center, reshuffled: true },
+        { pending: [], redeals: ev.redeals },
+      );
+    case "reveal": {
+      const { type, seq, at, ...reveal } = ev;
+      return next(
+        {
+          last_reveal: reveal,
+          scores: ev.scores,
+          vote: null,
+          choice: null,
+          seats: tb.seats.map((row) => ({ ...row, floor: false })),
+        },
+        { pending: [] },
+      );
+    }
+    case "pause":
+      return next({ phase: "pause", deadline: ev.deadline });
+    case "over":
+      return next({ phase: "over", winners: ev.winners, scores: ev.scores, deadline: null });
+    default:
+      return state;
+  }
+}
+
+// Local intents, never sent to the reducer by the server.
+export function addPending(state, swap) {
+  return { ...state, pending: [...state.pending, swap] };
+}
+
+export function dropPending(state, card) {
+  return { ...state, pending: state.pending.filter((p) => p.card !== card) };
+}
+
+export function setChoice(state, emoji) {
+  return { ...state, table: { ...state.table, choice: emoji } };
+}
+
+// The hand and centre as shown: the server's truth with our unanswered swaps laid over it.
+export function shown(state) {
+  let hand = state.table.hand;
+  let center = state.table.center;
+  for (const p of state.pending) {
+    const i = hand.findIndex((c) => c.id === p.card);
+    const inSlot = center[p.slot];
+    if (i < 0 || !inSlot || inSlot.id !== p.expect) continue;
+    hand = hand.slice();
+    center = center.slice();
+    hand[i] = inSlot;
+    center[p.slot] = p.cardObj;
+  }
+  return { hand, center };
+}
+
+export function hasCarre(hand) {
+  return hand.length === 4 && hand.every((c) => c.rank === hand[0].rank);
+}
+
+export function teamsOf(players) {
+  return players / 2;
+}
+
+export function partnerOf(seat, players) {
+  return (seat + players / 2) % players;
+}
+
+export function teamSeats(team, players) {
+  return [team, team + players / 2];
+}

@@ -1,0 +1,451 @@
+// The table during a match: status bar, the seats around the centre, your hand and actions.
+//
+// Seats do NOT mirror in Arabic. The ring is a picture of chairs around a real table: seat
+// numbers run the same way for every player, so "the player after me" is the same person on a
+// French and an Arabic screen, and swaps fly from the same side for both. Text inside each seat,
+// the bars and the panels do follow the page direction (logical CSS properties), so only the
+// geometry stays put; that is why the ring uses physical `left`/`top`.
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { html } from "./html.js";
+import { clock, t } from "./i18n.js";
+import { hasCarre, partnerOf, shown, teamSeats } from "./state.js";
+import { Card, Name, cardLabel, seatName, teamLabel } from "./names.js";
+import { reducedMotion } from "./announce.js";
+import { serverNow } from "./servertime.js";
+import { Countdown, useTick } from "./ticking.js";
+import { SigningPanel, VoteBanner, RevealPanel, Dialog, EmojiGrid } from "./panels.js";
+
+function StatusBar({ game, status }) {
+  const tb = game.table;
+  const teams = tb.players / 2;
+  const clockLabel = {
+    signing: t("status.signingClock"),
+    playing: t("status.roundClock"),
+    pause: t("status.pauseClock"),
+  }[tb.phase];
+  const floors = tb.seats.filter((s) => s.floor).map((s) => s.seat);
+  return html`<div class="statusbar" aria-label=${t("status.bar")}>
+    <span class="round-no">${t("status.round", { n: tb.round })}</span>
+    ${clockLabel &&
+    html`<span class="clock" data-phase=${tb.phase}>
+      <span class="clock-label">${clockLabel}</span>
+      <${Countdown} deadline=${tb.deadline} label=${clockLabel} />
+    </span>`}
+    <ul class="scores" aria-label=${t("status.scores")}>
+      ${Array.from(
+        { length: teams },
+        (_, k) => html`<li class="score team-${k} ${k === game.you.team ? "ours" : ""}" data-team=${k}>
+          <span class="team-dot" aria-hidden="true"></span>
+          <span class="team-label">${teamLabel(k)}</span>
+          <strong class="points" data-score=${tb.scores[k]}>${tb.scores[k]}</strong>
+        </li>`,
+      )}
+    </ul>
+    <span class="floor-holders">
+      ${floors.length
+        ? html`<span aria-hidden="true">🎙</span> ${floors.map(
+              (s, i) => html`${i ? ", " : ""}<${Name} seats=${tb.seats} seat=${s} />`,
+            )}`
+        : html`<span class="muted">${t("status.noFloor")}</span>`}
+    </span>
+    <span class="net net-${status}" role="status">
+      <span class="dot" aria-hidden="true"></span>${t(`conn.${status === "online" ? "online" : "offline"}`)}
+    </span>
+  </div>`;
+}
+
+// Where seat `s` sits on screen, relative to me at the bottom; partner straight across.
+function seatPosition(s, me, n) {
+  const r = (s - me + n) % n;
+  const angle = Math.PI / 2 + (r * 2 * Math.PI) / n;
+  return { left: 50 + 42 * Math.cos(angle), top: 50 + 40 * Math.sin(angle) };
+}
+
+function SeatView({ game, seat, pos, pulse }) {
+  const tb = game.table;
+  const row = tb.seats[seat];
+  const partner = partnerOf(game.you.seat, tb.players) === seat;
+  const handCount = tb.phase === "playing" ? 4 : 0;
+  const labels = [
+    teamLabel(row.team),
+    partner ? t("seat.partner") : null,
+    row.connected ? null : t("seat.offline"),
+    row.floor ? t("seat.hasFloor") : null,
+    tb.phase === "signing" && row.ready ? t("seat.ready") : null,
+  ].filter(Boolean);
+  return html`<div
+    class="seat team-${row.team} ${partner ? "partner" : ""} ${row.connected ? "" : "offline"} ${row.floor ? "has-floor" : ""}"
+    style=${`left:${pos.left}%;top:${pos.top}%`}
+    data-seat=${seat}
+    role="group"
+    aria-label=${`${seatName(tb.seats, seat)} — ${labels.join(", ")}`}
+  >
+    ${row.emoji &&
+    html`<span class="bubble ${pulse ? "pulse" : ""}" key=${pulse} aria-hidden="true"
+      >${row.emoji}</span
+    >`}
+    <div class="seat-head">
+      <span class="conn-dot" aria-hidden="true"></span>
+      <${Name} seats=${tb.seats} seat=${seat} />
+      ${row.kind === "bot" && html`<span class="tag" aria-hidden="true">🤖</span>`}
+    </div>
+    <div class="seat-tags" aria-hidden="true">
+      ${partner && html`<span class="tag partner-tag">${t("seat.partner")}</span>`}
+      ${row.floor && html`<span class="tag floor-tag">🎙</span>`}
+      ${tb.phase === "signing" && row.ready && html`<span class="tag">✓</span>`}
+      ${!row.connected && html`<span class="tag off">${t("seat.offline")}</span>`}
+    </div>
+    <div class="backs" aria-hidden="true">
+      ${Array.from({ length: handCount }, () => html`<span class="back"></span>`)}
+    </div>
+  </div>`;
+}
+
+function CenterSlots({ center, selected, onSlot, flash, lastSwap, me, canSwap }) {
+  const ref = useRef(null);
+  // Others' swaps fly in from their seat.
+  useLayoutEffect(() => {
+    if (!lastSwap || lastSwap.seat === me || reducedMotion()) return;
+    const root = ref.current?.closest(".ring");
+    const slotEl = ref.current?.querySelector(`[data-slot="${lastSwap.slot}"] .card`);
+    const seatEl = root?.querySelector(`.seat[data-seat="${lastSwap.seat}"]`);
+    if (!slotEl || !seatEl || !slotEl.animate) return;
+    const a = seatEl.getBoundingClientRect();
+    const b = slotEl.getBoundingClientRect();
+    const dx = a.left + a.width / 2 - (b.left + b.width / 2);
+    const dy = a.top + a.height / 2 - (b.top + b.height / 2);
+    slotEl.animate(
+      [
+        { transform: `translate(${dx}px, ${dy}px) scale(0.6)`, opacity: 0.4 },
+        { transform: "none", opacity: 1 },
+      ],
+      { duration: 380, easing: "cubic-bezier(.2,.7,.3,1)" },
+    );
+  }, [lastSwap?.n]);
+  return html`<div class="center" ref=${ref} role="group" aria-label=${t("table.center")}>
+    ${center.map(
+      (card, i) => html`<button
+        type="button"
+        class="slot ${flash && flash.slot === i ? "stale" : ""} ${selected ? "armed" : ""}"
+        key=${`${i}-${flash && flash.slot === i ? flash.n : 0}`}
+        data-slot=${i}
+        disabled=${!canSwap}
+        aria-label=${t(selected ? "table.slotSwap" : "table.slot", {
+          n: i + 1,
+          card: cardLabel(card),
+        })}
+        onClick=${() => onSlot(i)}
+      >
+        <${Card} card=${card} />
+      </button>`,
+    )}
+  </div>`;
+}
+
+// Pointer drag from the hand to a slot; a short press without movement stays a tap (click).
+function useDrag(onDrop) {
+  const drag = useRef(null);
+  function onPointerDown(e, cardId) {
+    if (e.button !== 0) return;
+    drag.current = { id: cardId, x: e.clientX, y: e.clientY, el: e.currentTarget, moved: false };
+    e.currentTarget.setPointerCapture?.(e.pointerId);
+  }
+  function onPointerMove(e) {
+    const d = drag.current;
+    if (!d) return;
+    const dx = e.clientX - d.x;
+    const dy = e.clientY - d.y;
+    if (!d.moved && Math.hypot(dx, dy) < 8) return;
+    d.moved = true;
+    d.el.classList.add("dragging");
+    d.el.style.transform = `translate(${dx}px, ${dy}px)`;
+    document.querySelectorAll(".slot.drop").forEach((s) => s.classList.remove("drop"));
+    d.el.style.visibility = "hidden";
+    const under = document.elementFromPoint(e.clientX, e.clientY)?.closest("[data-slot]");
+    d.el.style.visibility = "";
+    under?.classList.add("drop");
+  }
+  function onPointerUp(e) {
+    const d = drag.current;
+    drag.current = null;
+    if (!d || !d.moved) return;
+    d.el.classList.remove("dragging");
+    d.el.style.transform = "";
+    document.querySelectorAll(".slot.drop").forEach((s) => s.classList.remove("drop"));
+    d.el.style.visibility = "hidden";
+    const under = document.elementFromPoint(e.clientX, e.clientY)?.closest("[data-slot]");
+    d.el.style.visibility = "";
+    d.el.dataset.dragged = "1"; // swallow the click that follows
+    if (under) onDrop(d.id, Number(under.dataset.slot));
+  }
+  return { onPointerDown, onPointerMove, onPointerUp, onPointerCancel: onPointerUp };
+}
+
+function CooldownRing({ readyAt }) {
+  const now = serverNow();
+  const left = readyAt ? readyAt - now : 0;
+  if (left <= 0) return null;
+  return html`<svg class="cooldown-ring" viewBox="0 0 36 36" aria-hidden="true" key=${readyAt}>
+    <circle cx="18" cy="18" r="15" pathLength="100" style=${`animation-duration:${left}ms`} />
+  </svg>`;
+}
+
+function Hand({ hand, selected, onSelect, drag, readyAt, canSwap }) {
+  useTick(200);
+  const cooling = readyAt && readyAt > serverNow();
+  return html`<div class="hand-wrap ${cooling ? "cooling" : ""}">
+    <${CooldownRing} readyAt=${readyAt} />
+    <div class="hand" role="group" aria-label=${t("table.yourHand")}>
+      ${hand.map(
+        (card) => html`<button
+          type="button"
+          class="hand-card ${selected === card.id ? "selected" : ""}"
+          key=${card.id}
+          data-card-id=${card.id}
+          data-rank=${card.rank}
+          aria-pressed=${selected === card.id ? "true" : "false"}
+          disabled=${!canSwap}
+          onPointerDown=${(e) => drag.onPointerDown(e, card.id)}
+          onPointerMove=${drag.onPointerMove}
+          onPointerUp=${drag.onPointerUp}
+          onPointerCancel=${drag.onPointerCancel}
+          onClick=${(e) => {
+            if (e.currentTarget.dataset.dragged) {
+              delete e.currentTarget.dataset.dragged;
+              return;
+            }
+            onSelect(card.id);
+          }}
+        >
+          <${Card} card=${card} />
+        </button>`,
+      )}
+    </div>
+    ${cooling && html`<span class="cooling-text" role="status">${t("table.cooldown")}</span>`}
+  </div>`;
+}
+
+function FloorControls({ game, actions }) {
+  useTick(250);
+  const tb = game.table;
+  const mine = tb.seats[game.you.seat];
+  const lockLeft = tb.floor_ready_at ? tb.floor_ready_at - serverNow() : 0;
+  const locked = lockLeft > 0;
+  const [picker, setPicker] = useState(false);
+  return html`<div class="floor-controls">
+    <button
+      type="button"
+      class="floor-btn ${mine.floor ? "on" : ""} ${locked ? "locked" : ""}"
+      id="floor-toggle"
+      aria-pressed=${mine.floor ? "true" : "false"}
+      disabled=${locked}
+      onClick=${() => actions.floor(!mine.floor)}
+    >
+      <span aria-hidden="true">🎙</span>
+      ${mine.floor ? t("floor.release") : t("floor.take")}
+      ${locked &&
+      html`<span class="lock" style=${`animation-duration:${lockLeft}ms`} key=${tb.floor_ready_at}
+        ><span class="visually-hidden">${t("floor.locked")}</span></span
+      >`}
+    </button>
+    ${mine.floor &&
+    html`<button
+        type="button"
+        class="emit-btn"
+        aria-expanded=${picker ? "true" : "false"}
+        aria-controls="emit-picker"
+        onClick=${() => setPicker(!picker)}
+      >
+        ${tb.choice ? html`<span class="big-emoji">${tb.choice}</span>` : t("floor.choose")}
+      </button>
+      ${picker &&
+      html`<div id="emit-picker" class="popover">
+        <p>${t("floor.pickerTitle")}</p>
+        <${EmojiGrid}
+          emojis=${tb.emojis}
+          selected=${tb.choice}
+          onPick=${(e) => (actions.emit(e), setPicker(false))}
+          label=${t("floor.pickerTitle")}
+        />
+      </div>`}`}
+  </div>`;
+}
+
+function History({ game }) {
+  const items = game.history;
+  return html`<section class="history" aria-label=${t("table.history")}>
+    <h2 class="small-title">${t("table.history")}</h2>
+    ${items.length === 0
+      ? html`<p class="muted">${t("table.noEmissions")}</p>`
+      : html`<ol>
+          ${items.map(
+            (it) => html`<li key=${it.n}>
+              <span class="team-dot team-${game.table.seats[it.seat].team}" aria-hidden="true"></span>
+              <${Name} seats=${game.table.seats} seat=${it.seat} />
+              <span class="big-emoji">${it.emoji}</span>
+            </li>`,
+          )}
+        </ol>`}
+  </section>`;
+}
+
+function CallButtons({ game, actions, hand }) {
+  const [dialog, setDialog] = useState(null);
+  const tb = game.table;
+  const n = tb.players;
+  const playing = tb.phase === "playing";
+  function quatro() {
+    if (hasCarre(hand)) setDialog("quatro");
+    else actions.quatro();
+  }
+  function contre() {
+    if (n === 4) actions.contre(null);
+    else setDialog("contre");
+  }
+  const others = Array.from({ length: n / 2 }, (_, k) => k).filter((k) => k !== game.you.team);
+  const vote = tb.vote;
+  return html`<div class="calls">
+    <button type="button" class="call quatro" id="call-quatro" disabled=${!playing} onClick=${quatro}>
+      ${t("call.quatro")}
+    </button>
+    <button type="button" class="call contre" id="call-contre" disabled=${!playing} onClick=${contre}>
+      ${t("call.contre")}
+    </button>
+    <button
+      type="button"
+      class="vote-btn"
+      disabled=${!playing || tb.reshuffled || !!vote}
+      onClick=${actions.voteRequest}
+    >
+      ${t("vote.request")}
+    </button>
+    ${dialog === "quatro" &&
+    html`<${Dialog} title=${t("r16.title")} onClose=${() => setDialog(null)}>
+      <p>${t("r16.body")}</p>
+      <div class="row">
+        <button type="button" class="call quatro" id="confirm-quatro" onClick=${() => (setDialog(null), actions.quatro())}>
+          ${t("r16.confirm")}
+        </button>
+        <button type="button" onClick=${() => setDialog(null)}>${t("common.cancel")}</button>
+      </div>
+    <//>`}
+    ${dialog === "contre" &&
+    html`<${Dialog} title=${t("contre.pick")} onClose=${() => setDialog(null)}>
+      <div class="team-choice">
+        ${others.map(
+          (k) => html`<button
+            type="button"
+            class="team-${k}"
+            data-team=${k}
+            onClick=${() => (setDialog(null), actions.contre(k))}
+          >
+            <span class="team-dot" aria-hidden="true"></span>
+            ${teamLabel(k)} —
+            ${teamSeats(k, n).map(
+              (s, i) => html`${i ? " & " : ""}<${Name} seats=${tb.seats} seat=${s} />`,
+            )}
+          </button>`,
+        )}
+      </div>
+      <button type="button" onClick=${() => setDialog(null)}>${t("common.cancel")}</button>
+    <//>`}
+  </div>`;
+}
+
+export function TableView({ game, actions, flash, status }) {
+  const tb = game.table;
+  const me = game.you.seat;
+  const n = tb.players;
+  const [selected, setSelected] = useState(null);
+  const { hand, center } = shown(game);
+  const canSwap = tb.phase === "playing" && game.pending.length === 0;
+  const drag = useDrag((card, slot) => {
+    setSelected(null);
+    actions.swap(card, slot);
+  });
+  useEffect(() => {
+    if (selected && !hand.some((c) => c.id === selected)) setSelected(null);
+  }, [hand]);
+  useEffect(() => {
+    const onKey = (e) => e.key === "Escape" && setSelected(null);
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+
+  function onSlot(i) {
+    if (!selected) {
+      // Slot first, then a card works too: remember the slot by focusing the hand.
+      document.querySelector(".hand-card")?.focus();
+      return;
+    }
+    const card = selected;
+    setSelected(null);
+    actions.swap(card, i);
+  }
+
+  const pulses = {};
+  for (const it of [...game.history].reverse()) pulses[it.seat] = it.n;
+  const others = tb.seats.map((s) => s.seat).filter((s) => s !== me);
+  const myRow = tb.seats[me];
+  const revealing = (tb.phase === "pause" || tb.phase === "over") && tb.last_reveal;
+
+  return html`<div class="table-page players-${n}" data-phase=${tb.phase} data-seat=${me}>
+    <${StatusBar} game=${game} status=${status} />
+    ${tb.vote && html`<${VoteBanner} game=${game} actions=${actions} />`}
+    ${revealing && html`<${RevealPanel} game=${game} actions=${actions} />`}
+    ${tb.phase === "signing" && html`<${SigningPanel} game=${game} actions=${actions} />`}
+    ${!revealing &&
+    html`<div class="ring" role="region" aria-label=${t("table.ring")}>
+      <div class="felt" aria-hidden="true"></div>
+      ${others.map(
+        (s) => html`<${SeatView}
+          key=${s}
+          game=${game}
+          seat=${s}
+          pos=${seatPosition(s, me, n)}
+          pulse=${pulses[s]}
+        />`,
+      )}
+      <div class="middle">
+        ${tb.phase === "playing" &&
+        html`<${CenterSlots}
+          center=${center}
+          selected=${selected}
+          onSlot=${onSlot}
+          flash=${flash}
+          lastSwap=${game.lastSwap}
+          me=${me}
+          canSwap=${canSwap}
+        />`}
+      </div>
+    </div>`}
+    <section class="me team-${myRow.team}" aria-label=${t("table.you")} data-seat=${me}>
+      <div class="me-head">
+        ${myRow.emoji &&
+        html`<span class="bubble pulse" key=${pulses[me]} aria-hidden="true">${myRow.emoji}</span>`}
+        <span class="team-dot" aria-hidden="true"></span>
+        <${Name} seats=${tb.seats} seat=${me} />
+        <span class="tag">${teamLabel(myRow.team)}</span>
+        ${tb.sign &&
+        html`<span class="our-sign" data-sign=${tb.sign}>
+          ${t("sign.ours")} <span class="big-emoji">${tb.sign}</span>
+        </span>`}
+      </div>
+      ${tb.phase === "playing" &&
+      html`<${Hand}
+          hand=${hand}
+          selected=${selected}
+          onSelect=${(id) => setSelected(selected === id ? null : id)}
+          drag=${drag}
+          readyAt=${tb.swap_ready_at}
+          canSwap=${canSwap}
+        />
+        <p class="hint">${selected ? t("table.pickSlot") : t("table.pickCard")}</p>
+        <div class="actions">
+          <${FloorControls} game=${game} actions=${actions} />
+          <${CallButtons} game=${game} actions=${actions} hand=${hand} />
+        </div>`}
+    </section>
+    ${(tb.phase === "playing" || game.history.length > 0) && html`<${History} game=${game} />`}
+  </div>`;
+}
