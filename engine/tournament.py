@@ -20,7 +20,7 @@ import json
 import random
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,111 @@ def team_policies(players: int, a: str, b: str) -> tuple[str, ...]:
     return tuple(a if k % 2 == 0 else b for k in range(teams(players)))
 
 
+class Runner:
+    """Drives one Table and the bots of some of its seats on a simulated clock.
+
+    Each bot is fed exactly the events whose audience includes its seat (R30). The clock jumps
+    to the earliest of the bots' next actions and the table's next deadline; within one
+    millisecond the bots act in a shuffled order, each seeing what the previous ones did.
+    Other seats act only through `act` (tests play them by hand).
+    """
+
+    def __init__(
+        self,
+        table: Table,
+        bots: Mapping[int, Bot],
+        *,
+        seed: int = 0,
+        on_command: CommandHook | None = None,
+        on_event: EventHook | None = None,
+        check: CheckHook | None = None,
+    ) -> None:
+        self.table = table
+        self.bots = dict(bots)
+        self.now = 0
+        self.on_command = on_command
+        self.on_event = on_event
+        self.check = check
+        self.listeners: list[Callable[[Outbound, dict[str, Any]], None]] = []
+        self._shuffler = random.Random(seed ^ 0x5EED)
+        for seat, bot in self.bots.items():
+            bot.sync(table.view(seat), self.now)
+
+    def feed(self, outbounds: list[Outbound]) -> None:
+        players = self.table.players
+        for o in outbounds:
+            wire = o.event.to_wire()
+            for listener in self.listeners:
+                listener(o, wire)
+            for seat, bot in self.bots.items():
+                if o.to.includes(seat, players):
+                    if self.on_event is not None:
+                        self.on_event(seat, wire, o.at)
+                    bot.observe(wire, o.at)
+
+    def act(self, seat: int, command: Command, at: int | None = None) -> list[Outbound]:
+        """Send a command for a seat no bot plays (after letting the bots play up to `at`)."""
+        if at is not None:
+            self.run(until=at)
+        out = self.table.apply(command, self.now)
+        self.feed(out)
+        return out
+
+    def next_time(self) -> int | None:
+        times = [i.at for bot in self.bots.values() if (i := bot.decide(self.now)) is not None]
+        deadline = self.table.next_deadline()
+        if deadline is not None:
+            times.append(deadline)
+        return min(times) if times else None
+
+    def step(self, until: int | None = None) -> bool:
+        """Jump to the next moment something happens (not past `until`) and play it out.
+        False when nothing is due by then."""
+        t = self.next_time()
+        if t is None or (until is not None and t > until):
+            if until is not None and until > self.now:
+                self.now = until
+                self.feed(self.table.advance(until))
+            return False
+        self.now = max(self.now, t)
+        self.feed(self.table.advance(self.now))
+        order = sorted(self.bots)
+        self._shuffler.shuffle(order)  # who acts first within one millisecond is luck
+        for seat in order:
+            bot = self.bots[seat]
+            intent = bot.decide(self.now)
+            if intent is None or intent.at > self.now:
+                continue
+            self.send(seat, intent.command)
+        return True
+
+    def send(self, seat: int, command: Command) -> None:
+        bot = self.bots[seat]
+        now = self.now
+        if self.check is not None:
+            self.check(self.table, seat, command, now)
+        bot.sent(command, now)
+        try:
+            out = self.table.apply(command, now)
+        except Refusal as refusal:
+            if self.on_command is not None:
+                self.on_command(seat, command, str(refusal.code), now)
+            self.feed(refusal.events)
+            bot.refused(command, refusal.to_wire(), now)
+            return
+        if self.on_command is not None:
+            self.on_command(seat, command, None, now)
+        self.feed(out)
+
+    def run(self, until: int | None = None, max_steps: int = MAX_STEPS) -> None:
+        """Play until `until` (or until nothing more can happen, or the match is over)."""
+        for _ in range(max_steps):
+            if self.table.phase is Phase.OVER and until is None:
+                return
+            if not self.step(until):
+                return
+
+
 def play_match(
     players: int,
     policies: Sequence[str],
@@ -88,87 +193,55 @@ def play_match(
     for s in range(1, players):
         table.apply(AddBot(seat=0, target=s), 0)
     seeder = random.Random(seed)
-    bots: list[Bot] = []
-    for s in range(players):
-        policy = policies[team_of(s, players)]
-        bot = make_bot(
-            policy,
+    bots = {
+        s: make_bot(
+            policies[team_of(s, players)],
             s,
             players,
             seed=seeder.getrandbits(48),
             speed=speed,
             timings=table.config.timings,
         )
-        bot.sync(table.view(s), 0)
-        bots.append(bot)
+        for s in range(players)
+    }
+
+    def count(seat: int, command: Command, code: str | None, at: int) -> None:
+        result.commands += 1
+        if code is not None:
+            result.refusals[code] += 1
+        if on_command is not None:
+            on_command(seat, command, code, at)
+
+    runner = Runner(table, bots, seed=seed, on_command=count, on_event=on_event, check=check)
     opened_at = 0
 
-    def feed(outbounds: list[Outbound]) -> None:
+    def tally(o: Outbound, wire: dict[str, Any]) -> None:
         nonlocal opened_at
-        for o in outbounds:
-            wire = o.event.to_wire()
-            kind = wire["type"]
-            if kind == "round" and o.to.scope == "seat" and o.to.index == 0:
-                opened_at = o.at
-            elif kind == "reveal":
-                result.rounds += 1
-                result.round_ms.append(o.at - opened_at)
-                reason = wire["reason"]
-                if reason == "timeout":
-                    result.endings["void"] += 1
-                else:
-                    result.endings[f"{reason}_{'right' if wire['correct'] else 'wrong'}"] += 1
-            elif kind == "over":
-                result.winners = tuple(wire["winners"])  # type: ignore[arg-type]
-                result.finished = True
-            for s, bot in enumerate(bots):
-                if o.to.includes(s, players):
-                    if on_event is not None:
-                        on_event(s, wire, o.at)
-                    bot.observe(wire, o.at)
+        kind = wire["type"]
+        if kind == "round" and o.to.scope == "seat" and o.to.index == 0:
+            opened_at = o.at
+        elif kind == "reveal":
+            result.rounds += 1
+            result.round_ms.append(o.at - opened_at)
+            if wire["reason"] == "timeout":
+                result.endings["void"] += 1
+            else:
+                result.endings[f"{wire['reason']}_{'right' if wire['correct'] else 'wrong'}"] += 1
+        elif kind == "over":
+            result.winners = tuple(wire["winners"])
+            result.finished = True
 
-    now = 0
-    feed(table.apply(StartMatch(seat=0), now))
-    order = list(range(players))
-    shuffler = random.Random(seed ^ 0x5EED)
+    runner.listeners.append(tally)
+    runner.act(0, StartMatch(seat=0))
     for _ in range(MAX_STEPS):
         if table.phase is Phase.OVER:
             break
         if max_rounds is not None and result.rounds >= max_rounds:
             break
-        times = [i.at for bot in bots if (i := bot.decide(now)) is not None]
-        deadline = table.next_deadline()
-        if deadline is not None:
-            times.append(deadline)
-        if not times:
+        if not runner.step():
             break  # nothing will ever happen again
-        now = max(now, min(times))
-        feed(table.advance(now))
-        shuffler.shuffle(order)  # who acts first within one millisecond is luck, not seat order
-        for s in order:
-            bot = bots[s]
-            intent = bot.decide(now)
-            if intent is None or intent.at > now:
-                continue
-            command = intent.command
-            if check is not None:
-                check(table, s, command, now)
-            bot.sent(command, now)
-            result.commands += 1
-            try:
-                out = table.apply(command, now)
-            except Refusal as refusal:
-                result.refusals[str(refusal.code)] += 1
-                if on_command is not None:
-                    on_command(s, command, str(refusal.code), now)
-                feed(refusal.events)
-                bot.refused(command, refusal.to_wire(), now)
-                continue
-            if on_command is not None:
-                on_command(s, command, None, now)
-            feed(out)
     result.scores = table.scores
-    result.duration_ms = now
+    result.duration_ms = runner.now
     return result
 
 
