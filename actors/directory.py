@@ -1,0 +1,165 @@
+"""How a gateway finds, creates and calls table actors.
+
+Tables are found by invite code through Redis (code -> actor name), so any gateway replica finds
+any table with `ray.get_actor`. New tables come from a small pool of actors started ahead of
+time, since starting an actor process takes ~0.6 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import uuid
+from typing import Any
+
+import ray
+import redis.asyncio as aioredis
+from ray.actor import ActorHandle
+from ray.exceptions import ActorDiedError, ActorUnavailableError, GetTimeoutError, RayActorError
+
+from actors import keys
+from actors.table_actor import actor_class
+
+log = logging.getLogger("quatro.directory")
+
+# An unambiguous alphabet for invite codes: no 0/O, 1/I/L.
+CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+CODE_LENGTH = 6
+RESTART_WAIT_S = 20.0  # how long a call waits for a crashed table actor to come back
+
+ActorGone = (RayActorError, ActorUnavailableError, ActorDiedError)
+
+
+class TableGone(Exception):
+    """The table's actor is stopped for good (or never existed)."""
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+class Directory:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        namespace: str,
+        redis_url: str,
+        pool_size: int,
+        over_idle_s: float,
+        lobby_idle_s: float,
+    ) -> None:
+        self.redis = redis
+        self.namespace = namespace
+        self.redis_url = redis_url
+        self.pool_size = pool_size
+        self.idle = (over_idle_s, lobby_idle_s)
+        self._handles: dict[str, ActorHandle[Any]] = {}
+        self._refill: asyncio.Task[None] | None = None
+        self._cls = actor_class()
+
+    # -- the pool -----------------------------------------------------------------------------
+    def _spawn(self) -> tuple[str, ActorHandle[Any]]:
+        name = f"table-{uuid.uuid4().hex[:12]}"
+        handle = self._cls.options(
+            name=name, namespace=self.namespace, lifetime="detached", get_if_exists=False
+        ).remote(name, self.redis_url, *self.idle)
+        return name, handle
+
+    async def fill_pool(self) -> None:
+        """Start actors until the pool holds `pool_size` ready ones (a best effort)."""
+        while await self.redis.llen(keys.POOL) < self.pool_size:
+            name, handle = self._spawn()
+            await handle.ping.remote()
+            await self.redis.rpush(keys.POOL, name)
+
+    def refill_soon(self) -> None:
+        if self.pool_size > 0 and (self._refill is None or self._refill.done()):
+            self._refill = asyncio.get_running_loop().create_task(self._refill_logged())
+
+    async def _refill_logged(self) -> None:
+        try:
+            await self.fill_pool()
+        except Exception:
+            log.exception("could not refill the table pool")
+
+    async def close(self) -> None:
+        if self._refill is not None:
+            self._refill.cancel()
+
+    async def _take_from_pool(self) -> tuple[str, ActorHandle[Any]]:
+        while name := await self.redis.lpop(keys.POOL):
+            try:
+                handle = ray.get_actor(str(name), namespace=self.namespace)
+            except ValueError:
+                continue
+            return str(name), handle
+        return self._spawn()
+
+    # -- tables -------------------------------------------------------------------------------
+    async def create(self, players: int, config: dict[str, Any], host: str, name: str) -> str:
+        """Open a table and seat its creator as host; return its code."""
+        actor_name, handle = await self._take_from_pool()
+        self.refill_soon()
+        for _ in range(20):
+            code = new_code()
+            record = json.dumps({"table_id": actor_name, "actor": actor_name, "players": players})
+            if await self.redis.set(keys.table(code), record, nx=True, ex=24 * 3600):
+                break
+        else:  # pragma: no cover - 31**6 codes
+            raise RuntimeError("no free table code")
+        reply = await handle.open.remote(code, {"players": players, **config}, host, name)
+        if not reply["ok"]:
+            raise RuntimeError(f"table actor refused to open: {reply}")
+        self._handles[code] = handle
+        return code
+
+    async def record(self, code: str) -> dict[str, Any] | None:
+        raw = await self.redis.get(keys.table(code))
+        return None if raw is None else dict(json.loads(raw))
+
+    async def handle(self, code: str) -> ActorHandle[Any]:
+        cached = self._handles.get(code)
+        if cached is not None:
+            return cached
+        rec = await self.record(code)
+        if rec is None:
+            raise TableGone(code)
+        try:
+            handle = ray.get_actor(rec["actor"], namespace=self.namespace)
+        except ValueError as exc:
+            raise TableGone(code) from exc
+        self._handles[code] = handle
+        return handle
+
+    def forget(self, code: str) -> None:
+        self._handles.pop(code, None)
+
+    async def call(self, code: str, method: str, *args: Any) -> Any:
+        """Call a table actor, waiting through a restart. Ray never retries actor calls here
+        (max_task_retries=0); commands are safe to call again because they carry an id."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + RESTART_WAIT_S
+        delay = 0.05
+        while True:
+            handle = await self.handle(code)
+            try:
+                return await getattr(handle, method).remote(*args)
+            except ActorGone as exc:
+                if isinstance(exc, ActorDiedError) and not _restarting(exc):
+                    self.forget(code)
+                    if await self.record(code) is None:
+                        raise TableGone(code) from exc
+                if loop.time() > deadline:
+                    raise
+                log.info("table %s: actor unavailable (%s), retrying", code, type(exc).__name__)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+            except GetTimeoutError:
+                if loop.time() > deadline:
+                    raise
+
+
+def _restarting(exc: Exception) -> bool:
+    return "restart" in str(exc).lower()

@@ -1,0 +1,33 @@
+"""Redis key names, in one place. Everything Quatro keeps in Redis starts with `quatro:`."""
+
+from __future__ import annotations
+
+POOL = "quatro:pool"  # list of ready, unassigned table actor names
+
+
+def table(code: str) -> str:
+    """code -> JSON {table_id, actor, players}: how any gateway finds a table's actor."""
+    return f"quatro:table:{code}"
+
+
+def actor(name: str) -> str:
+    """actor name -> code: how a restarted actor learns which table it serves."""
+    return f"quatro:actor:{name}"
+
+
+def snapshot(code: str) -> str:
+    return f"quatro:snap:{code}"
+
+
+def log(code: str) -> str:
+    """The tail of the table's published events, for resubscription after a restart."""
+    return f"quatro:log:{code}"
+
+
+def session(token_hash: str) -> str:
+    return f"quatro:session:{token_hash}"
+
+
+def player_tables(player_id: str) -> str:
+    """player -> hash {code: seat}."""
+    return f"quatro:player:{player_id}"

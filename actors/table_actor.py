@@ -1,0 +1,432 @@
+"""The table actor: one Ray actor per table, owning the engine's state, its clock and its bots.
+
+Every change follows one path: judge and apply (engine, synchronously: no `await` between
+reading and changing the table, though Ray runs many calls of an async actor at once) → persist a
+snapshot to Redis → publish to the gateways' subscriptions. A restarted incarnation (Ray restarts
+it after a crash) reads the snapshot back: scores, hands, signs, clocks and the recent command
+ids, so a command retried by a gateway is never applied twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from typing import Any
+
+import ray
+import redis
+import redis.asyncio as aioredis
+
+from actors import keys
+from actors.bots import BotDriver
+from actors.commands import BUILDERS
+from actors.feed import LEASE_S, Entry, Feed
+from engine import Command, Connect, Disconnect, Outbound, Refusal, Table, TableConfig, TakeSeat
+from engine.phase import Phase
+from engine.seating import team_of
+
+log = logging.getLogger("quatro.table")
+
+REMEMBERED_COMMANDS = 256  # recent command ids (and their answers) kept for retries
+STORED_LOG = 256  # events kept in Redis for resubscription after a restart
+KEY_TTL_S = 24 * 3600  # refreshed at every save; a stopped table's keys go in minutes
+STOPPED_TTL_S = 300
+SAVE_TIMEOUT_S = 2.0
+# Made-up codes the gateway maps like the engine's: the player holds no seat here.
+NO_SEAT = {"code": "no_seat", "message": "you hold no seat at this table"}
+NOT_OPEN = {"code": "unknown_table", "message": "this table is not open"}
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class TableActor:
+    """One table. Created from the pool without a table; `open` gives it one."""
+
+    def __init__(self, name: str, redis_url: str, over_idle_s: float, lobby_idle_s: float) -> None:
+        self.name = name
+        self.redis_url = redis_url
+        self.over_idle_s = over_idle_s
+        self.lobby_idle_s = lobby_idle_s
+        self.code = ""
+        self.table: Table | None = None
+        self.feed = Feed()
+        self.conns: dict[int, str] = {}  # seat -> the connection id that holds it
+        self.done: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.version = 0  # bumps with every change; `saved` is the version in Redis
+        self.saved = 0
+        self.stored_seq = 0
+        self.last_activity = time.monotonic()
+        self.bots: BotDriver | None = None
+        self._redis: aioredis.Redis | None = None
+        self._save_lock: asyncio.Lock | None = None
+        self._wake: asyncio.Event | None = None
+        self._clock: asyncio.Task[None] | None = None
+        self._retry: asyncio.Task[None] | None = None
+        self._restore()
+
+    # -- restore ------------------------------------------------------------------------------
+    def _restore(self) -> None:
+        """A restarted incarnation finds its table again (plain blocking Redis: once, here)."""
+        r = redis.Redis.from_url(self.redis_url, decode_responses=True)
+        try:
+            code = r.get(keys.actor(self.name))
+            if not code:
+                return
+            raw = r.get(keys.snapshot(str(code)))
+            if raw is None:
+                return
+            snap = json.loads(str(raw))
+            entries = [tuple(json.loads(x)) for x in r.lrange(keys.log(str(code)), 0, -1)]
+        finally:
+            r.close()
+        self.code = str(code)
+        self.table = Table.from_snapshot(snap["table"])
+        seq = int(snap["seq"])
+        self.feed = Feed(seq, [e for e in entries if e[0] <= seq])
+        self.stored_seq = seq
+        self.conns = {int(k): v for k, v in snap["conns"].items()}
+        self.done = OrderedDict((k, v) for k, v in snap["done"])
+        self.bots = BotDriver(self.table)
+        log.info("table %s restored at seq %d", self.code, seq)
+
+    def _snapshot(self) -> dict[str, Any]:
+        assert self.table is not None
+        done = list(self.done.items())[-REMEMBERED_COMMANDS:]
+        return {
+            "table": self.table.to_snapshot(),
+            "seq": self.feed.seq,
+            "conns": {str(k): v for k, v in self.conns.items()},
+            "done": done,
+        }
+
+    # -- plumbing -----------------------------------------------------------------------------
+    def _start(self) -> None:
+        """Tasks need the actor's event loop, which __init__ does not run on."""
+        if self._redis is None:
+            self._redis = aioredis.Redis.from_url(
+                self.redis_url, decode_responses=True, socket_timeout=SAVE_TIMEOUT_S
+            )
+            self._save_lock = asyncio.Lock()
+            self._wake = asyncio.Event()
+        if self.table is not None and (self._clock is None or self._clock.done()):
+            self._clock = asyncio.get_running_loop().create_task(self._run_clock())
+
+    def _commit(self, outs: list[Outbound], origin: str) -> list[Entry]:
+        """Give events their seq and log them. Synchronous: callers apply and commit together."""
+        self.version += 1
+        return [
+            self.feed.append(o.to.scope, o.to.index, o.event.to_wire(), o.at, origin) for o in outs
+        ]
+
+    async def _save_and_publish(self) -> None:
+        """Persist the table as it is now, then let subscribers see events up to that point."""
+        assert self._save_lock is not None
+        async with self._save_lock:
+            if self.saved >= self.version:
+                self.feed.publish(self.feed.seq)
+                return
+            version, seq = self.version, self.feed.seq
+            ok = await self._write()
+            if ok:
+                self.saved = version
+            elif self._retry is None or self._retry.done():
+                self._retry = asyncio.get_running_loop().create_task(self._retry_save())
+            # A Redis outage must not stop the game: publish what is applied all the same.
+            self.feed.publish(seq)
+
+    async def _write(self) -> bool:
+        assert self._redis is not None
+        assert self.table is not None
+        blob = json.dumps(self._snapshot(), separators=(",", ":"))
+        new = self.feed.since(self.stored_seq, self.feed.seq)
+        seq = self.feed.seq
+        try:
+            async with asyncio.timeout(SAVE_TIMEOUT_S):
+                pipe = self._redis.pipeline(transaction=True)
+                pipe.set(keys.snapshot(self.code), blob, ex=KEY_TTL_S)
+                if new:
+                    pipe.rpush(keys.log(self.code), *(json.dumps(e) for e in new))
+                    pipe.ltrim(keys.log(self.code), -STORED_LOG, -1)
+                pipe.expire(keys.log(self.code), KEY_TTL_S)
+                pipe.expire(keys.table(self.code), KEY_TTL_S)
+                pipe.expire(keys.actor(self.name), KEY_TTL_S)
+                await pipe.execute()
+        except (redis.RedisError, OSError, TimeoutError) as exc:
+            log.warning("table %s: snapshot not saved (%s); will retry", self.code, exc)
+            return False
+        self.stored_seq = seq
+        return True
+
+    async def _retry_save(self) -> None:
+        assert self._save_lock is not None
+        delay = 0.2
+        while self.saved < self.version:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+            async with self._save_lock:
+                version = self.version
+                if await self._write():
+                    self.saved = version
+
+    def _remember(self, cmd_id: str, reply: dict[str, Any]) -> dict[str, Any]:
+        self.done[cmd_id] = {k: v for k, v in reply.items() if k in ("ok", "error", "seat")}
+        while len(self.done) > REMEMBERED_COMMANDS:
+            self.done.popitem(last=False)
+        return reply
+
+    def _touch(self) -> None:
+        self.last_activity = time.monotonic()
+        if self._wake is not None:
+            self._wake.set()  # the next deadline may have moved
+
+    # -- the clock ----------------------------------------------------------------------------
+    def _next_due(self, now: int) -> int | None:
+        assert self.table is not None
+        assert self.bots is not None
+        dues = [self.table.next_deadline(), self.bots.next_due(now), self._idle_due(now)]
+        return min((d for d in dues if d is not None), default=None)
+
+    def _idle_due(self, now: int) -> int | None:
+        assert self.table is not None
+        phase = self.table.phase
+        if phase is Phase.OVER:
+            limit = self.over_idle_s
+        elif phase is Phase.LOBBY or not self._anyone_connected():
+            limit = self.lobby_idle_s
+        else:
+            return None
+        return now + int((self.last_activity + limit - time.monotonic()) * 1000)
+
+    def _anyone_connected(self) -> bool:
+        assert self.table is not None
+        t = self.table
+        return any(t.seat_kind(s) == "human" and t.is_connected(s) for s in range(t.players))
+
+    async def _run_clock(self) -> None:
+        """Sleep until the engine's next deadline (or a bot's turn), then let time pass. A
+        command wakes it early, since it may have moved the deadline."""
+        assert self._wake is not None
+        assert self.table is not None
+        assert self.bots is not None
+        while True:
+            due = self._next_due(now_ms())
+            self._wake.clear()
+            delay = None if due is None else max(0.0, (due - now_ms()) / 1000)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()
+            now = now_ms()
+            idle = self._idle_due(now)
+            if idle is not None and idle <= now:
+                await self._stop()
+                return
+            entries = self._commit(self.table.advance(now), "")
+            for command in self.bots.due_commands(now):
+                try:
+                    entries += self._commit(self.table.apply(command, now), "")
+                except Refusal as refusal:
+                    entries += self._commit(refusal.events, "")
+            if entries:
+                await self._save_and_publish()
+
+    async def _stop(self) -> None:
+        log.info("table %s idle: stopping", self.code)
+        assert self._redis is not None
+        with contextlib.suppress(redis.RedisError, OSError, TimeoutError):
+            await self._redis.delete(keys.table(self.code), keys.actor(self.name))
+            for key in (keys.snapshot(self.code), keys.log(self.code)):
+                await self._redis.expire(key, STOPPED_TTL_S)
+        for sub in self.feed.subs.values():
+            sub.ended = True
+            sub.wake.set()
+        ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+
+    # -- calls from gateways ------------------------------------------------------------------
+    async def ping(self) -> dict[str, Any]:
+        self._start()
+        return {"pid": os.getpid(), "code": self.code, "seq": self.feed.seq}
+
+    async def open(self, code: str, config: dict[str, Any], host: str, name: str) -> dict[str, Any]:
+        """Give this pooled actor its table; the creator takes seat 0 and hosts."""
+        if self.table is not None:
+            return {"ok": False, "error": {"code": "not_allowed", "message": "already open"}}
+        table = Table(TableConfig(code=code, **config))
+        outs = table.apply(TakeSeat(seat=0, player_id=host, name=name), now_ms())
+        self.code, self.table, self.bots = code, table, BotDriver(table)
+        self._start()
+        assert self._redis is not None
+        await self._redis.set(keys.actor(self.name), code, ex=KEY_TTL_S)
+        self._commit(outs, "")
+        await self._save_and_publish()
+        self._touch()
+        return {"ok": True, "summary": table.summary()}
+
+    async def summary(self) -> dict[str, Any] | None:
+        self._start()
+        return None if self.table is None else self.table.summary()
+
+    async def act(
+        self, cmd_id: str, origin: str, player_id: str, kind: str, args: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Judge one command of a seated player. The answer: `ok`, the `error` (wire) when
+        refused, and the events it caused (those go to `origin` here, not through its stream)."""
+        self._start()
+        if cmd_id in self.done:
+            return {**self.done[cmd_id], "events": [], "replayed": True}
+        if self.table is None:
+            return {"ok": False, "error": NOT_OPEN, "events": []}
+        t = self.table
+        now = now_ms()
+        error: dict[str, Any] | None = None
+        command: Command
+        if kind == "take_seat":
+            command = TakeSeat(seat=args["seat"], player_id=player_id, name=args["name"])
+        else:
+            seat = t.seat_of(player_id)
+            if seat is None:
+                return {"ok": False, "error": NO_SEAT, "events": []}
+            command = BUILDERS[kind](seat, args)
+        try:
+            entries = self._commit(t.apply(command, now), origin)
+        except Refusal as refusal:
+            entries = self._commit(refusal.events, origin) if refusal.events else []
+            error = refusal.to_wire()
+        self._touch()
+        # Remembered before saving, so the saved snapshot knows this id if we die right after.
+        reply = {"ok": error is None, "error": error, "seat": t.seat_of(player_id)}
+        self._remember(cmd_id, reply)
+        if entries or error is None:
+            await self._save_and_publish()
+        return {**reply, "events": entries}
+
+    async def join(self, cmd_id: str, origin: str, conn: str, player_id: str) -> dict[str, Any]:
+        """A player's connection (re)takes their seat (R25): the answer is their snapshot and
+        the seq it stands at. An older connection to the same seat is told to go (4409)."""
+        self._start()
+        if self.table is None:
+            return {"ok": False, "error": NOT_OPEN, "events": []}
+        t = self.table
+        seat = t.seat_of(player_id)
+        if seat is None:
+            return {"ok": False, "error": NO_SEAT, "events": []}
+        old = self.conns.get(seat)
+        self.conns[seat] = conn
+        now = now_ms()
+        entries = self._commit(t.apply(Connect(seat=seat), now), origin)
+        if old is not None and old != conn:
+            entries.append(self.feed.append("seat", seat, {"type": "_kick", "conn": old}, now, ""))
+        self._touch()
+        await self._save_and_publish()
+        return {
+            "ok": True,
+            "seat": seat,
+            "team": team_of(seat, t.players),
+            "events": entries,
+            "view": t.view(seat),
+            "seq": self.feed.seq,
+        }
+
+    async def leave(self, origin: str, conn: str) -> dict[str, Any]:
+        """A connection ended. Only the connection that holds the seat can disconnect it."""
+        self._start()
+        seat = next((s for s, c in self.conns.items() if c == conn), None)
+        if seat is None or self.table is None:
+            return {"ok": True, "events": []}
+        del self.conns[seat]
+        entries = self._commit(self.table.apply(Disconnect(seat=seat), now_ms()), origin)
+        self._touch()
+        await self._save_and_publish()
+        return {"ok": True, "events": entries}
+
+    async def views(self, seats: list[int]) -> dict[str, Any]:
+        """Fresh snapshots for a gateway that lost track, all at one seq."""
+        self._start()
+        if self.table is None:
+            return {"seq": self.feed.seq, "views": {}, "teams": {}, "at": now_ms()}
+        t = self.table
+        return {
+            "seq": self.feed.seq,
+            "views": {s: t.view(s) for s in seats},
+            "teams": {s: team_of(s, t.players) for s in seats},
+            "at": now_ms(),
+        }
+
+    async def renew(self, gateway: str) -> bool:
+        sub = self.feed.subs.get(gateway)
+        if sub is not None:
+            sub.renew()
+        return sub is not None
+
+    async def unsubscribe(self, gateway: str) -> None:
+        sub = self.feed.subs.get(gateway)
+        if sub is not None:
+            sub.ended = True
+            sub.wake.set()
+
+    async def subscribe(self, gateway: str, after: int) -> AsyncIterator[dict[str, Any]]:
+        """Stream batches of events for one gateway. The first batch replays everything after
+        `after` (or says `resync` when the log no longer holds it); later ones leave out the
+        events of this gateway's own commands, which reached it in their replies."""
+        self._start()
+        sub = self.feed.subscribe(gateway, after)
+        try:
+            upto = self.feed.published
+            if after < 0:  # a new follower: from now on
+                yield {"events": [], "head": upto}
+            elif self.feed.covers(after):
+                yield {"events": self.feed.since(after, upto), "head": upto}
+            else:
+                yield {"events": [], "head": upto, "resync": True}
+            sub.sent = upto
+            while not sub.ended:
+                remaining = sub.lease_until - time.monotonic()
+                if remaining <= 0:
+                    break
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(remaining):
+                        await sub.wake.wait()
+                sub.wake.clear()
+                if sub.ended:
+                    break
+                upto = self.feed.published
+                batch = self.feed.since(sub.sent, upto, skip_origin=gateway)
+                sub.sent = upto
+                if batch:
+                    yield {"events": batch}
+        finally:
+            current = self.feed.drop(sub)
+            if current and not sub.ended:
+                await self._gateway_gone(gateway)
+
+    async def _gateway_gone(self, gateway: str) -> None:
+        """A lease ran out: its gateway died without saying so. Its players are disconnected."""
+        if self.table is None:
+            return
+        log.info("table %s: gateway %s gone (lease of %.0f s)", self.code, gateway, LEASE_S)
+        now = now_ms()
+        for seat, conn in list(self.conns.items()):
+            if conn.startswith(gateway + "/"):
+                del self.conns[seat]
+                self._commit(self.table.apply(Disconnect(seat=seat), now), "")
+        await self._save_and_publish()
+
+
+def actor_class(max_concurrency: int = 1000) -> Any:
+    """The Ray actor class: no CPU, one `table_slot`, restarted forever, commands never
+    retried by Ray (the gateway retries with the same command id instead)."""
+    options: dict[str, Any] = {
+        "num_cpus": 0,
+        "resources": {"table_slot": 1},
+        "max_restarts": -1,
+        "max_task_retries": 0,
+        "max_concurrency": max_concurrency,
+    }
+    return ray.remote(**options)(TableActor)

@@ -1,0 +1,85 @@
+"""`python -m cluster up` (what `make run` runs): the whole stack on this machine.
+
+With RAY_ADDRESS unset it starts a Ray head as a child process (its own temp dir and ports, an
+explicit object store and `table_slot` capacity); with REDIS_URL unset, a redis-server child on a
+free port. Then it serves the gateway on PORT as a Ray driver. Ctrl-C or SIGTERM stops all of it:
+the children are stopped by their own PIDs, never with `ray stop`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from types import FrameType
+
+import ray
+
+from cluster.procs import RayHead, RedisServer
+from cluster.settings import get_settings
+from gateway.serve import serve
+
+log = logging.getLogger("quatro.cluster")
+
+
+def _stop_now(sig: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + sig)
+
+
+def up() -> int:
+    settings = get_settings()
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    head: RayHead | None = None
+    redis: RedisServer | None = None
+    # Until uvicorn takes over the signals, a SIGTERM must still run the cleanup below.
+    previous = signal.signal(signal.SIGTERM, _stop_now)
+    try:
+        updates: dict[str, object] = {}
+        if not settings.ray_address:
+            head = RayHead(
+                table_slots=settings.table_slots,
+                object_store_mb=settings.object_store_mb,
+                num_cpus=settings.ray_num_cpus,
+                auth_mode=settings.ray_auth_mode,
+            )
+            print(f"starting a local Ray head ({head.temp_dir})", flush=True)
+            head.start()
+            updates["ray_address"] = head.address
+        if not settings.redis_url:
+            redis = RedisServer().start()
+            print(f"started redis-server on {redis.url}", flush=True)
+            updates["redis_url"] = redis.url
+        settings = settings.model_copy(update=updates)
+        if settings.test_hooks:
+            print("!! QUATRO_TEST_HOOKS=1: test hooks are ON — never in production !!", flush=True)
+        print(f"Quatro is up: http://localhost:{settings.port}", flush=True)
+        signal.signal(signal.SIGTERM, previous)
+        serve(settings)
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if ray.is_initialized():
+            ray.shutdown()
+        if head is not None:
+            head.cleanup()
+        if redis is not None:
+            redis.cleanup()
+        print("Quatro stopped.", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cluster")
+    parser.add_argument("command", choices=["up"], help="up: Ray, Redis and the gateway")
+    args = parser.parse_args(argv)
+    if args.command == "up":
+        return up()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

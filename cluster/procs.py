@@ -1,0 +1,186 @@
+"""Child processes the embedded stack and the tests start: redis-server and a Ray head.
+
+Each runs in its own process group with its own directory and ports, and is stopped by its own
+PID: never `ray stop`, which would stop every Ray on the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGTERM when the process that started us dies (Linux), so that a
+    killed launcher leaves nothing behind."""
+    import ctypes
+
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, timeout: float, proc: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process {proc.args!r} exited with {proc.returncode}")
+        with socket.socket() as s:
+            s.settimeout(0.2)
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
+
+
+def stop_group(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """SIGTERM the child's process group, then SIGKILL whatever is left of it."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(2)
+
+
+@dataclass
+class RedisServer:
+    """A redis-server child with append-only persistence in its own directory, so that a
+    restart on the same port finds its sessions and tables again."""
+
+    port: int = field(default_factory=free_port)
+    dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="quatro-redis-")))
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        exe = shutil.which("redis-server")
+        if exe is None:
+            raise RuntimeError("redis-server is not installed (make deps installs it)")
+        args = [exe, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.dir)]
+        args += ["--appendonly", "yes", "--appendfsync", "everysec", "--save", ""]
+        args += ["--protected-mode", "yes", "--loglevel", "warning"]
+        self.proc = subprocess.Popen(
+            args,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,
+        )
+        wait_for_port(self.port, 10, self.proc)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_group(self.proc)
+            self.proc = None
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@dataclass
+class RayHead:
+    """`ray start --head --block` as a child, on loopback, with its own temp dir and ports."""
+
+    table_slots: int = 200
+    object_store_mb: int = 256
+    num_cpus: int = 2
+    auth_mode: str = "disabled"
+    port: int = field(default_factory=free_port)
+    # Ray puts unix sockets under the temp dir: keep the path short (sun_path is 107 bytes).
+    temp_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="qray-")))
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> RayHead:
+        ray = str(Path(sys.executable).with_name("ray"))
+        args = [ray, "start", "--head", "--block", "--disable-usage-stats"]
+        args += ["--node-ip-address", "127.0.0.1", "--port", str(self.port)]
+        args += ["--temp-dir", str(self.temp_dir), "--include-dashboard", "false"]
+        args += ["--num-cpus", str(self.num_cpus)]
+        args += ["--resources", json.dumps({"table_slot": self.table_slots})]
+        args += ["--object-store-memory", str(self.object_store_mb * 1024 * 1024)]
+        # Fixed defaults of these ports collide with any other Ray on the machine.
+        for flag in (
+            "--ray-client-server-port",
+            "--dashboard-agent-listen-port",
+            "--dashboard-agent-grpc-port",
+            "--metrics-export-port",
+            "--runtime-env-agent-port",
+            "--node-manager-port",
+            "--object-manager-port",
+        ):
+            args += [flag, str(free_port())]
+        env = ray_env(self.auth_mode)
+        log = open(self.temp_dir / "head.log", "wb")  # noqa: SIM115 - the child owns it
+        self.proc = subprocess.Popen(
+            args,
+            start_new_session=True,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            preexec_fn=_die_with_parent,
+        )
+        log.close()
+        wait_for_port(self.port, timeout, self.proc)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_group(self.proc, timeout=5)
+            self.proc = None
+        # Ray's own children (raylet, workers) start sessions of their own: find any left by
+        # their temp dir, which is ours alone.
+        kill_by_marker(str(self.temp_dir))
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def ray_env(auth_mode: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["RAY_AUTH_MODE"] = auth_mode
+    env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    return env
+
+
+def kill_by_marker(marker: str) -> None:
+    """SIGKILL processes whose command line mentions `marker` (a temp dir only we use)."""
+    import psutil
+
+    me = os.getpid()
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            cmd = " ".join(p.info["cmdline"] or [])
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        if marker in cmd and p.info["pid"] != me:
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                p.kill()

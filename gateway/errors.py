@@ -1,0 +1,81 @@
+"""Refusals on the wire, in one place: error codes to HTTP statuses, WebSocket close codes by
+name, and the `{"error": {...}}` body. Anything unexpected becomes close 1011 and a log line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+# WebSocket close codes (RFC 6455 and the 4000–4999 range PROTOCOL.md uses).
+CLOSE_NORMAL = 1000
+CLOSE_GOING_AWAY = 1001
+CLOSE_POLICY = 1008
+CLOSE_TOO_BIG = 1009
+CLOSE_INTERNAL = 1011
+CLOSE_TRY_AGAIN = 1013  # the client could not keep up with its events; reconnect for a snapshot
+CLOSE_BAD_TOKEN = 4401
+CLOSE_NO_SEAT = 4403
+CLOSE_UNKNOWN_TABLE = 4404
+CLOSE_REPLACED = 4409
+
+HELLO_CLOSE = {"bad_token": CLOSE_BAD_TOKEN, "no_seat": CLOSE_NO_SEAT}
+HELLO_CLOSE["unknown_table"] = CLOSE_UNKNOWN_TABLE
+
+STATUS = {
+    "bad_message": 422,
+    "bad_seat": 422,
+    "bad_scenario": 422,
+    "bad_token": 401,
+    "forbidden": 403,
+    "not_host": 403,
+    "not_allowed": 403,
+    "no_seat": 403,
+    "unknown_table": 404,
+    "seat_empty": 404,
+    "seat_taken": 409,
+    "already_seated": 409,
+    "table_not_full": 409,
+    "not_a_bot": 409,
+    "wrong_phase": 409,
+    "rate_limited": 429,
+    "unavailable": 503,
+}
+
+
+class ApiError(Exception):
+    def __init__(self, code: str, message: str, status: int | None = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.status = status or STATUS.get(code, 409)
+
+    @classmethod
+    def from_wire(cls, error: dict[str, Any]) -> ApiError:
+        return cls(str(error["code"]), str(error["message"]))
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+async def api_error_handler(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return JSONResponse(error_body(exc.code, exc.message), exc.status, headers=headers)
+
+
+async def validation_handler(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    where = "; ".join(
+        f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:5]
+    )
+    return JSONResponse(error_body("bad_message", where or "malformed request"), 422)
+
+
+def error_frame(frame_id: str | None, code: str, message: str, **extra: Any) -> dict[str, Any]:
+    frame: dict[str, Any] = {"type": "error", "id": frame_id, "code": code, "message": message}
+    frame.update({k: v for k, v in extra.items() if v is not None})
+    return frame

@@ -1,0 +1,19 @@
+"""Prometheus metrics of one gateway process (served at /metrics)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+PLAYERS = Gauge("quatro_players_connected", "WebSocket connections past hello")
+TABLES = Gauge("quatro_tables_followed", "Tables this gateway follows (one subscription each)")
+FRAMES_IN = Counter("quatro_frames_in_total", "Client frames received", ["type"])
+FRAMES_OUT = Counter("quatro_frames_out_total", "Frames sent to clients")
+ERRORS = Counter("quatro_errors_total", "Error answers and refusals, by code", ["code"])
+COMMAND_SECONDS = Histogram(
+    "quatro_command_seconds",
+    "From a client frame to its answer, table actor call included",
+    ["type"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+)
+SLOW_CLOSES = Counter("quatro_slow_client_closes_total", "Clients closed for falling behind")
+RESUBSCRIBES = Counter("quatro_resubscribes_total", "Table subscriptions started again")

@@ -1,0 +1,208 @@
+"""Wire models: every REST body and every WebSocket frame, validated at the edge. Strict types:
+`"slot": "1"` is malformed, not slot 1."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
+
+FrameId = Annotated[StrictStr, Field(max_length=64)]
+CardId = Annotated[StrictStr, Field(max_length=8)]
+Emoji = Annotated[StrictStr, Field(max_length=8)]
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+# -- REST ---------------------------------------------------------------------------------------
+class NewSession(Body):
+    name: StrictStr = Field(description="1–24 visible characters")
+
+    @field_validator("name")
+    @classmethod
+    def visible(cls, v: str) -> str:
+        v = " ".join(v.split())
+        if not 1 <= len(v) <= 24:
+            raise ValueError("a name has 1 to 24 visible characters")
+        if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in v):
+            raise ValueError("a name has only visible characters")
+        return v
+
+
+class SessionOut(BaseModel):
+    token: str
+    player_id: str
+    name: str
+
+
+class Deal(Body):
+    hands: list[list[StrictStr]]
+    center: list[StrictStr]
+
+
+class Scenario(Body):
+    """Test hooks only (QUATRO_TEST_HOOKS=1): rig a table's deals and speed up its clock."""
+
+    seed: StrictInt = 0
+    time_scale: float = Field(1.0, gt=0, le=10)
+    deals: list[Deal] = Field(default_factory=list, max_length=64)
+
+
+class NewTable(Body):
+    players: Literal[4, 6, 8]
+    scenario: Scenario | None = None
+
+
+class TableOut(BaseModel):
+    table_id: str
+    code: str
+    players: int
+    host: int = 0
+
+
+class SeatOut(BaseModel):
+    seat: int
+    team: int
+
+
+class BotIn(Body):
+    seat: StrictInt
+
+
+class Ok(BaseModel):
+    ok: bool = True
+
+
+class SeatRow(BaseModel):
+    seat: int
+    team: int
+    name: str | None
+    kind: Literal["human", "bot"] | None
+    connected: bool
+
+
+class TableSummary(BaseModel):
+    code: str
+    players: int
+    phase: Literal["lobby", "signing", "playing", "pause", "over"]
+    round: int
+    host: int
+    scores: list[int]
+    seats: list[SeatRow]
+
+
+class Emojis(BaseModel):
+    emojis: list[str]
+
+
+class ClientConfig(BaseModel):
+    test_hooks: bool
+
+
+# -- WebSocket client frames ----------------------------------------------------------------------
+class Frame(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    type: str
+    id: FrameId | None = None
+
+
+class Hello(Frame):
+    type: Literal["hello"]
+    token: Annotated[StrictStr, Field(max_length=256)]
+    table: Annotated[StrictStr, Field(max_length=16)]
+
+
+class ReadyFrame(Frame):
+    type: Literal["ready"]
+
+
+class SignFrame(Frame):
+    type: Literal["sign"]
+    emoji: Emoji
+
+
+class SwapFrame(Frame):
+    type: Literal["swap"]
+    card: CardId
+    slot: StrictInt
+    expect: CardId
+
+
+class FloorFrame(Frame):
+    type: Literal["floor"]
+    open: StrictBool
+
+
+class EmitFrame(Frame):
+    type: Literal["emit"]
+    emoji: Emoji
+
+
+class QuatroFrame(Frame):
+    type: Literal["quatro"]
+
+
+class ContreFrame(Frame):
+    type: Literal["contre"]
+    team: StrictInt | None = None
+
+
+class VoteRequestFrame(Frame):
+    type: Literal["vote_request"]
+
+
+class VoteFrame(Frame):
+    type: Literal["vote"]
+    accept: StrictBool
+
+
+class NextRoundFrame(Frame):
+    type: Literal["next_round"]
+
+
+class RematchFrame(Frame):
+    type: Literal["rematch"]
+
+
+class PingFrame(Frame):
+    type: Literal["ping"]
+
+
+# Frames that become table commands; their fields (less type and id) are the command's.
+COMMAND_FRAMES: dict[str, type[Frame]] = {
+    "ready": ReadyFrame,
+    "sign": SignFrame,
+    "swap": SwapFrame,
+    "floor": FloorFrame,
+    "emit": EmitFrame,
+    "quatro": QuatroFrame,
+    "contre": ContreFrame,
+    "vote_request": VoteRequestFrame,
+    "vote": VoteFrame,
+    "next_round": NextRoundFrame,
+    "rematch": RematchFrame,
+}
+ALL_FRAMES: dict[str, type[Frame]] = {**COMMAND_FRAMES, "ping": PingFrame, "hello": Hello}
+
+
+# -- WebSocket server frames (documented; the gateway builds them from engine events) -----------
+class Ack(BaseModel):
+    type: Literal["ack"] = "ack"
+    id: str | None
+
+
+class Pong(BaseModel):
+    type: Literal["pong"] = "pong"
+    id: str | None
+
+
+class ErrorFrame(BaseModel):
+    type: Literal["error"] = "error"
+    id: str | None
+    code: str
+    message: str
+    retry_in: int | None = None
+    reason: str | None = None

@@ -1,0 +1,61 @@
+"""What is not a game resource: the emoji list, client config, health and metrics."""
+
+from __future__ import annotations
+
+import asyncio
+
+import ray
+from fastapi import APIRouter, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from engine import EMOJIS
+from gateway.deps import Svc
+from gateway.models import ClientConfig, Emojis
+
+router = APIRouter()
+
+
+def _ray_resources() -> bool:
+    return bool(ray.cluster_resources())  # type: ignore[no-untyped-call]
+
+
+@router.get("/api/emojis", response_model=Emojis, tags=["meta"])
+async def emojis() -> Emojis:
+    """The 24 sign emojis of R5, in order."""
+    return Emojis(emojis=list(EMOJIS))
+
+
+@router.get("/api/config", response_model=ClientConfig, tags=["meta"])
+async def config(svc: Svc) -> ClientConfig:
+    return ClientConfig(test_hooks=svc.settings.test_hooks)
+
+
+@router.get("/healthz", tags=["ops"])
+async def healthz() -> dict[str, str]:
+    """The process is up."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz", tags=["ops"])
+async def readyz(svc: Svc) -> JSONResponse:
+    """Ray and Redis both answer."""
+    checks: dict[str, str] = {}
+    try:
+        async with asyncio.timeout(2):
+            await svc.redis.ping()
+        checks["redis"] = "ok"
+    except Exception as exc:
+        checks["redis"] = f"down: {type(exc).__name__}"
+    try:
+        ok = ray.is_initialized() and await asyncio.wait_for(asyncio.to_thread(_ray_resources), 3)
+        checks["ray"] = "ok" if ok else "down"
+    except Exception as exc:
+        checks["ray"] = f"down: {type(exc).__name__}"
+    ready = all(v == "ok" for v in checks.values())
+    return JSONResponse({"ready": ready, **checks}, 200 if ready else 503)
+
+
+@router.get("/metrics", tags=["ops"])
+async def metrics() -> Response:
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,111 @@
+"""Tables over REST: create, look, and the lobby (R29). The table actor judges; this only maps
+its answers to HTTP."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from typing import Any
+
+from fastapi import APIRouter
+
+from actors.directory import TableGone
+from engine import DealSpec, ScenarioError, TableConfig
+from engine.seating import team_of
+from gateway.deps import Me, Svc
+from gateway.errors import ApiError
+from gateway.models import BotIn, NewTable, Ok, SeatOut, TableOut, TableSummary
+
+router = APIRouter(prefix="/api/tables", tags=["tables"])
+
+
+def _config(body: NewTable, test_hooks: bool) -> dict[str, Any]:
+    """The table's configuration; a `scenario` only with the test hooks on (403 otherwise)."""
+    if body.scenario is None:
+        return {"seed": secrets.randbits(62)}
+    if not test_hooks:
+        raise ApiError("forbidden", "scenarios need QUATRO_TEST_HOOKS=1 on the server", 403)
+    sc = body.scenario
+    deals = tuple(
+        DealSpec(hands=tuple(tuple(h) for h in d.hands), center=tuple(d.center)) for d in sc.deals
+    )
+    try:
+        TableConfig(players=body.players, seed=sc.seed, time_scale=sc.time_scale, deals=deals)
+    except ScenarioError as exc:
+        raise ApiError("bad_scenario", str(exc), 422) from exc
+    return {"seed": sc.seed, "time_scale": sc.time_scale, "deals": deals}
+
+
+async def _act(svc: Svc, code: str, me: Me, kind: str, args: dict[str, Any]) -> dict[str, Any]:
+    try:
+        reply: dict[str, Any] = await svc.directory.call(
+            code.upper(), "act", f"rest-{uuid.uuid4().hex}", svc.gateway, me.player_id, kind, args
+        )
+    except TableGone as exc:
+        raise ApiError("unknown_table", f"no table {code}") from exc
+    svc.hubs.feed(code.upper(), reply["events"])
+    if not reply["ok"]:
+        raise ApiError.from_wire(reply["error"])
+    return reply
+
+
+@router.post("", status_code=201, response_model=TableOut)
+async def create_table(body: NewTable, svc: Svc, me: Me) -> TableOut:
+    config = _config(body, svc.settings.test_hooks)
+    code = await svc.directory.create(body.players, config, me.player_id, me.name)
+    record = await svc.directory.record(code)
+    await svc.sessions.seated(me.player_id, code, 0)
+    table_id = record["table_id"] if record else code
+    return TableOut(table_id=table_id, code=code, players=body.players, host=0)
+
+
+@router.get("/{code}", response_model=TableSummary)
+async def get_table(code: str, svc: Svc) -> dict[str, Any]:
+    try:
+        summary: dict[str, Any] | None = await svc.directory.call(code.upper(), "summary")
+    except TableGone as exc:
+        raise ApiError("unknown_table", f"no table {code}") from exc
+    if summary is None:
+        raise ApiError("unknown_table", f"no table {code}")
+    return summary
+
+
+@router.post("/{code}/seats/{seat}", response_model=SeatOut)
+async def take_seat(code: str, seat: int, svc: Svc, me: Me) -> SeatOut:
+    reply = await _act(svc, code, me, "take_seat", {"seat": seat, "name": me.name})
+    summary = await get_table(code, svc)
+    await svc.sessions.seated(me.player_id, code.upper(), reply["seat"])
+    return SeatOut(seat=seat, team=team_of(seat, int(summary["players"])))
+
+
+@router.delete("/{code}/seats/{seat}", response_model=Ok)
+async def leave_seat(code: str, seat: int, svc: Svc, me: Me) -> Ok:
+    reply = await _act(svc, code, me, "leave_seat", {"seat": seat})
+    if reply["seat"] is None:
+        await svc.sessions.seated(me.player_id, code.upper(), None)
+    return Ok()
+
+
+@router.post("/{code}/bots", response_model=Ok)
+async def add_bot(code: str, body: BotIn, svc: Svc, me: Me) -> Ok:
+    await _act(svc, code, me, "add_bot", {"seat": body.seat})
+    return Ok()
+
+
+@router.delete("/{code}/bots/{seat}", response_model=Ok)
+async def remove_bot(code: str, seat: int, svc: Svc, me: Me) -> Ok:
+    await _act(svc, code, me, "remove_bot", {"seat": seat})
+    return Ok()
+
+
+@router.post("/{code}/start", response_model=Ok)
+async def start(code: str, svc: Svc, me: Me) -> Ok:
+    await _act(svc, code, me, "start", {})
+    return Ok()
+
+
+@router.post("/{code}/rematch", response_model=Ok)
+async def rematch(code: str, svc: Svc, me: Me) -> Ok:
+    """Extension: once the match is over, the host starts a new one with the same seats."""
+    await _act(svc, code, me, "rematch", {})
+    return Ok()

@@ -1,0 +1,61 @@
+"""Sessions in Redis: token -> player, and player -> (table, seat). Tokens are bearer secrets:
+only their SHA-256 is stored, and they are never logged."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import uuid
+from dataclasses import dataclass
+
+import redis.asyncio as aioredis
+
+from actors import keys
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    player_id: str
+    name: str
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Sessions:
+    def __init__(self, redis: aioredis.Redis, ttl_s: int) -> None:
+        self.redis = redis
+        self.ttl_s = ttl_s
+
+    async def create(self, name: str) -> tuple[str, Session]:
+        token = secrets.token_urlsafe(32)  # 256 random bits
+        session = Session(player_id=f"p-{uuid.uuid4().hex}", name=name)
+        value = json.dumps({"player_id": session.player_id, "name": name})
+        await self.redis.set(keys.session(token_hash(token)), value, ex=self.ttl_s)
+        return token, session
+
+    async def lookup(self, token: str) -> Session | None:
+        """The session of `token`, its lifetime renewed; None for an unknown token."""
+        if not token or len(token) > 256:
+            return None
+        key = keys.session(token_hash(token))
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.get(key)
+        pipe.expire(key, self.ttl_s)
+        raw, _ = await pipe.execute()
+        if raw is None:
+            return None
+        data = json.loads(raw)
+        return Session(player_id=data["player_id"], name=data["name"])
+
+    async def seated(self, player_id: str, code: str, seat: int | None) -> None:
+        key = keys.player_tables(player_id)
+        pipe = self.redis.pipeline(transaction=False)
+        if seat is None:
+            pipe.hdel(key, code)
+        else:
+            pipe.hset(key, code, seat)
+        pipe.expire(key, self.ttl_s)
+        await pipe.execute()

@@ -1,0 +1,246 @@
+"""The WebSocket `/ws`: hello → welcome, then one reader and one writer task per socket in one
+task group (when either ends, the other is cancelled).
+
+The reader handles one client frame at a time and answers each exactly once (ack, error or pong)
+before any event it causes: the answer is queued first, then the command's events are handed to
+the table's hub, which queues them in seq order. The writer only drains the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import time
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from pydantic import ValidationError
+from ray.exceptions import RayError
+
+from actors.directory import TableGone
+from gateway import metrics
+from gateway.connection import Close, Connection, FloodGuard
+from gateway.errors import (
+    CLOSE_BAD_TOKEN,
+    CLOSE_INTERNAL,
+    CLOSE_NO_SEAT,
+    CLOSE_POLICY,
+    CLOSE_UNKNOWN_TABLE,
+    error_frame,
+)
+from gateway.hub import welcome_frame
+from gateway.models import ALL_FRAMES, COMMAND_FRAMES, Frame, Hello
+from gateway.services import Services
+
+log = logging.getLogger("quatro.ws")
+router = APIRouter()
+
+HELLO_WAIT_S = 15.0
+
+
+class _Ended(Exception):
+    """One side of the socket is done: the task group cancels the other."""
+
+
+class BadFrame(Exception):
+    def __init__(self, frame_id: str | None, code: str, message: str) -> None:
+        super().__init__(message)
+        self.frame_id = frame_id
+        self.code = code
+        self.message = message
+
+
+def parse(text: str) -> Frame:
+    """A client frame, validated; BadFrame (`bad_message`, `unknown_type`) otherwise."""
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        raise BadFrame(None, "bad_message", "a frame is one JSON object") from exc
+    if not isinstance(raw, dict):
+        raise BadFrame(None, "bad_message", "a frame is one JSON object")
+    frame_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+    kind = raw.get("type")
+    if not isinstance(kind, str):
+        raise BadFrame(frame_id, "bad_message", "a frame needs a string `type`")
+    model = ALL_FRAMES.get(kind)
+    if model is None:
+        raise BadFrame(frame_id, "unknown_type", f"unknown frame type {kind[:32]!r}")
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        where = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3]
+        )
+        raise BadFrame(frame_id, "bad_message", where) from exc
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@router.websocket("/ws")
+async def websocket(ws: WebSocket) -> None:
+    svc: Services = ws.app.state.services
+    await ws.accept()
+    try:
+        session = await _handshake(ws, svc)
+    except WebSocketDisconnect:
+        return
+    if session is None:
+        return
+    conn, code = session
+    metrics.PLAYERS.inc()
+    try:
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(_reader(ws, svc, conn, code))
+            tg.create_task(_writer(ws, conn))
+    except* _Ended:
+        pass
+    except* Exception as group:
+        log.error("connection %s failed", conn.conn_id, exc_info=group.exceptions[0])
+        with contextlib.suppress(Exception):
+            await ws.close(CLOSE_INTERNAL)
+    finally:
+        metrics.PLAYERS.dec()
+        svc.hubs.detach(code, conn)
+        with contextlib.suppress(Exception):
+            reply = await svc.directory.call(code, "leave", svc.gateway, conn.conn_id)
+            svc.hubs.feed(code, reply["events"])
+
+
+async def _refuse(ws: WebSocket, frame_id: str | None, code: str, msg: str, close: int) -> None:
+    metrics.ERRORS.labels(code).inc()
+    await ws.send_text(json.dumps(error_frame(frame_id, code, msg), ensure_ascii=False))
+    await ws.close(close)
+
+
+async def _handshake(ws: WebSocket, svc: Services) -> tuple[Connection, str] | None:
+    """Wait for `hello`; answer `welcome` or refuse and close (4401, 4404, 4403)."""
+    try:
+        async with asyncio.timeout(HELLO_WAIT_S):
+            while True:
+                text = await _receive(ws)
+                try:
+                    frame = parse(text)
+                except BadFrame as bad:
+                    metrics.ERRORS.labels(bad.code).inc()
+                    await ws.send_text(json.dumps(error_frame(bad.frame_id, bad.code, bad.message)))
+                    continue
+                if isinstance(frame, Hello):
+                    break
+                await ws.send_text(
+                    json.dumps(error_frame(frame.id, "wrong_phase", "say hello first"))
+                )
+    except TimeoutError:
+        await ws.close(CLOSE_POLICY, "no hello")
+        return None
+    hello = frame
+    session = await svc.sessions.lookup(hello.token)
+    if session is None:
+        await _refuse(ws, hello.id, "bad_token", "unknown or expired token", CLOSE_BAD_TOKEN)
+        return None
+    code = hello.table.upper()
+    if await svc.directory.record(code) is None:
+        await _refuse(ws, hello.id, "unknown_table", f"no table {code}", CLOSE_UNKNOWN_TABLE)
+        return None
+    conn = Connection(f"{svc.gateway}/{uuid.uuid4().hex[:12]}", session.player_id, 0)
+    conn.queue = asyncio.Queue(svc.settings.send_queue)
+    try:
+        await svc.hubs.attach(code, conn)
+        reply = await svc.directory.call(
+            code, "join", conn.conn_id, svc.gateway, conn.conn_id, session.player_id
+        )
+    except TableGone:
+        svc.hubs.detach(code, conn)
+        await _refuse(ws, hello.id, "unknown_table", f"no table {code}", CLOSE_UNKNOWN_TABLE)
+        return None
+    except BaseException:
+        svc.hubs.detach(code, conn)
+        raise
+    if not reply["ok"]:
+        svc.hubs.detach(code, conn)
+        error = reply["error"]
+        close = CLOSE_NO_SEAT if error["code"] == "no_seat" else CLOSE_UNKNOWN_TABLE
+        await _refuse(ws, hello.id, error["code"], error["message"], close)
+        return None
+    svc.hubs.feed(code, reply["events"])
+    conn.event(welcome_frame(hello.id, reply, session.player_id), now_ms())
+    conn.welcomed(reply["seat"], int(reply["view"]["players"]), int(reply["seq"]))
+    return conn, code
+
+
+async def _receive(ws: WebSocket) -> str:
+    message = await ws.receive()
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000))
+    text = message.get("text")
+    if text is None:
+        data = message.get("bytes") or b""
+        text = data.decode("utf-8", errors="replace")
+    metrics.FRAMES_IN.labels("raw").inc()
+    return str(text)
+
+
+async def _reader(ws: WebSocket, svc: Services, conn: Connection, code: str) -> None:
+    guard = FloodGuard(svc.settings.flood_rate, svc.settings.flood_burst)
+    counter = itertools.count(1)
+    try:
+        while True:
+            text = await _receive(ws)
+            if conn.closing:
+                continue
+            started = time.perf_counter()
+            answer, events, kind = await _handle(svc, conn, code, text, guard, next(counter))
+            if answer.get("type") == "error":
+                metrics.ERRORS.labels(answer["code"]).inc()
+            conn.answer(answer)  # before the events it caused
+            svc.hubs.feed(code, events)
+            metrics.COMMAND_SECONDS.labels(kind).observe(time.perf_counter() - started)
+    except WebSocketDisconnect:
+        raise _Ended from None
+
+
+async def _handle(
+    svc: Services, conn: Connection, code: str, text: str, guard: FloodGuard, n: int
+) -> tuple[dict[str, Any], list[Any], str]:
+    try:
+        frame = parse(text)
+    except BadFrame as bad:
+        return error_frame(bad.frame_id, bad.code, bad.message), [], "bad"
+    if not guard.allow():
+        return error_frame(frame.id, "rate_limited", "too many frames", retry_in=1000), [], "rl"
+    if frame.type == "ping":
+        return {"type": "pong", "id": frame.id}, [], "ping"
+    if frame.type == "hello":
+        return error_frame(frame.id, "wrong_phase", "already said hello"), [], "hello"
+    assert frame.type in COMMAND_FRAMES
+    args = frame.model_dump(exclude={"type", "id"})
+    cmd_id = f"{conn.conn_id}:{n}"
+    try:
+        reply = await svc.directory.call(
+            code, "act", cmd_id, svc.gateway, conn.player_id, frame.type, args
+        )
+    except (RayError, TableGone, TimeoutError) as exc:
+        log.warning("table %s unavailable for %s: %r", code, frame.type, exc)
+        return error_frame(frame.id, "unavailable", "the table is unavailable, retry"), [], "x"
+    if reply["ok"]:
+        return {"type": "ack", "id": frame.id}, reply["events"], frame.type
+    return error_frame(frame.id, **reply["error"]), reply["events"], frame.type
+
+
+async def _writer(ws: WebSocket, conn: Connection) -> None:
+    while True:
+        item = await conn.queue.get()
+        if isinstance(item, Close):
+            with contextlib.suppress(Exception):
+                await ws.close(item.code, item.reason)
+            raise _Ended
+        try:
+            await ws.send_text(item)
+        except (WebSocketDisconnect, OSError):
+            raise _Ended from None
+        metrics.FRAMES_OUT.inc()
