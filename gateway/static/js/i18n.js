@@ -110,7 +110,7 @@ export function formatNumber(n) {
 // sentence, or an Arabic name inside a French one, cannot reorder the words around it.
 export function t(key, vars = {}) {
   return lookup(key, vars).replace(/\{(\w+)\}/g, (_, name) =>
-    name in vars ? `\u2068${vars[name]}\u2069` : `{${name}}`,
+    !(name in vars) ? `{${name}}` : typeof vars[name] === "number" ? String(vars[name]) : `\u2068${vars[name]}\u2069`,
   );
 }
 

@@ -1,0 +1,129 @@
+"""Driving the real web client the way a player does: through the page, never the API.
+
+Shared by the browser tests and by `screenshots.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from playwright.sync_api import BrowserContext, Page, expect
+
+# Seat 2 (partner of the host, seat 0) is dealt two aces and the centre holds the other two:
+# two swaps give it a carré, and the host's Quatro! scores for team 0. R4 holds: no hand has
+# three of a rank.
+RIGGED_4 = {
+    "seed": 7,
+    "time_scale": 0.25,
+    "deals": [
+        {
+            "hands": [
+                ["K", "K", "Q", "Q"],
+                ["J", "J", "10", "10"],
+                ["A", "A", "K", "Q"],
+                ["K", "Q", "J", "10"],
+            ],
+            "center": ["A", "A", "J", "10"],
+        }
+    ],
+}
+
+
+@dataclass
+class Player:
+    name: str
+    context: BrowserContext
+    page: Page
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def new_player(
+    browser: Any,
+    name: str,
+    *,
+    locale: str = "en-US",
+    scenario: dict[str, Any] | None = None,
+    viewport: dict[str, int] | None = None,
+    reduced_motion: bool = True,
+) -> Player:
+    context = browser.new_context(
+        locale=locale,
+        viewport=viewport or {"width": 1100, "height": 900},
+        reduced_motion="reduce" if reduced_motion else "no-preference",
+    )
+    if scenario is not None:
+        # The client adds this to POST /api/tables; the server accepts it only with test hooks.
+        context.add_init_script(
+            f"sessionStorage.setItem('quatro.scenario', {json.dumps(json.dumps(scenario))});"
+        )
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    return Player(name, context, page)
+
+
+def create_table(p: Player, base: str, players: int) -> str:
+    p.page.goto(f"{base}/")
+    p.page.fill("#player-name", p.name)
+    p.page.click(f"button[data-players='{players}']")
+    p.page.wait_for_url("**/t/*")
+    code = p.page.locator("[data-code]").get_attribute("data-code")
+    assert code
+    expect(p.page.locator(".seat-row.mine[data-seat='0']")).to_be_visible()
+    return code
+
+
+def join_by_code(p: Player, base: str, code: str, seat: int) -> None:
+    p.page.goto(f"{base}/")
+    p.page.fill("#player-name", p.name)
+    p.page.fill("#join-code", code.lower())
+    p.page.click("form button[type=submit]")
+    take_seat(p, seat)
+
+
+def join_by_link(p: Player, base: str, code: str, seat: int) -> None:
+    p.page.goto(f"{base}/t/{code}")
+    p.page.fill("#player-name", p.name)
+    take_seat(p, seat)
+
+
+def take_seat(p: Player, seat: int) -> None:
+    p.page.click(f"[data-take='{seat}']")
+    expect(p.page.locator(f".seat-row.mine[data-seat='{seat}']")).to_be_visible()
+
+
+def hand_ranks(page: Page) -> list[str]:
+    ranks = page.locator(".hand-card").evaluate_all("els => els.map(e => e.dataset.rank)")
+    return sorted(ranks)
+
+
+def wait_hand(page: Page, ranks: list[str]) -> None:
+    page.wait_for_function(
+        "want => JSON.stringify([...document.querySelectorAll('.hand-card')]"
+        ".map(e => e.dataset.rank).sort()) === want",
+        arg=json.dumps(sorted(ranks), separators=(",", ":")),
+    )
+
+
+def swap_by_taps(page: Page, rank: str, slot: int) -> None:
+    page.locator(f".hand-card[data-rank='{rank}']").first.click()
+    page.click(f".slot[data-slot='{slot}']")
+
+
+def swap_by_drag(page: Page, rank: str, slot: int) -> None:
+    card = page.locator(f".hand-card[data-rank='{rank}']").first.bounding_box()
+    target = page.locator(f".slot[data-slot='{slot}']").bounding_box()
+    assert card and target
+    page.mouse.move(card["x"] + card["width"] / 2, card["y"] + card["height"] / 2)
+    page.mouse.down()
+    tx, ty = target["x"] + target["width"] / 2, target["y"] + target["height"] / 2
+    page.mouse.move(tx, ty, steps=8)
+    page.mouse.up()
+
+
+def wait_swap_ready(page: Page) -> None:
+    expect(page.locator(".hand-wrap.cooling")).to_have_count(0)
+    expect(page.locator(".hand-card").first).to_be_enabled()
