@@ -116,7 +116,8 @@ def swap_by_taps(page: Page, rank: str, slot: int) -> None:
 def swap_by_drag(page: Page, rank: str, slot: int) -> None:
     card = page.locator(f".hand-card[data-rank='{rank}']").first.bounding_box()
     target = page.locator(f".slot[data-slot='{slot}']").bounding_box()
-    assert card and target
+    assert card is not None
+    assert target is not None
     page.mouse.move(card["x"] + card["width"] / 2, card["y"] + card["height"] / 2)
     page.mouse.down()
     tx, ty = target["x"] + target["width"] / 2, target["y"] + target["height"] / 2
