@@ -43,7 +43,7 @@ function StatusBar({ game, status }) {
     </ul>
     <span class="floor-holders">
       ${floors.length
-        ? html`<span aria-hidden="true">🎙</span> ${floors.map(
+        ? html`<span aria-hidden="true">🎙️</span> ${floors.map(
               (s, i) => html`${i ? ", " : ""}<${Name} seats=${tb.seats} seat=${s} />`,
             )}`
         : html`<span class="muted">${t("status.noFloor")}</span>`}
@@ -75,7 +75,7 @@ function SeatView({ game, seat, pos, pulse }) {
   ].filter(Boolean);
   return html`<div
     class="seat team-${row.team} ${partner ? "partner" : ""} ${row.connected ? "" : "offline"} ${row.floor ? "has-floor" : ""}"
-    style=${`left:${pos.left}%;top:${pos.top}%`}
+    style=${`left:clamp(var(--seat-half), ${pos.left}%, calc(100% - var(--seat-half)));top:${pos.top}%`}
     data-seat=${seat}
     role="group"
     aria-label=${`${seatName(tb.seats, seat)} — ${labels.join(", ")}`}
@@ -91,7 +91,7 @@ function SeatView({ game, seat, pos, pulse }) {
     </div>
     <div class="seat-tags" aria-hidden="true">
       ${partner && html`<span class="tag partner-tag">${t("seat.partner")}</span>`}
-      ${row.floor && html`<span class="tag floor-tag">🎙</span>`}
+      ${row.floor && html`<span class="tag floor-tag">🎙️</span>`}
       ${tb.phase === "signing" && row.ready && html`<span class="tag">✓</span>`}
       ${!row.connected && html`<span class="tag off">${t("seat.offline")}</span>`}
     </div>
@@ -194,8 +194,8 @@ function Hand({ hand, selected, onSelect, drag, readyAt, canSwap }) {
   useTick(200);
   const cooling = readyAt && readyAt > serverNow();
   return html`<div class="hand-wrap ${cooling ? "cooling" : ""}">
-    <${CooldownRing} readyAt=${readyAt} />
     <div class="hand" role="group" aria-label=${t("table.yourHand")}>
+      <span class="ring-slot" aria-hidden="true"><${CooldownRing} readyAt=${readyAt} /></span>
       ${hand.map(
         (card) => html`<button
           type="button"
@@ -220,8 +220,9 @@ function Hand({ hand, selected, onSelect, drag, readyAt, canSwap }) {
           <${Card} card=${card} />
         </button>`,
       )}
+      <span class="ring-slot" aria-hidden="true"></span>
     </div>
-    ${cooling && html`<span class="cooling-text" role="status">${t("table.cooldown")}</span>`}
+    <span class="cooling-text" role="status">${cooling ? t("table.cooldown") : ""}</span>
   </div>`;
 }
 
@@ -241,7 +242,7 @@ function FloorControls({ game, actions }) {
       disabled=${locked}
       onClick=${() => actions.floor(!mine.floor)}
     >
-      <span aria-hidden="true">🎙</span>
+      <span aria-hidden="true">🎙️</span>
       ${mine.floor ? t("floor.release") : t("floor.take")}
       ${locked &&
       html`<span class="lock" style=${`animation-duration:${lockLeft}ms`} key=${tb.floor_ready_at}
