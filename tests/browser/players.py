@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, Page, ViewportSize, expect
 
 # Seat 2 (partner of the host, seat 0) is dealt two aces and the centre holds the other two:
 # two swaps give it a carré, and the host's Quatro! scores for team 0. R4 holds: no hand has
@@ -47,7 +47,7 @@ def new_player(
     *,
     locale: str = "en-US",
     scenario: dict[str, Any] | None = None,
-    viewport: dict[str, int] | None = None,
+    viewport: ViewportSize | None = None,
     reduced_motion: bool = True,
 ) -> Player:
     context = browser.new_context(

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import ViewportSize, expect, sync_playwright
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT, _wait_up, free_port
 from tests.browser.players import (
@@ -32,8 +32,8 @@ from tests.browser.players import (
 )
 
 OUT = ROOT / "docs" / "screenshots"
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 860}
+PHONE: ViewportSize = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1280, "height": 860}
 NAMES = ["Ana", "Jean-Baptiste", "Marie", "فاطمة", "Youssef", "Nadia", "Luc", "Wilner"]
 
 DEAL_4 = {
@@ -79,7 +79,7 @@ def shoot(p: Player, name: str) -> None:
 
 
 def seat_everyone(
-    browser: Any, base: str, n: int, deal: dict[str, Any], host_locale: str, host_view: dict
+    browser: Any, base: str, n: int, deal: dict[str, Any], host_locale: str, host_view: ViewportSize
 ) -> list[Player]:
     host = new_player(browser, NAMES[0], locale=host_locale, scenario=deal, viewport=host_view)
     code = create_table(host, base, n)
