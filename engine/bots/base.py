@@ -66,7 +66,8 @@ class Bot(ABC):
 
     def observe(self, event: Mapping[str, Any], at: int) -> None:
         self.model.observe(event, at)
-        self._dirty = True
+        if self.invalidates(event):
+            self._dirty = True
         self.on_event(event, at)
 
     def decide(self, now: int) -> Intent | None:
@@ -110,6 +111,10 @@ class Bot(ABC):
     @abstractmethod
     def plan(self, now: int) -> Intent | None:
         """The next command and its time, from the model alone; must not consume randomness."""
+
+    def invalidates(self, event: Mapping[str, Any]) -> bool:
+        """Whether this event may change the plan (a policy may skip re-planning otherwise)."""
+        return True
 
     def on_sync(self, now: int) -> None:
         """Draw whatever the policy needs after a snapshot."""

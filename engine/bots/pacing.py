@@ -9,6 +9,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+MAX_REACTION_MS = 2_500  # the slowest reaction at speed 1.0
+
 
 @dataclass(frozen=True, slots=True)
 class Pace:
@@ -23,7 +25,7 @@ class Pace:
 
     def reaction(self, rng: random.Random) -> int:
         """Seeing something and acting on it: mostly 0.4–1.2 s, sometimes slower."""
-        return self._ms(min(2_500.0, 320.0 + rng.gammavariate(2.0, 220.0)))
+        return self._ms(min(float(MAX_REACTION_MS), 320.0 + rng.gammavariate(2.0, 220.0)))
 
     def quick(self, rng: random.Random) -> int:
         """A follow-up to one's own action (emitting right after completing a carré)."""

@@ -64,6 +64,17 @@ class RandomBot(Bot):
     def on_sync(self, now: int) -> None:
         self._next_think(now)
 
+    def invalidates(self, event: Mapping[str, Any]) -> bool:
+        """Another seat's floor or emission never changes what it may do; another seat's swap
+        matters only when it changes the slot this bot means to swap with."""
+        kind = event.get("type")
+        if kind in ("floor", "emission", "ready", "voted"):
+            return event.get("seat") == self.seat
+        if kind == "swapped" and event.get("seat") != self.seat:
+            planned = self._plan.command if self._plan is not None else None
+            return isinstance(planned, Swap) and planned.slot == event.get("slot")
+        return True
+
     def on_event(self, event: Mapping[str, Any], at: int) -> None:
         kind = event.get("type")
         if kind in ("round", "signing", "reshuffled", "pause"):

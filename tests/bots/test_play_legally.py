@@ -1,0 +1,75 @@
+"""Over 1,000 simulated matches, bots only send what the engine accepts.
+
+In simulated time every bot sees every event before it acts, so nothing a bot sends can lose a
+race, and the only refusal allowed is `stale` (a swap whose expected card another player took
+first, R11). Over a network a bot also meets races it cannot see: `stale`; `wrong_phase` for a
+call or swap that arrives after another call ended the round (R18); `cooldown` or
+`floor_cooldown` when its clock and the server's disagree; `vote_refused` when another vote
+started first. Those are the timing races the policy is excused for; none occurs here.
+
+Each command is also checked, before it is applied, against `engine.legal` on the seat's true
+view, and a smart bot never calls Quatro! while it holds a carré (R16).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from engine import CallQuatro, Command, Table
+from engine.legal import SeatView, legal_for
+from engine.tournament import play_match
+
+PAIRINGS = [("smart", "random"), ("random", "smart"), ("smart", "smart"), ("random", "random")]
+RACES = {"stale"}
+# 3 sizes x 2 table kinds x (3 pairings x 53 + 10 random-only) = 1,014 matches. Random-only
+# rounds run their full three minutes, so fewer of those keep the suite fast.
+MATCHES = {("smart", "random"): 53, ("random", "smart"): 53, ("smart", "smart"): 53}
+RANDOM_ONLY_MATCHES = 10
+
+
+@pytest.mark.parametrize("host_connected", [False, True], ids=["bots-only", "with-human"])
+@pytest.mark.parametrize("pairing", PAIRINGS, ids=["-".join(p) for p in PAIRINGS])
+@pytest.mark.parametrize("players", [4, 6, 8])
+def test_bots_send_only_legal_commands(
+    players: int, pairing: tuple[str, str], host_connected: bool
+) -> None:
+    policies = tuple(pairing[k % 2] for k in range(players // 2))
+    refused: Counter[str] = Counter()
+    illegal: list[tuple[int, Command]] = []
+    own_carre_calls: list[int] = []
+    kinds: Counter[str] = Counter()
+
+    def check(table: Table, seat: int, command: Command, now: int) -> None:
+        kinds[type(command).__name__] += 1
+        seen = SeatView.parse(table.view(seat), seat)
+        if command not in legal_for(seen, now):
+            illegal.append((seat, command))
+        ranks = {c.rank for c in seen.hand}
+        smart = policies[seat % (players // 2)] == "smart"
+        if smart and isinstance(command, CallQuatro) and len(ranks) == 1:
+            own_carre_calls.append(seat)
+
+    def count(seat: int, command: Command, code: str | None, at: int) -> None:
+        if code is not None:
+            refused[code] += 1
+
+    for i in range(MATCHES.get(pairing, RANDOM_ONLY_MATCHES)):
+        result = play_match(
+            players,
+            policies,
+            seed=players * 10_000 + i,
+            max_rounds=1 if i % 5 else 2,
+            host_connected=host_connected,
+            time_scale=0.05 if i % 7 == 0 else 1.0,
+            speed=20.0 if i % 7 == 0 else 1.0,
+            on_command=count,
+            check=check,
+        )
+        assert result.rounds >= 1
+    assert set(refused) <= RACES, refused
+    assert illegal == []
+    assert own_carre_calls == []
+    assert kinds["Swap"] > 0
+    assert kinds["CastVote"] == 0  # bots never vote (R19)

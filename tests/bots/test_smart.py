@@ -1,0 +1,134 @@
+"""The smart policy's promises, each on a rigged deal with the other seats played by hand."""
+
+from __future__ import annotations
+
+from engine import CallContre, CallQuatro, Emit, RequestVote, SetFloor, Swap
+from engine.bots.pacing import MAX_REACTION_MS
+from engine.tournament import Runner
+from tests.bots.harness import Log, card_ids, deal, seen_by, slot_of, table_with
+
+# 4 players: seat 0 can make a carré of kings in two swaps; seat 2 (a bot) waits for aces that
+# never come.
+KINGS_FOR_SEAT_0 = deal(["K K Q J", "A A Q 10", "A A Q J", "J J 10 10"], "K K Q 10")
+# The same with seats 0 and 2 exchanged: the bot in seat 2 can make the carré itself.
+KINGS_FOR_SEAT_2 = deal(["A A Q J", "A A Q 10", "K K Q J", "J J 10 10"], "K K Q 10")
+
+
+def take(runner: Runner, seat: int, give_rank: str, want_rank: str, at: int) -> None:
+    """Seat swaps one card of `give_rank` for a centre card of `want_rank`, at `at`."""
+    runner.run(until=at)
+    table = runner.table
+    want = card_ids(table, 0, want_rank, where="center")[0]
+    give = card_ids(table, seat, give_rank)[0]
+    runner.act(seat, Swap(seat=seat, card=give, slot=slot_of(table, want), expect=want))
+
+
+def emit_sign(runner: Runner, seat: int, at: int) -> str:
+    runner.run(until=at)
+    sign = seen_by(runner.table, seat).sign
+    assert sign is not None
+    runner.act(seat, SetFloor(seat=seat, open=True))
+    runner.act(seat, Emit(seat=seat, emoji=sign))
+    return sign
+
+
+def reveal(log: Log) -> dict[str, object]:
+    reveals = log.of_type("reveal")
+    assert len(reveals) == 1
+    return reveals[0][1]
+
+
+def test_r15_smart_bot_calls_quatro_when_partner_emits_the_team_sign() -> None:
+    runner, log = table_with(4, {2: "smart"}, deals=[KINGS_FOR_SEAT_0], seed=3)
+    take(runner, 0, "Q", "K", at=1_000)
+    take(runner, 0, "J", "K", at=3_100)
+    emit_sign(runner, 0, at=3_300)
+    emitted_at = log.of_type("emission")[-1][0]
+    runner.run(until=emitted_at + MAX_REACTION_MS + 1)
+    calls = log.commands_of(2, CallQuatro)
+    assert len(calls) == 1
+    assert emitted_at < calls[0][0] <= emitted_at + MAX_REACTION_MS
+    shown = reveal(log)
+    assert shown["reason"] == "quatro"
+    assert shown["correct"] is True
+    assert shown["scored"] == [0]
+
+
+def test_partner_sign_is_heard_at_any_speed_within_a_scaled_reaction() -> None:
+    runner, log = table_with(4, {2: "smart"}, deals=[KINGS_FOR_SEAT_0], seed=5, speed=4.0)
+    take(runner, 0, "Q", "K", at=1_000)
+    take(runner, 0, "J", "K", at=3_100)
+    emit_sign(runner, 0, at=3_300)
+    emitted_at = log.of_type("emission")[-1][0]
+    runner.run(until=emitted_at + MAX_REACTION_MS)
+    calls = log.commands_of(2, CallQuatro)
+    assert calls
+    assert calls[0][0] - emitted_at <= MAX_REACTION_MS / 4
+
+
+def test_r16_smart_bot_with_a_carre_signals_and_never_calls_quatro_itself() -> None:
+    runner, log = table_with(4, {2: "smart"}, deals=[KINGS_FOR_SEAT_2], seed=1)
+    runner.run(until=10_000)
+    seen = seen_by(runner.table, 2)
+    assert [c.rank for c in seen.hand] == ["K"] * 4, "the bot should have collected the kings"
+    sign = seen.sign
+    assert any(e["seat"] == 2 and e["emoji"] == sign for _, e in log.of_type("emission"))
+    # Now its partner emits the team's sign too: with its own carré the bot must not call.
+    emit_sign(runner, 0, at=12_000)
+    runner.run(until=200_000)
+    assert log.commands_of(2, CallQuatro) == []
+    shown = reveal(log)
+    assert 2 in shown["carres"]  # type: ignore[operator]
+
+
+def test_r17_smart_bot_accuses_the_team_it_watched_collect_a_carre_at_6_players() -> None:
+    # Seat 1 (team 1) takes all four kings in plain sight: two from the deal's centre, two that
+    # seat 3 (the bot's partner) puts down.
+    six = deal(["A A Q J", "10 10 9 9", "A A Q J", "K K 10 9", "Q Q J 8", "10 9 8 J"], "K K 8 8")
+    runner, log = table_with(6, {0: "smart"}, deals=[six], seed=2)
+    take(runner, 1, "10", "K", at=100)
+    take(runner, 1, "10", "K", at=2_200)
+    take(runner, 3, "K", "8", at=2_300)
+    take(runner, 3, "K", "8", at=4_400)
+    take(runner, 1, "9", "K", at=4_500)
+    assert log.commands_of(0, CallContre) == [], "three kings seen is no carré yet"
+    take(runner, 1, "9", "K", at=6_600)
+    last_swap = log.of_type("swapped")[-1][0]
+    runner.run(until=last_swap + 3_000)
+    calls = log.commands_of(0, CallContre)
+    assert len(calls) == 1
+    at, call = calls[0]
+    assert isinstance(call, CallContre)
+    assert call.team == 1
+    assert at - last_swap <= 1_800
+    shown = reveal(log)
+    assert shown["correct"] is True
+    assert shown["scored"] == [0]
+
+
+def test_smart_bot_never_puts_down_the_rank_its_partner_visibly_collects() -> None:
+    hands = ["A A J J", "Q J 10 10", "K K Q 10", "A Q J 10"]
+    rigged = deal(hands, "K K Q A")
+
+    def queens_put_down(partner_takes_the_queen: bool) -> list[int]:
+        runner, log = table_with(4, {2: "smart"}, deals=[rigged], seed=4)
+        if partner_takes_the_queen:
+            take(runner, 0, "A", "Q", at=100)
+        runner.run(until=12_000)
+        return [
+            at for at, e in log.of_type("swapped") if e["seat"] == 2 and e["placed"]["rank"] == "Q"
+        ]
+
+    assert queens_put_down(False), "without a partner collecting queens, the queen goes"
+    assert queens_put_down(True) == []
+
+
+def test_smart_bot_asks_for_a_reshuffle_when_the_centre_is_dead() -> None:
+    # The bot keeps aces; the centre never shows one, and nobody else moves.
+    dead = deal(["J J 10 10", "A A Q 10", "A A Q J", "K Q J 10"], "K K K Q")
+    runner, log = table_with(4, {2: "smart"}, deals=[dead], seed=6)
+    runner.run(until=40_000)
+    requests = log.commands_of(2, RequestVote)
+    assert len(requests) == 1
+    assert 10_000 <= requests[0][0] <= 25_000
+    assert len(log.of_type("reshuffled")) == 4  # one per seat: nobody else votes (R19)
