@@ -1,0 +1,165 @@
+"""The finer points of play in real browsers against the real stack: a stale swap shown at once
+and rolled back with a cue, the floor and its lock, emissions seen and announced, the reshuffle
+vote, Contre!, and a whole match to its winners and "Play again"."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from playwright.sync_api import Page, WebSocketRoute, expect
+
+from tests.browser.players import (
+    RIGGED_4,
+    Player,
+    create_table,
+    hand_ranks,
+    join_by_link,
+    new_player,
+    swap_by_taps,
+    wait_hand,
+)
+from tests.browser.test_languages import catalog
+
+EN = catalog("en")
+
+
+class SlowLink:
+    """A real connection to the real gateway whose server-to-page direction can be held back:
+    what a slow mobile network does. Nothing is invented; frames are only delayed."""
+
+    def __init__(self, page: Page) -> None:
+        self.holding = False
+        self.queue: list[str | bytes] = []
+        self.lock = threading.Lock()
+        self.page_side: WebSocketRoute | None = None
+        page.route_web_socket("**/ws", self._route)
+
+    def _route(self, ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+        self.page_side = ws
+        ws.on_message(lambda message: server.send(message))
+        server.on_message(self._from_server)
+
+    def _from_server(self, message: str | bytes) -> None:
+        with self.lock:
+            if self.holding:
+                self.queue.append(message)
+                return
+        assert self.page_side is not None
+        self.page_side.send(message)
+
+    def hold(self) -> None:
+        with self.lock:
+            self.holding = True
+
+    def release(self) -> list[dict[str, Any]]:
+        with self.lock:
+            self.holding = False
+            held, self.queue = self.queue, []
+        assert self.page_side is not None
+        for message in held:
+            self.page_side.send(message)
+        return [json.loads(m) for m in held]
+
+
+def seat_four(browser: Any, base: str, scenario: dict[str, Any]) -> tuple[list[Player], SlowLink]:
+    host = new_player(browser, "Ana", scenario=scenario)
+    others = [new_player(browser, name) for name in ("Bruno", "Chloé", "Dieudonné")]
+    slow = SlowLink(others[0].page)  # seat 1 gets the slow network
+    code = create_table(host, base, 4)
+    for seat, p in enumerate(others, start=1):
+        join_by_link(p, base, code, seat)
+    return [host, *others], slow
+
+
+def open_round(players: list[Player]) -> None:
+    players[0].page.click("#start-match")
+    for p in players:
+        p.page.click("#ready-btn")
+    for p in players:
+        expect(p.page.locator(".hand-card")).to_have_count(4)
+
+
+def test_stale_swap_floor_emission_vote_and_contre(browser: Any, stack_url: str) -> None:
+    players, slow = seat_four(browser, stack_url, RIGGED_4)
+    host, bruno, chloe, dieu = players
+    try:
+        open_round(players)
+        assert hand_ranks(bruno.page) == ["10", "10", "J", "J"]
+
+        # Stale swap: Bruno's view lags; Chloé takes the ace of slot 0 first.
+        slow.hold()
+        swap_by_taps(chloe.page, "K", 0)
+        wait_hand(chloe.page, ["A", "A", "A", "Q"])
+        swap_by_taps(bruno.page, "J", 0)
+        # Shown at once (optimistic): the ace Bruno expects is already in his hand.
+        wait_hand(bruno.page, ["10", "10", "A", "J"])
+        held = slow.release()
+        answer = next(f for f in held if f.get("type") == "error")
+        assert answer["code"] == "stale"
+        # Rolled back, with a visible and a spoken cue; the centre shows Chloé's king.
+        wait_hand(bruno.page, ["10", "10", "J", "J"])
+        expect(bruno.page.locator(".slot.stale[data-slot='0']")).to_be_visible()
+        expect(bruno.page.locator(".toast")).to_contain_text(EN["err.stale"])
+        expect(bruno.page.locator("#live-urgent")).to_contain_text(EN["err.stale"])
+        expect(bruno.page.locator(".slot[data-slot='0'] .card")).to_have_attribute("data-rank", "K")
+        # A stale swap costs nothing (no cooldown): Bruno swaps again at once.
+        swap_by_taps(bruno.page, "J", 3)
+        wait_hand(bruno.page, ["10", "10", "10", "J"])
+        expect(host.page.locator(".slot[data-slot='3'] .card")).to_have_attribute("data-rank", "J")
+
+        # The floor: taken, locked for a moment (visible), seen by the others.
+        dieu.page.click("#floor-toggle")
+        expect(dieu.page.locator("#floor-toggle[aria-pressed='true']")).to_be_visible()
+        expect(host.page.locator(".seat.has-floor[data-seat='3']")).to_be_visible()
+        expect(dieu.page.locator("#floor-toggle")).to_be_enabled()  # the lock runs out
+        dieu.page.click(".emit-btn")
+        dieu.page.click("#emit-picker [data-emoji='🦉']")
+        expect(host.page.locator(".seat[data-seat='3'] .bubble")).to_have_text("🦉")
+        expect(host.page.locator(".history li")).to_contain_text("🦉")
+        expect(host.page.locator("#live-polite")).to_contain_text("Dieudonné")
+
+        # The reshuffle vote: asked by the host, answered by the three others.
+        host.page.click(".vote-btn")
+        for p in (bruno, chloe, dieu):
+            expect(p.page.locator("[data-vote='yes']")).to_be_visible()
+        expect(host.page.locator("[data-vote='yes']")).to_have_count(0)
+        for p in (bruno, chloe, dieu):
+            p.page.click("[data-vote='yes']")
+        for p in players:
+            expect(p.page.locator("#live-polite")).to_contain_text(EN["vote.passed"])
+            expect(p.page.locator(".vote-btn")).to_be_disabled()  # once per round (R20)
+
+        # Contre! at four players needs no team: it ends the round.
+        dieu.page.click("#call-contre")
+        for p in players:
+            expect(p.page.locator(".reveal[data-reason='contre']")).to_be_visible()
+    finally:
+        for p in players:
+            p.close()
+
+
+def test_a_match_runs_to_its_winners_and_plays_again(browser: Any, stack_url: str) -> None:
+    # Fast clocks: signing opens by itself; each round the host calls a wrong Quatro!, so
+    # team 1 scores every time and wins 5-0.
+    fast = {"seed": 3, "time_scale": 0.05, "deals": []}
+    players, _ = seat_four(browser, stack_url, fast)
+    host = players[0]
+    try:
+        host.page.click("#start-match")
+        for round_no in range(1, 6):
+            expect(host.page.locator("#call-quatro")).to_be_enabled(timeout=10_000)
+            host.page.click("#call-quatro")
+            expect(host.page.locator(".score[data-team='1'] .points")).to_have_text(str(round_no))
+        for p in players:
+            expect(p.page.locator(".winners[data-winners='1']")).to_be_visible()
+        expect(players[1].page.locator("#play-again")).to_have_count(0)
+        host.page.click("#play-again")
+        for p in players:
+            expect(p.page.locator(".score[data-team='1'] .points")).to_have_text("0")
+            expect(p.page.locator(".round-no")).to_have_text("Round 1")
+    finally:
+        for p in players:
+            p.close()
