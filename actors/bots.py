@@ -1,66 +1,65 @@
-"""Bot seats, played on the table actor's own clock (R29: same rules, same cooldowns, no votes).
+"""Bot seats, played on the table actor's own clock with `engine.bots` policies (R29: the same
+rules and cooldowns as humans, no votes). A bot is fed exactly what its seat may see: a
+`table.view(seat)` snapshot, then the events whose audience includes it (R30).
 
-Until `engine.bots` offers a policy, a bot plays the simplest legal way: now and then it swaps a
-card of a rank it holds least of for a centre card of the rank it holds most of. It never calls
-and never votes. A bot only reads `table.view(seat)`, so it knows no more than a human would.
+Policy `idle` (a test hook) keeps bots seated and ready but silent, so rigged scenarios stay
+exactly as rigged.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Any
-
-from engine import Command, Swap, Table
+from engine import Command, Outbound, Table
+from engine.bots import POLICIES, Bot, make_bot
 from engine.phase import Phase
 
-THINK_MS = 2_500  # between two looks at the table, before time_scale
+IDLE = "idle"
+BOT_POLICIES = (*POLICIES, IDLE)
 
 
 class BotDriver:
-    """When each bot next looks at the table, and what it then does."""
-
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, policy: str = "smart") -> None:
         self._table = table
-        self._next: dict[int, int] = {}
+        self.policy = policy
+        self._bots: dict[int, Bot] = {}
 
-    @property
-    def think_ms(self) -> int:
-        return max(1, round(THINK_MS * self._table.config.time_scale))
+    def _ensure(self, now: int) -> None:
+        """Bots join when the match starts (lobby seats may still change before that)."""
+        if self.policy == IDLE or self._table.phase is Phase.LOBBY:
+            return
+        for seat in self._table.bot_seats():
+            if seat not in self._bots:
+                bot = make_bot(
+                    self.policy,
+                    seat,
+                    self._table.players,
+                    seed=self._table.config.seed * 31 + seat,
+                    timings=self._table.config.timings,
+                )
+                bot.sync(self._table.view(seat), now)
+                self._bots[seat] = bot
+
+    def observe(self, outs: list[Outbound]) -> None:
+        if not self._bots:
+            return
+        players = self._table.players
+        for o in outs:
+            wire = None
+            for seat, bot in self._bots.items():
+                if o.to.includes(seat, players):
+                    wire = wire or o.event.to_wire()
+                    bot.observe(wire, o.at)
 
     def next_due(self, now: int) -> int | None:
-        if self._table.phase is not Phase.PLAYING:
-            self._next.clear()
-            return None
-        for seat in self._table.bot_seats():
-            self._next.setdefault(seat, now + self.think_ms * (1 + seat % 3))
-        return min(self._next.values(), default=None)
+        self._ensure(now)
+        dues = [i.at for b in self._bots.values() if (i := b.decide(now)) is not None]
+        return min(dues, default=None)
 
-    def due_commands(self, now: int) -> list[Command]:
-        """The commands of every bot whose turn to look has come; each looks again later."""
-        out: list[Command] = []
-        for seat, at in sorted(self._next.items()):
-            if at > now:
-                continue
-            self._next[seat] = now + self.think_ms
-            command = choose(self._table.view(seat), seat, now)
-            if command is not None:
-                out.append(command)
+    def due(self, now: int) -> list[tuple[Bot, Command]]:
+        """The bots whose intent is due, with what they mean to send."""
+        self._ensure(now)
+        out: list[tuple[Bot, Command]] = []
+        for bot in self._bots.values():
+            intent = bot.decide(now)
+            if intent is not None and intent.at <= now:
+                out.append((bot, intent.command))
         return out
-
-
-def choose(view: dict[str, Any], seat: int, now: int) -> Command | None:
-    hand = view["hand"]
-    center = view["center"]
-    if view["phase"] != "playing" or len(hand) != 4 or now < (view["swap_ready_at"] or 0):
-        return None
-    counts = Counter(card["rank"] for card in hand)
-    want, held = counts.most_common(1)[0]
-    if held == 4:
-        return None
-    slot = next((i for i, c in enumerate(center) if c["rank"] == want), None)
-    if slot is None:
-        return None
-    give = min(hand, key=lambda card: (counts[card["rank"]], card["id"]))
-    if give["rank"] == want:
-        return None
-    return Swap(seat=seat, card=give["id"], slot=slot, expect=center[slot]["id"])

@@ -27,6 +27,7 @@ from actors import keys
 from actors.bots import BotDriver
 from actors.commands import BUILDERS
 from actors.feed import LEASE_S, Entry, Feed
+from cluster.redis_client import async_redis
 from engine import Command, Connect, Disconnect, Outbound, Refusal, Table, TableConfig, TakeSeat
 from engine.phase import Phase
 from engine.seating import team_of
@@ -94,7 +95,7 @@ class TableActor:
         self.stored_seq = seq
         self.conns = {int(k): v for k, v in snap["conns"].items()}
         self.done = OrderedDict((k, v) for k, v in snap["done"])
-        self.bots = BotDriver(self.table)
+        self.bots = BotDriver(self.table, snap.get("bot_policy", "smart"))
         log.info("table %s restored at seq %d", self.code, seq)
 
     def _snapshot(self) -> dict[str, Any]:
@@ -105,15 +106,14 @@ class TableActor:
             "seq": self.feed.seq,
             "conns": {str(k): v for k, v in self.conns.items()},
             "done": done,
+            "bot_policy": self.bots.policy if self.bots else "smart",
         }
 
     # -- plumbing -----------------------------------------------------------------------------
     def _start(self) -> None:
         """Tasks need the actor's event loop, which __init__ does not run on."""
         if self._redis is None:
-            self._redis = aioredis.Redis.from_url(
-                self.redis_url, decode_responses=True, socket_timeout=SAVE_TIMEOUT_S
-            )
+            self._redis = async_redis(self.redis_url, SAVE_TIMEOUT_S)
             self._save_lock = asyncio.Lock()
             self._wake = asyncio.Event()
         if self.table is not None and (self._clock is None or self._clock.done()):
@@ -122,6 +122,8 @@ class TableActor:
     def _commit(self, outs: list[Outbound], origin: str) -> list[Entry]:
         """Give events their seq and log them. Synchronous: callers apply and commit together."""
         self.version += 1
+        if self.bots is not None:
+            self.bots.observe(outs)
         return [
             self.feed.append(o.to.scope, o.to.index, o.event.to_wire(), o.at, origin) for o in outs
         ]
@@ -229,11 +231,13 @@ class TableActor:
                 await self._stop()
                 return
             entries = self._commit(self.table.advance(now), "")
-            for command in self.bots.due_commands(now):
+            for bot, command in self.bots.due(now):
+                bot.sent(command, now)
                 try:
                     entries += self._commit(self.table.apply(command, now), "")
                 except Refusal as refusal:
                     entries += self._commit(refusal.events, "")
+                    bot.refused(command, refusal.to_wire(), now)
             if entries:
                 await self._save_and_publish()
 
@@ -258,9 +262,11 @@ class TableActor:
         """Give this pooled actor its table; the creator takes seat 0 and hosts."""
         if self.table is not None:
             return {"ok": False, "error": {"code": "not_allowed", "message": "already open"}}
+        config = dict(config)
+        policy = str(config.pop("bot_policy", "smart"))
         table = Table(TableConfig(code=code, **config))
         outs = table.apply(TakeSeat(seat=0, player_id=host, name=name), now_ms())
-        self.code, self.table, self.bots = code, table, BotDriver(table)
+        self.code, self.table, self.bots = code, table, BotDriver(table, policy)
         self._start()
         assert self._redis is not None
         await self._redis.set(keys.actor(self.name), code, ex=KEY_TTL_S)

@@ -49,6 +49,9 @@ class Scenario(Body):
     seed: StrictInt = 0
     time_scale: float = Field(1.0, gt=0, le=10)
     deals: list[Deal] = Field(default_factory=list, max_length=64)
+    bot_policy: Literal["smart", "random", "idle"] | None = Field(
+        default=None, description="extension: how bots play at this table (idle: not at all)"
+    )
 
 
 class NewTable(Body):

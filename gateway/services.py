@@ -10,6 +10,7 @@ import redis.asyncio as aioredis
 
 from actors.directory import Directory
 from cluster.connect import connect_ray
+from cluster.redis_client import async_redis
 from cluster.settings import Settings
 from gateway.hub import Hubs
 from gateway.sessions import Sessions
@@ -33,9 +34,7 @@ class Services:
         if settings.test_hooks:
             log.warning("QUATRO_TEST_HOOKS=1: test hooks are ON (rigged deals, fast clocks)")
         connect_ray(settings)
-        redis = aioredis.Redis.from_url(
-            settings.redis_url, decode_responses=True, socket_timeout=5, health_check_interval=10
-        )
+        redis = async_redis(settings.redis_url)
         gateway = f"gw-{uuid.uuid4().hex[:10]}"
         directory = Directory(
             redis,

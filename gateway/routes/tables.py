@@ -33,7 +33,10 @@ def _config(body: NewTable, test_hooks: bool) -> dict[str, Any]:
         TableConfig(players=body.players, seed=sc.seed, time_scale=sc.time_scale, deals=deals)
     except ScenarioError as exc:
         raise ApiError("bad_scenario", str(exc), 422) from exc
-    return {"seed": sc.seed, "time_scale": sc.time_scale, "deals": deals}
+    config: dict[str, Any] = {"seed": sc.seed, "time_scale": sc.time_scale, "deals": deals}
+    if sc.bot_policy is not None:
+        config["bot_policy"] = sc.bot_policy
+    return config
 
 
 async def _act(svc: Svc, code: str, me: Me, kind: str, args: dict[str, Any]) -> dict[str, Any]:

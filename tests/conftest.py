@@ -1,0 +1,137 @@
+"""Shared fixtures for the tests that need the real cluster: a redis-server and a Ray head of our
+own (own temp dir, own ports, stopped by PID — never `ray stop`), and two real uvicorn gateways
+in subprocesses on free ports, all started once per session and shared."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cluster.procs import RayHead, RedisServer, free_port, ray_env, stop_group
+
+ROOT = Path(__file__).resolve().parents[1]
+AUTH_MODE = "disabled"  # the same for the head, the gateways and this process's driver
+START_TIMEOUT_S = 90.0
+
+
+@dataclass
+class Gateway:
+    port: int
+    env: dict[str, str]
+    log: Path
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def start(self) -> Gateway:
+        out = open(self.log, "ab")  # noqa: SIM115 - the child owns it
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gateway"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        out.close()
+        return self
+
+    def wait_ready(self, timeout: float = START_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"gateway exited: {self.log.read_text()[-3000:]}")
+            with (
+                contextlib.suppress(OSError),
+                urllib.request.urlopen(self.url + "/readyz", timeout=2) as r,
+            ):
+                if r.status == 200:
+                    return
+            time.sleep(0.2)
+        raise TimeoutError(f"gateway not ready: {self.log.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_group(self.proc, timeout=10)
+            self.proc = None
+
+
+@dataclass
+class Stack:
+    redis: RedisServer
+    head: RayHead
+    namespace: str
+    gateways: list[Gateway] = field(default_factory=list)
+
+    @property
+    def a(self) -> Gateway:
+        return self.gateways[0]
+
+    @property
+    def b(self) -> Gateway:
+        return self.gateways[1]
+
+    def driver(self) -> Any:
+        """This test process as a Ray driver of the same cluster (to find and kill actors)."""
+        import ray
+
+        if not ray.is_initialized():
+            os.environ["RAY_AUTH_MODE"] = AUTH_MODE
+            ray.init(address=self.head.address, namespace=self.namespace, log_to_driver=False)
+        return ray
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    logs = tmp_path_factory.mktemp("stack")
+    redis = RedisServer()
+    head = RayHead(table_slots=64, object_store_mb=128, num_cpus=2, auth_mode=AUTH_MODE)
+    st = Stack(redis=redis, head=head, namespace=f"test-{uuid.uuid4().hex[:8]}")
+    try:
+        redis.start()
+        head.start()
+        for _ in range(2):
+            env = ray_env(AUTH_MODE)
+            env.update(
+                RAY_ADDRESS=head.address,
+                REDIS_URL=redis.url,
+                PORT=str(free_port()),
+                RAY_NAMESPACE=st.namespace,
+                QUATRO_TEST_HOOKS="1",
+                QUATRO_POOL_SIZE="2",
+                QUATRO_LOG_LEVEL="info",
+                PYTHONPATH=str(ROOT),
+            )
+            gw = Gateway(int(env["PORT"]), env, logs / f"gateway-{env['PORT']}.log")
+            st.gateways.append(gw.start())
+        for gw in st.gateways:
+            gw.wait_ready()
+        yield st
+    finally:
+        for gw in st.gateways:
+            gw.stop()
+        with contextlib.suppress(Exception):
+            import ray
+
+            if ray.is_initialized():
+                ray.shutdown()
+        head.cleanup()
+        redis.cleanup()
