@@ -31,6 +31,8 @@ class SlowLink:
 
     def __init__(self, page: Page) -> None:
         self.holding = False
+        self.drop_next_event = False
+        self.hellos = 0
         self.queue: list[str | bytes] = []
         self.lock = threading.Lock()
         self.page_side: WebSocketRoute | None = None
@@ -39,11 +41,19 @@ class SlowLink:
     def _route(self, ws: WebSocketRoute) -> None:
         server = ws.connect_to_server()
         self.page_side = ws
-        ws.on_message(lambda message: server.send(message))
+        ws.on_message(lambda message: self._from_page(server, message))
         server.on_message(self._from_server)
+
+    def _from_page(self, server: WebSocketRoute, message: str | bytes) -> None:
+        if json.loads(message).get("type") == "hello":
+            self.hellos += 1
+        server.send(message)
 
     def _from_server(self, message: str | bytes) -> None:
         with self.lock:
+            if self.drop_next_event and "seq" in json.loads(message):
+                self.drop_next_event = False
+                return
             if self.holding:
                 self.queue.append(message)
                 return
@@ -160,6 +170,55 @@ def test_a_match_runs_to_its_winners_and_plays_again(browser: Any, stack_url: st
         for p in players:
             expect(p.page.locator(".score[data-team='1'] .points")).to_have_text("0")
             expect(p.page.locator(".round-no")).to_have_text("Round 1")
+    finally:
+        for p in players:
+            p.close()
+
+
+def test_lost_connection_and_missed_events_come_back_to_the_same_table(
+    browser: Any, stack_url: str
+) -> None:
+    players, slow = seat_four(browser, stack_url, RIGGED_4)
+    host, bruno, chloe, _ = players
+    try:
+        open_round(players)
+        hand = hand_ranks(bruno.page)
+        assert slow.hellos == 1
+
+        # The network drops: a banner says so, the client reconnects by itself.
+        assert slow.page_side is not None
+        slow.page_side.close(code=4000, reason="network went away")
+        expect(bruno.page.locator(".banner[data-conn]")).to_be_visible()
+        expect(bruno.page.locator(".banner[data-conn]")).to_have_count(0, timeout=15_000)
+        assert slow.hellos == 2
+        assert hand_ranks(bruno.page) == hand
+        expect(host.page.locator(".seat.offline[data-seat='1']")).to_have_count(0)
+
+        # One event goes missing: the next one shows a gap in seq, and the client asks for a
+        # fresh snapshot (a new hello), which has what it missed.
+        slow.drop_next_event = True
+        chloe.page.click("#floor-toggle")
+        expect(host.page.locator(".seat.has-floor[data-seat='2']")).to_be_visible()
+        chloe.page.click(".emit-btn")
+        chloe.page.click("#emit-picker [data-emoji='🌵']")
+        expect(bruno.page.locator(".seat.has-floor[data-seat='2']")).to_be_visible()
+        expect(bruno.page.locator(".seat[data-seat='2'] .bubble")).to_have_text("🌵")
+        assert slow.hellos == 3
+
+        # Keyboard only: focus a card, Enter picks it, Shift+Tab reaches the centre's last
+        # slot, Enter swaps.
+        page = bruno.page
+        page.locator(".hand-card").first.focus()
+        picked = page.evaluate("document.activeElement.dataset.rank")
+        page.keyboard.press("Enter")
+        expect(page.locator(".hand-card[aria-pressed='true']")).to_have_count(1)
+        page.keyboard.press("Shift+Tab")
+        assert page.evaluate("document.activeElement.dataset.slot") == "3"
+        taken = page.locator(".slot[data-slot='3'] .card").get_attribute("data-rank")
+        page.keyboard.press("Enter")
+        want = sorted([*hand, str(taken)])
+        want.remove(picked)
+        wait_hand(page, want)
     finally:
         for p in players:
             p.close()
