@@ -9,8 +9,9 @@ for everything the view shows; two refusals stay possible because the view canno
 - `vote_refused` with reason `too_soon`: the view does not carry when the last vote ended (R20),
   unless a `vote_ready_at` field is present, which is honoured when it is.
 
-Presence commands (Connect, Disconnect) and TakeSeat (it needs a player id) are not game choices
-and are never listed. Lobby commands are listed only with `lobby=True`.
+At 4 players Contre! may leave out the team; the list always names it. Presence commands
+(Connect, Disconnect) and TakeSeat (it needs a player id) are not game choices and are never
+listed. Lobby commands are listed only with `lobby=True`.
 """
 
 from __future__ import annotations
