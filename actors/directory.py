@@ -64,7 +64,7 @@ class Directory:
         name = f"table-{uuid.uuid4().hex[:12]}"
         handle = self._cls.options(
             name=name, namespace=self.namespace, lifetime="detached", get_if_exists=False
-        ).remote(name, self.redis_url, *self.idle)
+        ).remote(name, self.redis_url)
         return name, handle
 
     async def fill_pool(self) -> None:
@@ -109,7 +109,9 @@ class Directory:
                 break
         else:  # pragma: no cover - 31**6 codes
             raise RuntimeError("no free table code")
-        reply = await handle.open.remote(code, {"players": players, **config}, host, name)
+        reply = await handle.open.remote(
+            code, {"players": players, **config}, host, name, self.idle
+        )
         if not reply["ok"]:
             raise RuntimeError(f"table actor refused to open: {reply}")
         self._handles[code] = handle

@@ -51,11 +51,12 @@ def now_ms() -> int:
 class TableActor:
     """One table. Created from the pool without a table; `open` gives it one."""
 
-    def __init__(self, name: str, redis_url: str, over_idle_s: float, lobby_idle_s: float) -> None:
+    def __init__(self, name: str, redis_url: str) -> None:
         self.name = name
         self.redis_url = redis_url
-        self.over_idle_s = over_idle_s
-        self.lobby_idle_s = lobby_idle_s
+        # How long an over (resp. abandoned) table waits before it stops; set by `open`.
+        self.over_idle_s = 600.0
+        self.lobby_idle_s = 1800.0
         self.code = ""
         self.table: Table | None = None
         self.feed = Feed()
@@ -96,6 +97,7 @@ class TableActor:
         self.conns = {int(k): v for k, v in snap["conns"].items()}
         self.done = OrderedDict((k, v) for k, v in snap["done"])
         self.bots = BotDriver(self.table, snap.get("bot_policy", "smart"))
+        self.over_idle_s, self.lobby_idle_s = snap.get("idle", (600.0, 1800.0))
         log.info("table %s restored at seq %d", self.code, seq)
 
     def _snapshot(self) -> dict[str, Any]:
@@ -107,6 +109,7 @@ class TableActor:
             "conns": {str(k): v for k, v in self.conns.items()},
             "done": done,
             "bot_policy": self.bots.policy if self.bots else "smart",
+            "idle": [self.over_idle_s, self.lobby_idle_s],
         }
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -258,8 +261,11 @@ class TableActor:
         self._start()
         return {"pid": os.getpid(), "code": self.code, "seq": self.feed.seq}
 
-    async def open(self, code: str, config: dict[str, Any], host: str, name: str) -> dict[str, Any]:
-        """Give this pooled actor its table; the creator takes seat 0 and hosts."""
+    async def open(
+        self, code: str, config: dict[str, Any], host: str, name: str, idle: tuple[float, float]
+    ) -> dict[str, Any]:
+        """Give this pooled actor its table; the creator takes seat 0 and hosts. `idle`: how
+        long the table lives once over, and once abandoned (lobby, or nobody connected)."""
         if self.table is not None:
             return {"ok": False, "error": {"code": "not_allowed", "message": "already open"}}
         config = dict(config)
@@ -267,6 +273,7 @@ class TableActor:
         table = Table(TableConfig(code=code, **config))
         outs = table.apply(TakeSeat(seat=0, player_id=host, name=name), now_ms())
         self.code, self.table, self.bots = code, table, BotDriver(table, policy)
+        self.over_idle_s, self.lobby_idle_s = idle
         self._start()
         assert self._redis is not None
         await self._redis.set(keys.actor(self.name), code, ex=KEY_TTL_S)

@@ -96,6 +96,12 @@ class TableHub:
                 return
             except Exception as exc:
                 log.warning("table %s: subscription broke (%r)", self.code, exc)
+                if await self._stopped():
+                    self.failed = TableGone(self.code)
+                    self.ready.set()
+                    for conn in list(self.conns.values()):
+                        conn.close(CLOSE_UNKNOWN_TABLE, "the table is closed")
+                    return
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
             metrics.RESUBSCRIBES.inc()

@@ -89,6 +89,21 @@ class Stack:
     def b(self) -> Gateway:
         return self.gateways[1]
 
+    def gateway(self, logs: Path, **overrides: str) -> Gateway:
+        """Start one more gateway of this stack, with some settings changed."""
+        env = ray_env(AUTH_MODE)
+        env.update(
+            RAY_ADDRESS=self.head.address,
+            REDIS_URL=self.redis.url,
+            PORT=str(free_port()),
+            RAY_NAMESPACE=self.namespace,
+            QUATRO_TEST_HOOKS="1",
+            QUATRO_POOL_SIZE="2",
+            PYTHONPATH=str(ROOT),
+        )
+        env.update(overrides)
+        return Gateway(int(env["PORT"]), env, logs / f"gateway-{env['PORT']}.log").start()
+
     def driver(self) -> Any:
         """This test process as a Ray driver of the same cluster (to find and kill actors)."""
         import ray
@@ -109,19 +124,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         redis.start()
         head.start()
         for _ in range(2):
-            env = ray_env(AUTH_MODE)
-            env.update(
-                RAY_ADDRESS=head.address,
-                REDIS_URL=redis.url,
-                PORT=str(free_port()),
-                RAY_NAMESPACE=st.namespace,
-                QUATRO_TEST_HOOKS="1",
-                QUATRO_POOL_SIZE="2",
-                QUATRO_LOG_LEVEL="info",
-                PYTHONPATH=str(ROOT),
-            )
-            gw = Gateway(int(env["PORT"]), env, logs / f"gateway-{env['PORT']}.log")
-            st.gateways.append(gw.start())
+            st.gateways.append(st.gateway(logs))
         for gw in st.gateways:
             gw.wait_ready()
         yield st

@@ -110,3 +110,15 @@ async def test_every_frame_is_answered_before_its_events(stack: Stack) -> None:
     assert ack_at < mine
     for p in people:
         await p.close()
+
+
+async def test_floods_are_refused_rate_limited(stack: Stack) -> None:
+    _code, (host,) = await table_with(stack.b.url, 4, 1)
+    for i in range(150):
+        await host.send_raw(json.dumps({"type": "ping", "id": f"f{i}"}))
+    await host.until(lambda: len(host.answers) >= 150)
+    codes = [host.answers[f"f{i}"].get("code") for i in range(150)]
+    assert "rate_limited" in codes
+    assert codes[0] is None  # the first ones were answered with pong
+    assert host.close_code is None
+    await host.close()
