@@ -106,6 +106,13 @@ class TableHub:
                 delay = min(delay * 2, 2.0)
             metrics.RESUBSCRIBES.inc()
 
+    async def _stopped(self) -> bool:
+        """The table was stopped for good (its record is gone), not merely restarting."""
+        try:
+            return await self.directory.record(self.code) is None
+        except Exception:
+            return False
+
     async def _stream_once(self) -> None:
         handle = await self.directory.handle(self.code)
         gen: Any = handle.subscribe.remote(self.gateway, self.delivered)
