@@ -341,8 +341,7 @@ function CallButtons({ game, actions, hand }) {
             onClick=${() => (setDialog(null), actions.contre(k))}
           >
             <span class="team-dot" aria-hidden="true"></span>
-            ${teamLabel(k)} —
-            ${teamSeats(k, n).map(
+            ${`${teamLabel(k)} — `}${teamSeats(k, n).map(
               (s, i) => html`${i ? " & " : ""}<${Name} seats=${tb.seats} seat=${s} />`,
             )}
           </button>`,
