@@ -51,6 +51,7 @@ class MatchResult:
     scores: tuple[int, ...] = ()
     rounds: int = 0
     endings: Counter[str] = field(default_factory=Counter)
+    calls_by_policy: Counter[str] = field(default_factory=Counter)  # "smart:contre_wrong", …
     round_ms: list[int] = field(default_factory=list)
     duration_ms: int = 0
     commands: int = 0
@@ -226,7 +227,10 @@ def play_match(
             if wire["reason"] == "timeout":
                 result.endings["void"] += 1
             else:
-                result.endings[f"{wire['reason']}_{'right' if wire['correct'] else 'wrong'}"] += 1
+                ending = f"{wire['reason']}_{'right' if wire['correct'] else 'wrong'}"
+                result.endings[ending] += 1
+                caller = policies[team_of(int(wire["by"]), players)]
+                result.calls_by_policy[f"{caller}:{ending}"] += 1
         elif kind == "over":
             result.winners = tuple(wire["winners"])
             result.finished = True
@@ -312,10 +316,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     stuck = sum(1 for r in results if not r.finished)
     minutes = sum(r.duration_ms for r in results) / max(1, len(results)) / 60_000
     refusals = Counter[str]()
+    calls = Counter[str]()
     commands = 0
     for r in results:
         refusals.update(r.refusals)
+        calls.update(r.calls_by_policy)
         commands += r.commands
+    print(f"calls by the caller's policy: {dict(sorted(calls.items()))}")
     print(f"mean match length: {minutes:.2f} simulated minutes; unfinished matches: {stuck}")
     print(f"commands sent: {commands}; refused: {dict(sorted(refusals.items()))}")
     print(json.dumps(totals.summary()))

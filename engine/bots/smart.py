@@ -222,6 +222,10 @@ class SmartBot(Bot):
             if m.choice != m.sign:
                 return [Intent(Emit(seat=seat, emoji=m.sign), at)]
             return []
+        if floor_open and m.choice is not None and m.choice == m.sign:
+            # The carré is gone (a reshuffle, or broken for the partner's sake): the floor must
+            # stop showing the sign before the partner hears it again.
+            return [Intent(Emit(seat=seat, emoji=self._decoy()), 0)]
         one_away = self._one_away_at is not None and self._count(self.target) == 3
         if one_away:
             if not floor_open:
@@ -234,16 +238,17 @@ class SmartBot(Bot):
                     Intent(SetFloor(seat=seat, open=True), max(self._decoy_at, m.floor_ready_at))
                 ]
             if m.choice is None:
-                emoji = EMOJIS[self._decoy_emoji]
-                if emoji == m.sign:
-                    emoji = EMOJIS[(self._decoy_emoji + 1) % len(EMOJIS)]
-                return [Intent(Emit(seat=seat, emoji=emoji), self._decoy_at)]
+                return [Intent(Emit(seat=seat, emoji=self._decoy()), self._decoy_at)]
             return []
         if floor_open:
             return [
                 Intent(SetFloor(seat=seat, open=False), max(self._release_at, m.floor_ready_at))
             ]
         return []
+
+    def _decoy(self) -> str:
+        emoji = EMOJIS[self._decoy_emoji]
+        return EMOJIS[(self._decoy_emoji + 1) % len(EMOJIS)] if emoji == self.model.sign else emoji
 
     def _count(self, rank: str | None) -> int:
         return sum(1 for c in self.model.hand if c.rank == rank) if rank else 0
@@ -301,8 +306,10 @@ class SmartBot(Bot):
 
     def _plan_swap(self) -> list[Intent]:
         m = self.model
-        if has_carre(m.hand) or len(m.center) != 4:
+        if len(m.center) != 4:
             return []
+        if has_carre(m.hand):
+            return self._plan_break()
         target = self.target
         if target is None:
             return []
@@ -329,9 +336,24 @@ class SmartBot(Bot):
         danger = max(per_seat.values(), default=0)
         return (danger, self._count(card.rank), int(card.id[1:]))
 
+    def _plan_break(self) -> list[Intent]:
+        """Both partners hold a carré and signalled it: neither may call Quatro! on its own
+        carré (R16), so the one in the lower seat breaks its carré, then calls on the other."""
+        m = self.model
+        if self._quatro_at is None or m.seat > m.partner:
+            return []
+        card = min(m.hand, key=lambda c: int(c.id[1:]))
+        slot = next((s for s, c in enumerate(m.center) if c.rank != card.rank), None)
+        if slot is None:
+            return []
+        at = max(m.swap_ready_at + self._swap_gap, self._quatro_at)
+        return [Intent(Swap(seat=m.seat, card=card.id, slot=slot, expect=m.center[slot].id), at)]
+
     def _plan_reshuffle(self) -> list[Intent]:
         m = self.model
-        if m.reshuffled or m.vote is not None:
+        if m.reshuffled or m.vote is not None or self._quatro_at is not None:
+            return []
+        if has_carre(m.hand):
             return []
         target = self.target
         if target is not None and any(c.rank == target for c in m.center):
