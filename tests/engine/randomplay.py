@@ -42,6 +42,14 @@ from engine import (
 from engine.legal import legal_commands
 
 Step = tuple[int, int, int]
+
+
+class Advance:
+    """The log's mark for "the clock moved"; distinct from any command, even a junk one."""
+
+
+ADVANCE = Advance()
+LogEntry = tuple[int, Command | Advance]
 DURATIONS = (0, 1, 250, 999, 1_000, 2_000, 4_999, 5_000, 20_000, 30_000, 180_000)
 
 # Values of every wrong type, and right types with wrong values.
@@ -144,7 +152,7 @@ class RandomGame:
     humans: frozenset[int]
     table: Table = field(init=False)
     now: int = 1_000
-    log: list[tuple[int, Command | None]] = field(default_factory=list)  # (now, command|advance)
+    log: list[LogEntry] = field(default_factory=list)
     stale: list[Command] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -156,7 +164,7 @@ class RandomGame:
         return apply(self.table, command, self.now)
 
     def advance(self) -> Record:
-        self.log.append((self.now, None))
+        self.log.append((self.now, ADVANCE))
         return Record("advance", self.now, self.table.advance(self.now))
 
     def setup(self) -> Iterator[Record]:
@@ -213,12 +221,10 @@ def apply(table: Table, command: Command, now: int) -> Record:
         return Record(repr(command), now, refusal.events, refusal)
 
 
-def replay(
-    table: Table, log: list[tuple[int, Command | None]], each: Callable[[Record], None]
-) -> None:
+def replay(table: Table, log: list[LogEntry], each: Callable[[Record], None]) -> None:
     """Drive `table` through a recorded log, handing every record to `each`."""
     for now, command in log:
-        if command is None:
+        if isinstance(command, Advance):
             each(Record("advance", now, table.advance(now)))
         else:
             each(apply(table, command, now))
