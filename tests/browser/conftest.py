@@ -3,22 +3,17 @@
 - `static_url`: the client's own files served as the gateway serves them (`/`, `/t/{code}` →
   index.html; `/static/...`), for tests of the client alone (catalogs, plural rules, layout of
   the home page). Nothing is faked: there is simply no table behind it.
-- `stack_url`: the whole stack (`python -m cluster up`: Ray head, redis-server, gateway) with
-  QUATRO_TEST_HOOKS=1, started once per session on a free loopback port and stopped by PID.
-  Set QUATRO_STACK_URL to point the tests at a stack that is already running instead.
+- `stack_url`: a gateway of the real stack shared by the whole test session (`stack` in
+  tests/conftest.py, with QUATRO_TEST_HOOKS=1). Set QUATRO_STACK_URL to point the tests at a
+  stack that is already running instead (`QUATRO_TEST_HOOKS=1 python -m cluster up`).
 """
 
 from __future__ import annotations
 
 import http.server
 import os
-import signal
 import socket
-import subprocess
-import sys
 import threading
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,7 +33,6 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-STACK_START_TIMEOUT_S = 120.0
 
 pytestmark = pytest.mark.browser
 
@@ -89,49 +83,12 @@ def static_url() -> Iterator[str]:
     server.server_close()
 
 
-def _wait_up(url: str, proc: subprocess.Popen[bytes] | None, log: Path) -> None:
-    deadline = time.monotonic() + STACK_START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"the stack exited early:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/api/emojis", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"the stack did not come up in time:\n{log.read_text()[-3000:]}")
-
-
 @pytest.fixture(scope="session")
-def stack_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def stack_url(request: pytest.FixtureRequest) -> str:
+    """The first gateway of the shared `stack` (tests/conftest.py: redis-server, Ray head and
+    uvicorn gateways with QUATRO_TEST_HOOKS=1), or QUATRO_STACK_URL when it is set."""
     given = os.environ.get("QUATRO_STACK_URL")
     if given:
-        yield given.rstrip("/")
-        return
-    port = free_port()
-    log = tmp_path_factory.mktemp("stack") / "stack.log"
-    env = {**os.environ, "PORT": str(port), "QUATRO_TEST_HOOKS": "1"}
-    env.pop("RAY_ADDRESS", None)
-    env.pop("REDIS_URL", None)
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "cluster", "up"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_up(url, proc, log)
-        yield url
-    finally:
-        # SIGTERM lets `cluster up` stop its own Ray head and redis-server by their PIDs.
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        return given.rstrip("/")
+    stack = request.getfixturevalue("stack")
+    return str(stack.a.url)

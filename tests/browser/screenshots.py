@@ -15,12 +15,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import ViewportSize, expect, sync_playwright
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT, _wait_up, free_port
+from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT, free_port
 from tests.browser.players import (
     Player,
     create_table,
@@ -159,6 +161,20 @@ def scenes(browser: Any, base: str, lang: str, locale: str) -> None:
             p.close()
 
 
+def wait_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the stack exited early:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/api/emojis", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"the stack did not come up in time:\n{log.read_text()[-3000:]}")
+
+
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     base = os.environ.get("QUATRO_STACK_URL", "").rstrip("/")
@@ -177,7 +193,7 @@ def main() -> int:
                 start_new_session=True,
             )
         base = f"http://127.0.0.1:{port}"
-        _wait_up(base, proc, log)
+        wait_up(base, proc, log)
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
