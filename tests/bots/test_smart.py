@@ -138,12 +138,12 @@ def test_r16_when_both_partners_hold_a_carre_one_breaks_its_own_and_calls() -> N
     both = deal(["K K Q J", "Q J 10 10", "A A Q J", "Q J 10 10"], "K K A A")
     runner, log = table_with(4, {0: "smart", 2: "smart"}, deals=[both], seed=8)
     runner.run(until=30_000)
-    sign = seen_by(runner.table, 0).sign
-    signalled = {e["seat"] for _, e in log.of_type("emission") if e["emoji"] == sign}
+    ended_at, shown = log.of_type("reveal")[0]
+    sign = shown["signs"][0]
+    signalled = {e["seat"] for at, e in log.of_type("emission") if e["emoji"] == sign}
     assert signalled == {0, 2}, "both should have completed a carré and said so"
-    calls = log.commands_of(0, CallQuatro) + log.commands_of(2, CallQuatro)
-    assert [at for at, _ in log.commands_of(0, CallQuatro)] == [at for at, _ in calls]
-    shown = reveal(log)
+    calls = [at for at, _ in log.commands_of(0, CallQuatro) + log.commands_of(2, CallQuatro)]
+    assert calls == [at for at, _ in log.commands_of(0, CallQuatro)] == [ended_at]
     assert shown["reason"] == "quatro"
     assert shown["correct"] is True
     assert shown["carres"] == [2]
