@@ -1,0 +1,34 @@
+"""`python -m gateway.schemas`: the JSON Schemas of every wire model (REST bodies and WebSocket
+frames), generated from the pydantic models the gateway validates with."""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel
+
+from gateway import models
+
+WIRE_MODELS: list[type[BaseModel]] = [
+    models.NewSession,
+    models.SessionOut,
+    models.NewTable,
+    models.TableOut,
+    models.TableSummary,
+    models.SeatOut,
+    models.BotIn,
+    models.Emojis,
+    models.ClientConfig,
+    *models.ALL_FRAMES.values(),
+    models.Ack,
+    models.Pong,
+    models.ErrorFrame,
+]
+
+
+def schemas() -> dict[str, object]:
+    return {m.__name__: m.model_json_schema() for m in WIRE_MODELS}
+
+
+if __name__ == "__main__":
+    print(json.dumps(schemas(), indent=2, ensure_ascii=False))

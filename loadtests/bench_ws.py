@@ -1,0 +1,235 @@
+"""Push-path benchmark: simulated players over real WebSockets against a running stack.
+
+    python -m loadtests.bench_ws --url http://127.0.0.1:8000 --tables 10 100 --seconds 20
+    python -m loadtests.bench_ws --url http://127.0.0.1:8000 --url2 http://127.0.0.1:8001
+
+With `--url2` (a second gateway joined to the same Ray and Redis), half of each table plays
+through it, so `swapped` also travels the table → gateway stream; the two paths are printed apart.
+
+For each table count it opens that many 4-player tables (every seat a WebSocket player), starts
+the matches, and lets every player swap at a human pace (one swap every 2–4 s, R10 allows one
+per 2 s). It prints p50/p95/p99 of swap → ack (at the sender) and of swap → `swapped` (at the
+other players of the table), and the memory (USS) of the table actor processes on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import psutil
+import websockets
+from websockets.asyncio.client import ClientConnection
+
+
+@dataclass
+class Stats:
+    ack_ms: list[float] = field(default_factory=list)
+    seen_ms: list[float] = field(default_factory=list)
+    seen_same_ms: list[float] = field(default_factory=list)  # sender on the same gateway
+    seen_other_ms: list[float] = field(default_factory=list)  # through the table's stream
+    sent: int = 0
+    refused: dict[str, int] = field(default_factory=dict)
+    # (code, card) -> (when sent, through which gateway)
+    sent_at: dict[tuple[str, str], tuple[float, str]] = field(default_factory=dict)
+
+
+@dataclass
+class Seat:
+    code: str
+    token: str
+    url: str = ""
+    ws: ClientConnection | None = None
+    seat: int = -1
+    hand: list[dict[str, Any]] = field(default_factory=list)
+    center: list[dict[str, Any]] = field(default_factory=list)
+    playing: asyncio.Event = field(default_factory=asyncio.Event)
+    pending: dict[str, float] = field(default_factory=dict)
+
+
+async def session(c: httpx.AsyncClient, name: str) -> str:
+    r = await c.post("/api/sessions", json={"name": name})
+    r.raise_for_status()
+    return str(r.json()["token"])
+
+
+async def make_table(c: httpx.AsyncClient) -> list[Seat]:
+    tokens = [await session(c, f"bench{i}") for i in range(4)]
+    r = await c.post(
+        "/api/tables", json={"players": 4}, headers={"Authorization": f"Bearer {tokens[0]}"}
+    )
+    r.raise_for_status()
+    code = r.json()["code"]
+    for seat, token in enumerate(tokens[1:], start=1):
+        r = await c.post(
+            f"/api/tables/{code}/seats/{seat}", headers={"Authorization": f"Bearer {token}"}
+        )
+        r.raise_for_status()
+    return [Seat(code, t) for t in tokens]
+
+
+async def read(seat: Seat, stats: Stats, measuring: asyncio.Event) -> None:
+    assert seat.ws is not None
+    async for raw in seat.ws:
+        now = time.perf_counter()
+        f = json.loads(raw)
+        kind = f["type"]
+        if kind == "welcome":
+            seat.seat = f["you"]["seat"]
+        elif kind in ("round", "reshuffled"):
+            seat.hand, seat.center = f["hand"], f["center"]
+            seat.playing.set()
+        elif kind == "swapped":
+            seat.center[f["slot"]] = f["placed"]
+            if f["seat"] == seat.seat:
+                seat.hand = [f["taken"] if c["id"] == f["placed"]["id"] else c for c in seat.hand]
+            else:
+                sent = stats.sent_at.get((seat.code, f["placed"]["id"]))
+                if sent is not None and measuring.is_set():
+                    ms = (now - sent[0]) * 1000
+                    stats.seen_ms.append(ms)
+                    same = sent[1] == seat.url
+                    (stats.seen_same_ms if same else stats.seen_other_ms).append(ms)
+        elif kind in ("ack", "error") and f.get("id") in seat.pending:
+            t = seat.pending.pop(f["id"])
+            if measuring.is_set():
+                stats.ack_ms.append((now - t) * 1000)
+            if kind == "error":
+                stats.refused[f["code"]] = stats.refused.get(f["code"], 0) + 1
+        elif kind == "reveal":
+            seat.playing.clear()
+
+
+async def play(seat: Seat, stats: Stats, stop: asyncio.Event, rng: random.Random) -> None:
+    assert seat.ws is not None
+    n = 0
+    while not stop.is_set():
+        await asyncio.sleep(rng.uniform(2.0, 4.0))
+        if not seat.playing.is_set() or len(seat.hand) != 4:
+            continue
+        card = rng.choice(seat.hand)
+        slot = rng.randrange(4)
+        n += 1
+        frame_id = f"s{n}"
+        now = time.perf_counter()
+        seat.pending[frame_id] = now
+        stats.sent_at[(seat.code, card["id"])] = (now, seat.url)
+        stats.sent += 1
+        msg = {"type": "swap", "id": frame_id, "card": card["id"], "slot": slot}
+        msg["expect"] = seat.center[slot]["id"]
+        await seat.ws.send(json.dumps(msg))
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def table_actor_uss_mib(marker: str) -> list[float]:
+    """USS of the table actor processes whose raylet's command line mentions `marker` (the
+    stack's Ray temp dir, printed by `python -m cluster up`), or of all of them."""
+    out = []
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if not any("TableActor" in part for part in p.info["cmdline"] or []):
+                continue
+            parent = p.parent()
+            if marker and (parent is None or marker not in " ".join(parent.cmdline())):
+                continue
+            out.append(p.memory_full_info().uss / 2**20)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return out
+
+
+async def stage(url: str, url2: str, tables: int, seconds: float, marker: str) -> None:
+    stats, stop, measuring = Stats(), asyncio.Event(), asyncio.Event()
+    rng = random.Random(tables)
+    limits = httpx.Limits(max_connections=16)
+    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as c:
+        sem = asyncio.Semaphore(8)
+
+        async def one(i: int) -> list[Seat]:
+            async with sem:
+                return await make_table(c)
+
+        t0 = time.perf_counter()
+        groups = await asyncio.gather(*(one(i) for i in range(tables)))
+        made = time.perf_counter() - t0
+        seats = [s for g in groups for s in g]
+        readers = []
+        for i, s in enumerate(seats):
+            # With a second gateway, odd seats play through it: their events reach the even
+            # seats through the table's stream, and the other way round.
+            s.url = url2 if url2 and i % 2 else url
+            s.ws = await websockets.connect(s.url.replace("http", "ws") + "/ws", max_size=None)
+            await s.ws.send(json.dumps({"type": "hello", "token": s.token, "table": s.code}))
+            readers.append(asyncio.create_task(read(s, stats, measuring)))
+        for g in groups:
+            r = await c.post(
+                f"/api/tables/{g[0].code}/start",
+                headers={"Authorization": f"Bearer {g[0].token}"},
+            )
+            r.raise_for_status()
+        for s in seats:
+            assert s.ws is not None
+            await s.ws.send(json.dumps({"type": "ready"}))
+        async with asyncio.timeout(60):
+            for s in seats:
+                await s.playing.wait()
+        players = [asyncio.create_task(play(s, stats, stop, rng)) for s in seats]
+        await asyncio.sleep(4)  # warm up: every player has swapped at least once
+        measuring.set()
+        await asyncio.sleep(seconds)
+        measuring.clear()
+        stop.set()
+        for task in players:
+            task.cancel()
+        uss = table_actor_uss_mib(marker)
+        for s in seats:
+            assert s.ws is not None
+            await s.ws.close()
+        for task in readers:
+            task.cancel()
+    print(
+        f"tables={tables} players={len(seats)} created_in={made:.1f}s "
+        f"swaps_sent={stats.sent} refused={stats.refused}"
+    )
+    rows = [("swap->ack", stats.ack_ms), ("swap->swapped", stats.seen_ms)]
+    if url2:
+        rows += [("  same gateway", stats.seen_same_ms), ("  other gateway", stats.seen_other_ms)]
+    for label, values in rows:
+        print(
+            f"  {label:<16} n={len(values):>6} p50={pct(values, 0.5):7.1f} ms "
+            f"p95={pct(values, 0.95):7.1f} ms p99={pct(values, 0.99):7.1f} ms"
+        )
+    if uss:
+        print(
+            f"  table actor USS: median={statistics.median(uss):.1f} MiB "
+            f"min={min(uss):.1f} max={max(uss):.1f} over {len(uss)} actor processes"
+        )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser.add_argument("--url2", default="", help="a second gateway of the same stack")
+    parser.add_argument("--tables", type=int, nargs="+", default=[10, 100])
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--ray-temp-dir", default="", help="count only this stack's actors")
+    args = parser.parse_args()
+    for tables in args.tables:
+        await stage(args.url, args.url2, tables, args.seconds, args.ray_temp_dir)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
