@@ -43,7 +43,6 @@ from engine.phase import Phase
 from engine.signs import EMOJIS
 
 CONTRE_THRESHOLD = 0.6  # P(team holds a carré) above which it accuses that team
-QUATRO_CERTAIN = 0.99  # the partner's carré is certain from its swaps alone
 DECOY_CHANCE = 0.35  # rounds in which it shows a decoy
 SIGN_CHANCE = 0.5  # signing phases in which it picks the sign itself
 DEAD_AFTER_COOLDOWNS = 8  # no progress for this many swap cooldowns: the centre is dead
@@ -158,8 +157,14 @@ class SmartBot(Bot):
                 self._contre_at[team] = at + self.pace.deliberate(self.rng)
             elif not confident:
                 self._contre_at.pop(team, None)
-        if self._quatro_at is None and chances[m.partner] >= QUATRO_CERTAIN:
+        if self._quatro_at is None and self._partner_surely_has_carre():
             self._quatro_at = at + self.pace.reaction(self.rng)
+
+    def _partner_surely_has_carre(self) -> bool:
+        """The partner was seen taking all four cards of one rank and has put none down."""
+        m = self.model
+        ranks = [_rank_of(cid, m.players) for cid in m.known_hand(m.partner)]
+        return len(ranks) == 4 and len(set(ranks)) == 1
 
     def on_sent(self, command: Command, now: int) -> None:
         if isinstance(command, SetFloor) and not command.open:
