@@ -62,6 +62,10 @@ def view(state: TableState, seat: int | None) -> dict[str, Wire]:
             "accepted": list[Wire](sorted(vote.accepted)),
         },
         "reshuffled": state.reshuffled,
+        # R20's gap is public (everyone saw the vote end), so clients and bots need not guess.
+        "vote_ready_at": None
+        if state.last_vote_end is None
+        else state.last_vote_end + state.timings.vote_gap,
         "last_reveal": state.last_reveal.to_wire() if state.last_reveal else None,
         "winners": list(state.winners) if state.winners is not None else None,
         "emojis": list(EMOJIS),
