@@ -50,6 +50,7 @@ VIEW_KEYS = {
     "choice",
     "vote",
     "reshuffled",
+    "vote_ready_at",
     "last_reveal",
     "winners",
     "emojis",

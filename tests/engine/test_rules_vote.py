@@ -146,6 +146,15 @@ def test_r20_thirty_seconds_between_the_end_of_a_vote_and_the_next(playing: Game
     playing.do(RequestVote(seat=2))
 
 
+def test_r20_every_view_says_when_the_next_vote_may_start(playing: Game) -> None:
+    assert playing.view(1)["vote_ready_at"] is None
+    playing.do(RequestVote(seat=0))
+    playing.wait(3_000)
+    playing.do(CastVote(seat=3, accept=False))
+    for seat in (0, 1, 2, 3, None):
+        assert playing.view(seat)["vote_ready_at"] == playing.now + VOTE_GAP
+
+
 def test_r20_at_most_one_reshuffle_per_round() -> None:
     g = Game(4, humans=[0])
     g.open_round()
