@@ -147,3 +147,21 @@ def test_r16_when_both_partners_hold_a_carre_one_breaks_its_own_and_calls() -> N
     assert shown["reason"] == "quatro"
     assert shown["correct"] is True
     assert shown["carres"] == [2]
+
+
+def test_r15_smart_bot_calls_quatro_when_it_saw_its_partner_take_all_four() -> None:
+    rigged = deal(["J J 10 10", "K K J 10", "A A Q Q", "A A Q Q"], "K K J 10")
+    runner, log = table_with(4, {2: "smart"}, deals=[rigged], seed=12)
+    take(runner, 0, "J", "K", at=100)
+    take(runner, 1, "K", "J", at=300)
+    take(runner, 0, "J", "K", at=2_200)
+    take(runner, 1, "K", "10", at=2_400)
+    take(runner, 0, "10", "K", at=4_300)
+    assert log.commands_of(2, CallQuatro) == []
+    take(runner, 0, "10", "K", at=6_400)
+    runner.run(until=6_400 + MAX_REACTION_MS)
+    calls = log.commands_of(2, CallQuatro)
+    assert len(calls) == 1
+    assert calls[0][0] - 6_400 <= MAX_REACTION_MS
+    assert all(e["seat"] != 0 for _, e in log.of_type("emission")), "the bot read the swaps"
+    assert reveal(log)["correct"] is True
