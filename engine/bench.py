@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import random
 import time
-from contextlib import suppress
 from dataclasses import dataclass
 
 from engine.commands import (
@@ -100,15 +99,20 @@ def play_match(players: int, seed: int) -> Match:
     return Match(players, seed, log, commands, refused)
 
 
-def replay(match: Match) -> None:
+def replay(match: Match) -> int:
+    """Apply a logged match again; return how many commands were refused (as the first time)."""
     table = Table(TableConfig(players=match.players, seed=match.seed))
     apply, advance = table.apply, table.advance
+    refused = 0
     for now, command in match.log:
         if command is None:
             advance(now)
         else:
-            with suppress(Refusal):
+            try:
                 apply(command, now)
+            except Refusal:
+                refused += 1
+    return refused
 
 
 @dataclass
@@ -132,7 +136,8 @@ def measure(players: int, seconds: float, seed: int, repeat: int) -> Result:
     for _ in range(repeat):
         began = time.perf_counter()
         for match in matches:
-            replay(match)
+            if replay(match) != match.refused:
+                raise AssertionError("a replay judged a command differently: not deterministic")
         best = min(best, time.perf_counter() - began)
     return Result(
         players=players,
