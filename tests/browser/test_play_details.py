@@ -93,7 +93,8 @@ def open_round(players: list[Player]) -> None:
 
 
 def test_stale_swap_floor_emission_vote_and_contre(browser: Any, stack_url: str) -> None:
-    players, slow = seat_four(browser, stack_url, RIGGED_4)
+    # Half-speed clocks: the 20 s vote lasts 10 s, room enough for three clicks on a busy CI.
+    players, slow = seat_four(browser, stack_url, {**RIGGED_4, "time_scale": 0.5})
     host, bruno, chloe, dieu = players
     try:
         open_round(players)
@@ -152,15 +153,15 @@ def test_stale_swap_floor_emission_vote_and_contre(browser: Any, stack_url: str)
 
 
 def test_a_match_runs_to_its_winners_and_plays_again(browser: Any, stack_url: str) -> None:
-    # Fast clocks: signing opens by itself; each round the host calls a wrong Quatro!, so
-    # team 1 scores every time and wins 5-0.
-    fast = {"seed": 3, "time_scale": 0.05, "deals": []}
+    # Fast clocks (18 s rounds, signing opens by itself after 3 s): each round the host calls
+    # a wrong Quatro! (nobody swaps, and no hand is dealt a carré), so team 1 wins 5-0.
+    fast = {"seed": 3, "time_scale": 0.1, "deals": []}
     players, _ = seat_four(browser, stack_url, fast)
     host = players[0]
     try:
         host.page.click("#start-match")
         for round_no in range(1, 6):
-            expect(host.page.locator("#call-quatro")).to_be_enabled(timeout=10_000)
+            expect(host.page.locator("#call-quatro")).to_be_enabled(timeout=20_000)
             host.page.click("#call-quatro")
             expect(host.page.locator(".score[data-team='1'] .points")).to_have_text(str(round_no))
         for p in players:
