@@ -38,6 +38,26 @@ class Timings:
 WINNING_SCORE = 5  # R28
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _ranks_list(value: object, size: int) -> bool:
+    return (
+        isinstance(value, tuple | list)
+        and len(value) == size
+        and all(isinstance(rank, str) for rank in value)
+    )
+
+
+def _ranks_lists(value: object, count: int, size: int) -> bool:
+    return (
+        isinstance(value, tuple | list)
+        and len(value) == count
+        and all(_ranks_list(hand, size) for hand in value)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class DealSpec:
     """A rigged deal: one hand of four ranks per seat, and four ranks for the centre."""
@@ -47,10 +67,8 @@ class DealSpec:
 
     def check(self, players: int) -> None:
         """Raise ScenarioError unless this deal uses exactly the deck of R2 and obeys R3 and R4."""
-        if len(self.hands) != players or any(len(hand) != 4 for hand in self.hands):
-            raise ScenarioError(f"a deal needs {players} hands of 4 cards")
-        if len(self.center) != 4:
-            raise ScenarioError("a deal needs 4 centre cards")
+        if not _ranks_lists(self.hands, players, 4) or not _ranks_list(self.center, 4):
+            raise ScenarioError(f"a deal is {players} hands of 4 ranks and 4 centre ranks")
         used = Counter(rank for hand in self.hands for rank in hand)
         used.update(self.center)
         if used != Counter({rank: 4 for rank in ranks_for(players)}):
@@ -70,10 +88,17 @@ class TableConfig:
     timings: Timings = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.players not in PLAYER_COUNTS:
-            raise ScenarioError(f"Quatro is played by 4, 6 or 8 players, not {self.players}")
-        if not 0 < self.time_scale <= 10:
-            raise ScenarioError("time_scale must be in (0, 10]")
+        if not _is_int(self.players) or self.players not in PLAYER_COUNTS:
+            raise ScenarioError(f"Quatro is played by 4, 6 or 8 players, not {self.players!r}")
+        if not _is_int(self.seed):
+            raise ScenarioError("the seed is an integer")
+        scale = self.time_scale
+        if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale <= 10:
+            raise ScenarioError("time_scale must be a number in (0, 10]")
+        if not isinstance(self.deals, tuple | list):
+            raise ScenarioError("deals are a sequence of DealSpec")
         for deal in self.deals:
+            if not isinstance(deal, DealSpec):
+                raise ScenarioError("deals are a sequence of DealSpec")
             deal.check(self.players)
         object.__setattr__(self, "timings", Timings.scaled(self.time_scale))
