@@ -122,3 +122,27 @@ def test_r04_a_carre_is_made_in_play_not_dealt() -> None:
     assert g.hand_ranks(1).count("K") == 2
     g.make_carre(1, "K")
     assert g.hand_ranks(1) == ["K"] * 4
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"players": 4.0},
+        {"players": "4"},
+        {"players": True},
+        {"players": 4, "seed": "7"},
+        {"players": 4, "seed": 1.5},
+        {"players": 4, "time_scale": True},
+        {"players": 4, "time_scale": "0.5"},
+        {"players": 4, "time_scale": 0},
+        {"players": 4, "time_scale": float("nan")},
+        {"players": 4, "deals": ({"hands": [], "center": []},)},
+        {"players": 4, "deals": (DealSpec(hands=None, center=None),)},  # type: ignore[arg-type]
+        {"players": 4, "deals": (DealSpec(hands=(("A",) * 4,) * 4, center=("A", 1, 2, 3)),)},  # type: ignore[arg-type]
+        {"players": 4, "deals": (DealSpec(hands=("AKQJ",) * 4, center=("A", "K", "Q", "J")),)},  # type: ignore[arg-type]
+        {"players": 4, "deals": "AKQJ"},
+    ],
+)
+def test_r04_a_malformed_scenario_is_refused_as_a_scenario_error(config: dict[str, object]) -> None:
+    with pytest.raises(ScenarioError):
+        TableConfig(**config)  # type: ignore[arg-type]
