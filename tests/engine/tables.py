@@ -100,11 +100,14 @@ class Game:
         connected: Iterable[int] | None = None,
         deals: Sequence[DealSpec] = (),
         seed: int = 0,
+        time_scale: float = 1.0,
         start: bool = True,
     ) -> None:
         """`humans` are the seats taken by people (default: all), the others get bots;
         `connected` are the humans with a live connection (default: all humans)."""
-        self.table = Table(TableConfig(players=players, seed=seed, deals=tuple(deals)))
+        self.table = Table(
+            TableConfig(players=players, seed=seed, deals=tuple(deals), time_scale=time_scale)
+        )
         self.players = players
         self.now = 1_000
         self.log: list[Outbound] = []

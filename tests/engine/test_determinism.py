@@ -5,13 +5,24 @@ from __future__ import annotations
 
 import json
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Table, TableConfig
+from engine import (
+    AddBot,
+    CallQuatro,
+    NextRound,
+    RequestVote,
+    StartMatch,
+    Table,
+    TableConfig,
+    TakeSeat,
+)
 from tests.engine.randomplay import RandomGame, Record, replay, steps_from
+from tests.engine.tables import deal
 
 
 def random_game(players: int, seed: int, steps: int = 400) -> tuple[RandomGame, list[str]]:
@@ -102,3 +113,25 @@ def test_a_snapshot_is_plain_json_and_does_not_move_with_the_table() -> None:
         for _ in game.play((4, 7, 11)):
             pass
     assert json.dumps(snapshot, sort_keys=True) == frozen
+
+
+def test_a_snapshot_keeps_the_rigged_deals_still_to_come() -> None:
+    deals = [deal(4), deal(4, {1: "Q"}), deal(4, {2: "J"})]
+    table = Table(TableConfig(players=4, seed=5, deals=tuple(deals), time_scale=0.5))
+    for command in (
+        TakeSeat(seat=0, player_id="p0", name="Ana"),
+        AddBot(seat=0, target=1),
+        AddBot(seat=0, target=2),
+        AddBot(seat=0, target=3),
+        StartMatch(seat=0),  # nobody connected: the round opens at once with deal 1
+        RequestVote(seat=0),  # no voters: the reshuffle uses deal 2
+    ):
+        table.apply(command, 0)
+    clone = round_trip(table)
+    assert clone.config == table.config
+    for t in (table, clone):
+        t.apply(CallQuatro(seat=1), 10)
+        t.apply(NextRound(seat=0), 20)  # round 2 opens at once with deal 3
+    hand: Any = clone.view(2)["hand"]
+    assert hand == table.view(2)["hand"]
+    assert sorted(c["rank"] for c in hand) == sorted(deals[2].hands[2])

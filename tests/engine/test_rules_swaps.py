@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from engine import ChooseSign, Swap
+import pytest
+
+from engine import ChooseSign, Refusal, Swap
 from tests.engine.tables import SWAP_COOLDOWN, Game, deal, payloads
 
 
@@ -92,3 +94,24 @@ def test_r11_swaps_are_refused_outside_play() -> None:
     g = Game(4, deals=[deal(4, {0: "A"})])
     g.do(ChooseSign(seat=0, emoji="🍍"))
     assert g.refuse(Swap(seat=0, card="c0", slot=0, expect="c1")).code == "wrong_phase"
+
+
+def test_r10_a_command_stamped_earlier_cannot_dodge_the_cooldown(playing: Game) -> None:
+    playing.do(swap_for(playing, 0))
+    hand, center = playing.hand(0), playing.center()
+    early = Swap(seat=0, card=hand[1]["id"], slot=1, expect=center[1]["id"])
+    with pytest.raises(Refusal) as refused:
+        playing.table.apply(early, playing.now - 10_000)  # time never runs backwards
+    assert refused.value.retry_in == SWAP_COOLDOWN
+
+
+def test_r10_the_test_hook_time_scale_shortens_every_duration() -> None:
+    g = Game(4, time_scale=0.05, deals=[deal(4)])
+    (signing,) = payloads(g.log, "signing")
+    assert signing["deadline"] == g.now + 1_500
+    g.open_round()
+    g.do(swap_for(g, 0))
+    assert g.refuse(swap_for(g, 0, slot=1)).retry_in == 100
+    g.wait(100)
+    g.do(swap_for(g, 0, slot=1))
+    assert g.view(0)["deadline"] == g.now - 100 + 9_000
