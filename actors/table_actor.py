@@ -274,6 +274,8 @@ class TableActor:
         outs = table.apply(TakeSeat(seat=0, player_id=host, name=name), now_ms())
         self.code, self.table, self.bots = code, table, BotDriver(table, policy)
         self.over_idle_s, self.lobby_idle_s = idle
+        # A pooled actor may have waited long: its table's idle clock starts now.
+        self.last_activity = time.monotonic()
         self._start()
         assert self._redis is not None
         await self._redis.set(keys.actor(self.name), code, ex=KEY_TTL_S)

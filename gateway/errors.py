@@ -21,9 +21,6 @@ CLOSE_NO_SEAT = 4403
 CLOSE_UNKNOWN_TABLE = 4404
 CLOSE_REPLACED = 4409
 
-HELLO_CLOSE = {"bad_token": CLOSE_BAD_TOKEN, "no_seat": CLOSE_NO_SEAT}
-HELLO_CLOSE["unknown_table"] = CLOSE_UNKNOWN_TABLE
-
 STATUS = {
     "bad_message": 422,
     "bad_seat": 422,

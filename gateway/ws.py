@@ -147,8 +147,8 @@ async def _handshake(ws: WebSocket, svc: Services) -> tuple[Connection, str] | N
     if await svc.directory.record(code) is None:
         await _refuse(ws, hello.id, "unknown_table", f"no table {code}", CLOSE_UNKNOWN_TABLE)
         return None
-    conn = Connection(f"{svc.gateway}/{uuid.uuid4().hex[:12]}", session.player_id, 0)
-    conn.queue = asyncio.Queue(svc.settings.send_queue)
+    conn_id = f"{svc.gateway}/{uuid.uuid4().hex[:12]}"
+    conn = Connection(conn_id, session.player_id, svc.settings.send_queue)
     try:
         await svc.hubs.attach(code, conn)
         reply = await svc.directory.call(
