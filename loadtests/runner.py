@@ -1,0 +1,119 @@
+"""Starting Locust as a child process (never imported here: gevent would monkey-patch the caller)
+and reading the gateway's own Prometheus counters around a run."""
+
+from __future__ import annotations
+
+import re
+import sys
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+LOCUSTFILE = Path(__file__).with_name("locustfile.py")
+
+
+@dataclass(frozen=True)
+class Play:
+    """How the simulated players play (the locustfile's own options)."""
+
+    players: int = 6
+    pace: float = 1.0
+    match_rounds: int = 0
+    drop_rate: float = 0.0
+    time_scale: float = 1.0
+
+    def args(self) -> list[str]:
+        return [
+            "--players",
+            str(self.players),
+            "--pace",
+            str(self.pace),
+            "--match-rounds",
+            str(self.match_rounds),
+            "--drop-rate",
+            str(self.drop_rate),
+            "--time-scale",
+            str(self.time_scale),
+        ]
+
+
+def locust_command(
+    url: str,
+    out: Path,
+    play: Play,
+    *,
+    users: int | None,
+    spawn_rate: float,
+    seconds: int | None,
+    processes: int = 1,
+) -> list[str]:
+    """`locust --headless` writing CSV stats (with history), the HTML report and the raw samples
+    into `out`. Without `users`/`seconds` a load shape drives it (QUATRO_LOAD_CONTROL)."""
+    cmd = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless"]
+    cmd += ["--host", url, "--only-summary", "--stop-timeout", "3"]
+    cmd += ["--csv", str(out / "locust"), "--csv-full-history", "--html", str(out / "report.html")]
+    cmd += [
+        "--samples-dir",
+        str(out),
+        "--loglevel",
+        "WARNING",
+        "--logfile",
+        str(out / "locust.log"),
+    ]
+    if users is not None:
+        cmd += ["-u", str(users), "-r", str(spawn_rate)]
+    if seconds is not None:
+        cmd += ["-t", f"{seconds}s"]
+    if processes > 1:
+        cmd += ["--processes", str(processes)]
+    return cmd + play.args()
+
+
+_LINE = re.compile(r"^(?P<name>[a-zA-Z_:][\w:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)$")
+
+
+def scrape(url: str) -> dict[str, float]:
+    """The gateway's counters, summed over labels except `type` (kept as `name[type]`)."""
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/metrics", timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return {}
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        if m is None or line.startswith("#"):
+            continue
+        name = m["name"]
+        labels = m["labels"] or ""
+        kind = re.search(r'type="([^"]*)"', labels)
+        key = f"{name}[{kind.group(1)}]" if kind else name
+        try:
+            out[key] = out.get(key, 0.0) + float(m["value"])
+        except ValueError:
+            continue
+    return out
+
+
+# Frames the gateway answers without calling a table actor.
+NOT_ACTOR_CALLS = ("ping", "bad", "rl", "hello", "x")
+
+
+def actor_commands(before: dict[str, float], after: dict[str, float]) -> float:
+    """Client commands that became one table-actor call each (`act`), between two scrapes."""
+    total = 0.0
+    for key, value in after.items():
+        if not key.startswith("quatro_command_seconds_count["):
+            continue
+        kind = key[len("quatro_command_seconds_count[") : -1]
+        if kind in NOT_ACTOR_CALLS:
+            continue
+        total += value - before.get(key, 0.0)
+    return total
+
+
+def stream_batches(before: dict[str, float], after: dict[str, float]) -> float | None:
+    key = "quatro_stream_batches_total"
+    if key not in after:
+        return None
+    return after[key] - before.get(key, 0.0)

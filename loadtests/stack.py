@@ -1,0 +1,140 @@
+"""The embedded stack (`python -m cluster up`: a Ray head, redis-server and the gateway) started
+for a load test on a free port, and stopped by its own PID: its launcher stops its Ray head and
+redis-server by PID in turn (never `ray stop`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cluster.procs import free_port, kill_by_marker
+
+ROOT = Path(__file__).resolve().parents[1]
+READY_TIMEOUT_S = 120.0
+
+# Ray's own bookkeeping that a table actor pays for even when idle (see docs/performance.md):
+# its metrics, task-event reports and timeline, and the log monitor's rescans with many workers.
+# Our Prometheus metrics are ours and stay. Never RAY_event_stats_print_interval_ms=-1: the GCS
+# then spins at 100% and fills the disk with logs.
+RAY_QUIET = {
+    "RAY_event_stats": "0",
+    "RAY_enable_metrics_collection": "0",
+    "RAY_task_events_report_interval_ms": "0",
+    "RAY_enable_timeline": "0",
+    "RAY_start_python_gc_manager_thread": "0",
+    "RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": "0",
+    "LOG_NAME_UPDATE_INTERVAL_S": "5",
+}
+
+
+@dataclass
+class EmbeddedStack:
+    log: Path
+    table_slots: int = 400
+    pool_size: int = 4
+    test_hooks: bool = False
+    quiet_ray: bool = True
+    lobby_idle_s: float = 120.0
+    extra_env: dict[str, str] = field(default_factory=dict)
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen[bytes] | None = None
+    ray_temp: str | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        for key in ("RAY_ADDRESS", "REDIS_URL"):
+            env.pop(key, None)  # our own head and redis-server, never someone else's
+        env.update(
+            PORT=str(self.port),
+            QUATRO_TABLE_SLOTS=str(self.table_slots),
+            QUATRO_POOL_SIZE=str(self.pool_size),
+            QUATRO_LOBBY_IDLE=str(self.lobby_idle_s),
+            QUATRO_OVER_IDLE=str(self.lobby_idle_s),
+            QUATRO_LOG_LEVEL="warning",
+            PYTHONPATH=str(ROOT),
+        )
+        if self.test_hooks:
+            env["QUATRO_TEST_HOOKS"] = "1"
+        else:
+            env.pop("QUATRO_TEST_HOOKS", None)
+        if self.quiet_ray:
+            env.update(RAY_QUIET)
+        env.update(self.extra_env)
+        return env
+
+    def start(self) -> EmbeddedStack:
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        out = self.log.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "cluster", "up"],
+            cwd=ROOT,
+            env=self.env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        out.close()
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the stack exited: {self.tail()}")
+            with (
+                contextlib.suppress(OSError),
+                urllib.request.urlopen(self.url + "/readyz", timeout=2) as r,
+            ):
+                if r.status == 200:
+                    self._find_ray_temp()
+                    return
+            time.sleep(0.3)
+        raise TimeoutError(f"the stack is not ready after {timeout} s: {self.tail()}")
+
+    def _find_ray_temp(self) -> None:
+        m = re.search(r"starting a local Ray head \(([^)]+)\)", self.tail(20000))
+        self.ray_temp = m.group(1) if m else None
+
+    def tail(self, chars: int = 3000) -> str:
+        with contextlib.suppress(OSError):
+            return self.log.read_text(errors="replace")[-chars:]
+        return ""
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.proc is None else self.proc.pid
+
+    def stop(self) -> None:
+        """SIGTERM the launcher (it stops its children by PID), then make sure."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(5)
+        if self.ray_temp:
+            kill_by_marker(self.ray_temp)  # a worker the launcher could not reach
