@@ -19,6 +19,7 @@ from engine.cards import deck_for, ranks_for
 CHASE_LR = 3.0  # per card of the rank the seat took itself and still holds (at most two count)
 EMIT_AFTER_SWAP_LR = 5.0  # an emission within a short while after the seat's last swap
 REPEAT_LR = 1.5  # the same emoji shown again by that seat since its last swap
+COLLECTOR = 0.45  # below this share of repeated takes, a seat's behaviour is not read
 
 
 def carre_chances(model: Model) -> list[float]:
@@ -85,6 +86,8 @@ def seat_carre_chance(model: Model, seat: int) -> float:
 
 
 def _behaviour_lr(model: Model, seat: int, known_by_rank: dict[str, int]) -> float:
+    if model.collects(seat) < COLLECTOR:
+        return 1.0  # its takes look random: what it took and when it emits say little
     lr: float = CHASE_LR ** min(max(known_by_rank.values(), default=0), 2)
     last_swap = model.last_swap_at[seat]
     if last_swap is None:

@@ -70,6 +70,11 @@ class Model:
     swaps: list[SwapSeen] = field(default_factory=list)
     last_swap_at: list[int | None] = field(default_factory=list)
     revealed: Wire | None = None
+    # Over the whole match: how often each seat's take had the rank of its previous take. A
+    # player who collects a rank repeats it; one who swaps at random rarely does.
+    takes_alike: list[int] = field(default_factory=list)
+    takes_seen: list[int] = field(default_factory=list)
+    last_taken_rank: list[str | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         n = self.players
@@ -78,6 +83,8 @@ class Model:
         self.connected = [False] * n
         self.ready = [False] * n
         self.scores = [0] * teams(n)
+        self.takes_alike = [0] * n
+        self.takes_seen = [0] * n
         self._reset_deal(0)
 
     # -- geometry -----------------------------------------------------------------------------
@@ -132,6 +139,7 @@ class Model:
         self.placed_ranks = [set() for _ in range(self.players)]
         self.swaps = []
         self.last_swap_at = [None] * self.players
+        self.last_taken_rank = [None] * self.players
 
     def _on_seat(self, e: Wire, at: int) -> None:
         s = int(e["seat"])
@@ -187,6 +195,11 @@ class Model:
         if taken.rank != placed.rank:
             self.placed_ranks[s].add(placed.rank)
             self.placed_ranks[s].discard(taken.rank)
+        previous = self.last_taken_rank[s]
+        if previous is not None:
+            self.takes_seen[s] += 1
+            self.takes_alike[s] += previous == taken.rank
+        self.last_taken_rank[s] = taken.rank
         self.swaps.append(SwapSeen(at, s, placed, taken))
         self.last_swap_at[s] = at
 
@@ -281,6 +294,11 @@ class Model:
     def known_hand(self, seat: int) -> list[str]:
         """Card ids this seat is known (from its swaps) to hold now."""
         return [cid for cid, s in self.holder.items() if s == seat]
+
+    def collects(self, seat: int) -> float:
+        """How much this seat plays like a collector: the share of its takes that repeated the
+        rank of its previous one (smoothed; 0.5 before anything is seen)."""
+        return (self.takes_alike[seat] + 1) / (self.takes_seen[seat] + 2)
 
     def hand_ranks(self) -> dict[str, int]:
         counts: dict[str, int] = {}
