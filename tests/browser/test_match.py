@@ -58,6 +58,7 @@ def test_four_players_sign_swap_reload_and_score_quatro(browser: Any, stack_url:
         expect(partner.page.locator(".sign-fixed [data-sign='🍍']")).to_be_visible()
         expect(west.page.locator(".sign-fixed")).to_have_count(0)
         expect(partner.page.locator(".signing [data-emoji='🐢']")).to_be_disabled()
+        assert severe_violations(partner.page) == []
         for p in players:
             p.page.click("#ready-btn")
 
@@ -97,6 +98,8 @@ def test_four_players_sign_swap_reload_and_score_quatro(browser: Any, stack_url:
             expect(p.page.locator(".score[data-team='0'] .points")).to_have_text("1")
             expect(p.page.locator(".score[data-team='1'] .points")).to_have_text("0")
             expect(p.page.locator(".reveal-seat.carre[data-seat='2']")).to_be_visible()
+        assert severe_violations(host.page) == []
+        assert severe_violations(east.page) == []
         expect(host.page.locator("#start-now")).to_be_visible()
         expect(west.page.locator("#start-now")).to_have_count(0)
         # The caller, the call and the point are written out in each player's language.

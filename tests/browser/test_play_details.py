@@ -21,6 +21,7 @@ from tests.browser.players import (
     wait_hand,
 )
 from tests.browser.test_languages import catalog
+from tests.browser.test_match import severe_violations
 
 EN = catalog("en")
 
@@ -167,6 +168,7 @@ def test_a_match_runs_to_its_winners_and_plays_again(browser: Any, stack_url: st
         for p in players:
             expect(p.page.locator(".winners[data-winners='1']")).to_be_visible()
         expect(players[1].page.locator("#play-again")).to_have_count(0)
+        assert severe_violations(host.page) == []
         host.page.click("#play-again")
         for p in players:
             expect(p.page.locator(".score[data-team='1'] .points")).to_have_text("0")
@@ -220,6 +222,36 @@ def test_lost_connection_and_missed_events_come_back_to_the_same_table(
         want = sorted([*hand, str(taken)])
         want.remove(picked)
         wait_hand(page, want)
+    finally:
+        for p in players:
+            p.close()
+
+
+def test_contre_at_six_players_asks_which_team(browser: Any, stack_url: str) -> None:
+    names = ["Ana", "Bruno", "Chloé", "Dieudonné", "Élodie", "Fritz"]
+    host = new_player(browser, names[0], scenario={"seed": 5, "time_scale": 0.5, "deals": []})
+    others = [new_player(browser, name) for name in names[1:]]
+    players = [host, *others]
+    try:
+        code = create_table(host, stack_url, 6)
+        for seat, p in enumerate(others, start=1):
+            join_by_link(p, stack_url, code, seat)
+        open_round(players)
+        # Seat 4 is on team 1 (seats 1 and 4); the other teams are 0 and 2.
+        caller = players[4].page
+        caller.click("#call-contre")
+        dialog = caller.locator("[role=dialog]")
+        expect(dialog).to_be_visible()
+        expect(dialog.locator("button[data-team]")).to_have_count(2)
+        expect(dialog.locator("button[data-team='1']")).to_have_count(0)
+        expect(dialog.locator("button[data-team='2']")).to_contain_text("Chloé")
+        expect(dialog.locator("button[data-team='2']")).to_contain_text("Fritz")
+        dialog.locator("button[data-team='2']").click()
+        for p in players:
+            expect(p.page.locator(".reveal[data-reason='contre']")).to_be_visible()
+        # Nobody swapped and no hand is dealt a carré: the accused team 2 scores (R17).
+        expect(host.page.locator(".score[data-team='2'] .points")).to_have_text("1")
+        expect(host.page.locator(".reveal-text")).to_contain_text("Team 3")
     finally:
         for p in players:
             p.close()
