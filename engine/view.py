@@ -26,8 +26,9 @@ def seats_public(state: TableState, *, detail: bool) -> list[Wire]:
     return out
 
 
-def summary(state: TableState) -> dict[str, Wire]:
-    """The public summary of GET /api/tables/{code}."""
+def summary(state: TableState, *, detail: bool = False) -> dict[str, Wire]:
+    """The public summary of GET /api/tables/{code}; with `detail`, the seats as a view shows
+    them."""
     return {
         "code": state.config.code,
         "players": state.players,
@@ -35,7 +36,7 @@ def summary(state: TableState) -> dict[str, Wire]:
         "round": state.round,
         "host": HOST_SEAT,
         "scores": list(state.scores),
-        "seats": seats_public(state, detail=False),
+        "seats": seats_public(state, detail=detail),
     }
 
 
@@ -44,8 +45,7 @@ def view(state: TableState, seat: int | None) -> dict[str, Wire]:
     mine = state.seats[seat] if seat is not None else None
     vote = state.vote
     return {
-        **summary(state),
-        "seats": seats_public(state, detail=True),
+        **summary(state, detail=True),
         "hand": [card.to_wire() for card in mine.hand] if mine else [],  # type: ignore[misc]
         "center": [card.to_wire() for card in state.center],  # type: ignore[misc]
         "sign": state.signs[state.team_of(seat)] if seat is not None else None,
