@@ -35,6 +35,7 @@ from engine.seating import team_of
 log = logging.getLogger("quatro.table")
 
 REMEMBERED_COMMANDS = 256  # recent command ids (and their answers) kept for retries
+SAVED_COMMANDS = 64  # of which the snapshot keeps the newest: a retry comes within seconds
 STORED_LOG = 256  # events kept in Redis for resubscription after a restart
 KEY_TTL_S = 24 * 3600  # refreshed at every save; a stopped table's keys go in minutes
 STOPPED_TTL_S = 300
@@ -102,7 +103,7 @@ class TableActor:
 
     def _snapshot(self) -> dict[str, Any]:
         assert self.table is not None
-        done = list(self.done.items())[-REMEMBERED_COMMANDS:]
+        done = list(self.done.items())[-SAVED_COMMANDS:]
         return {
             "table": self.table.to_snapshot(),
             "seq": self.feed.seq,

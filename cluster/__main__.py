@@ -47,6 +47,7 @@ def up() -> int:
             )
             print(f"starting a local Ray head ({head.temp_dir})", flush=True)
             head.start()
+            print(f"Ray head at {head.address} (namespace {settings.ray_namespace})", flush=True)
             updates["ray_address"] = head.address
         if not settings.redis_url:
             redis = RedisServer().start()

@@ -7,9 +7,10 @@ With `--url2` (a second gateway joined to the same Ray and Redis), half of each 
 through it, so `swapped` also travels the table → gateway stream; the two paths are printed apart.
 
 For each table count it opens that many 4-player tables (every seat a WebSocket player), starts
-the matches, and lets every player swap at a human pace (one swap every 2–4 s, R10 allows one
-per 2 s). It prints p50/p95/p99 of swap → ack (at the sender) and of swap → `swapped` (at the
-other players of the table), and the memory (USS) of the table actor processes on this machine.
+the matches, and lets every player swap at a human pace (`--pace`: one swap every 2–4 s by
+default; R10 allows one per 2 s). It prints p50/p95/p99 of swap → ack (at the sender) and of
+swap → `swapped` (at the other players of the table), and the memory (USS) of the table actor
+processes on this machine.
 """
 
 from __future__ import annotations
@@ -107,11 +108,13 @@ async def read(seat: Seat, stats: Stats, measuring: asyncio.Event) -> None:
             seat.playing.clear()
 
 
-async def play(seat: Seat, stats: Stats, stop: asyncio.Event, rng: random.Random) -> None:
+async def play(
+    seat: Seat, stats: Stats, stop: asyncio.Event, rng: random.Random, pace: float
+) -> None:
     assert seat.ws is not None
     n = 0
     while not stop.is_set():
-        await asyncio.sleep(rng.uniform(2.0, 4.0))
+        await asyncio.sleep(rng.uniform(pace * 2 / 3, pace * 4 / 3))
         if not seat.playing.is_set() or len(seat.hand) != 4:
             continue
         card = rng.choice(seat.hand)
@@ -151,7 +154,7 @@ def table_actor_uss_mib(marker: str) -> list[float]:
     return out
 
 
-async def stage(url: str, url2: str, tables: int, seconds: float, marker: str) -> None:
+async def stage(url: str, url2: str, tables: int, seconds: float, marker: str, pace: float) -> None:
     stats, stop, measuring = Stats(), asyncio.Event(), asyncio.Event()
     rng = random.Random(tables)
     limits = httpx.Limits(max_connections=16)
@@ -186,7 +189,7 @@ async def stage(url: str, url2: str, tables: int, seconds: float, marker: str) -
         async with asyncio.timeout(60):
             for s in seats:
                 await s.playing.wait()
-        players = [asyncio.create_task(play(s, stats, stop, rng)) for s in seats]
+        players = [asyncio.create_task(play(s, stats, stop, rng, pace)) for s in seats]
         await asyncio.sleep(4)  # warm up: every player has swapped at least once
         measuring.set()
         await asyncio.sleep(seconds)
@@ -201,7 +204,7 @@ async def stage(url: str, url2: str, tables: int, seconds: float, marker: str) -
         for task in readers:
             task.cancel()
     print(
-        f"tables={tables} players={len(seats)} created_in={made:.1f}s "
+        f"tables={tables} players={len(seats)} pace={pace:g}s created_in={made:.1f}s "
         f"swaps_sent={stats.sent} refused={stats.refused}"
     )
     rows = [("swap->ack", stats.ack_ms), ("swap->swapped", stats.seen_ms)]
@@ -225,10 +228,11 @@ async def main() -> None:
     parser.add_argument("--url2", default="", help="a second gateway of the same stack")
     parser.add_argument("--tables", type=int, nargs="+", default=[10, 100])
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--pace", type=float, default=3.0, help="mean s between a player's swaps")
     parser.add_argument("--ray-temp-dir", default="", help="count only this stack's actors")
     args = parser.parse_args()
     for tables in args.tables:
-        await stage(args.url, args.url2, tables, args.seconds, args.ray_temp_dir)
+        await stage(args.url, args.url2, tables, args.seconds, args.ray_temp_dir, args.pace)
 
 
 if __name__ == "__main__":
