@@ -102,6 +102,8 @@ export function TableRoute({ code }) {
     setGame(next);
   }
 
+  const scaleKey = `quatro.scale.${code}`;
+
   function connect(token) {
     conn.current?.stop();
     const c = new Connection({
@@ -109,14 +111,21 @@ export function TableRoute({ code }) {
       table: code,
       handlers: {
         onWelcome: (frame) => {
-          update(fromWelcome(frame, gameRef.current));
+          const g = fromWelcome(frame, gameRef.current);
+          // The table's time scale is only learnt from signing/round events: keep it over a
+          // reload so cooldown rings stay true on test tables with fast clocks.
+          const saved = Number(sessionStorage.getItem(scaleKey));
+          if (!gameRef.current && saved > 0) g.timeScale = saved;
+          update(g);
           setMode("seated");
         },
         onEvent: (ev) => {
           const g = gameRef.current;
           if (!g) return;
           effects(ev, g);
-          update(reduce(g, ev));
+          const next = reduce(g, ev);
+          if (next.timeScale !== g.timeScale) sessionStorage.setItem(scaleKey, next.timeScale);
+          update(next);
         },
         onStatus: (s) => {
           if (s === "online") wasOnline.current = true;
