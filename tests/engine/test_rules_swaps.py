@@ -41,6 +41,11 @@ def test_r10_after_a_swap_the_next_waits_two_seconds(playing: Game) -> None:
     refusal = playing.refuse(swap_for(playing, 0, slot=1))
     assert refusal.code == "cooldown"
     assert refusal.retry_in == SWAP_COOLDOWN
+    assert refusal.to_wire() == {
+        "code": "cooldown",
+        "message": refusal.message,
+        "retry_in": SWAP_COOLDOWN,
+    }
     playing.wait(SWAP_COOLDOWN - 1)
     assert playing.refuse(swap_for(playing, 0, slot=1)).retry_in == 1
     playing.wait(1)

@@ -38,6 +38,15 @@ def test_r19_the_voters_are_the_other_connected_humans() -> None:
     assert g.view(3)["vote"]["voters"] == [0, 2]
 
 
+def test_r19_any_player_may_ask_even_a_bot() -> None:
+    g = Game(4, humans=[0, 2])
+    g.open_round()
+    (started,) = payloads(g.do(RequestVote(seat=1)), "vote")
+    assert started["voters"] == [0, 2]
+    g.do(CastVote(seat=0, accept=True))
+    assert payloads(g.do(CastVote(seat=2, accept=True)), "vote_result")[0]["passed"] is True
+
+
 def test_r19_the_last_acceptance_passes_the_vote(playing: Game) -> None:
     playing.do(RequestVote(seat=0))
     playing.do(CastVote(seat=1, accept=True))
