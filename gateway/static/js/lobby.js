@@ -128,7 +128,7 @@ function InviteBox({ code }) {
     </p>
     <div class="row">
       <label class="visually-hidden" for="invite-link">${t("lobby.inviteLabel")}</label>
-      <input id="invite-link" readonly value=${link} onFocus=${(e) => e.currentTarget.select()} />
+      <input id="invite-link" dir="ltr" readonly value=${link} onFocus=${(e) => e.currentTarget.select()} />
       <button type="button" onClick=${copy}>${copied ? t("lobby.copied") : t("lobby.copy")}</button>
     </div>
   </div>`;

@@ -8,7 +8,8 @@ export const SUIT_KEY = { S: "suit.S", H: "suit.H", D: "suit.D", C: "suit.C" };
 export function seatName(seats, seat) {
   const row = seats?.[seat];
   if (!row || !row.kind) return t("seat.empty");
-  if (row.kind === "bot") return row.name || t("seat.bot", { n: seat + 1 });
+  // Bots are named by the server in English ("Bot 2"); a bot has no name of its own to keep.
+  if (row.kind === "bot") return t("seat.bot", { n: seat + 1 });
   return row.name || t("seat.numbered", { n: seat + 1 });
 }
 
