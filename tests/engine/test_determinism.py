@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import (
@@ -67,7 +67,7 @@ def round_trip(table: Table) -> Table:
     return Table.from_snapshot(json.loads(json.dumps(table.to_snapshot())))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     players=st.sampled_from([4, 6, 8]),
     seed=st.integers(0, 2**32),

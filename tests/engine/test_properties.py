@@ -14,9 +14,7 @@ from engine import EMOJIS, ErrorCode, Outbound, Phase, Table, deck_for, team_of
 from tests.engine.randomplay import JUNK, RandomGame, Record, apply, junk_command, steps_from
 
 STEPS = st.binary(min_size=5 * 50, max_size=5 * 400).map(steps_from)
-SETTINGS = settings(
-    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=False
-)
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CARD_KEYS = {"id", "rank", "suit"}
 EMOJI_LIST = list(EMOJIS)
 SEAT_ROW_KEYS = {"seat", "team", "name", "kind", "connected", "ready", "floor", "emoji"}
@@ -271,7 +269,7 @@ def test_r02_r30_invariants_hold_under_random_play_at_8(
     run(8, seed, data.draw(humans_for(8)), steps)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     players=st.sampled_from([4, 6, 8]),
     seed=st.integers(0, 1000),
