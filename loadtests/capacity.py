@@ -1,0 +1,351 @@
+"""How many live 6-seat tables one node carries within the latency bounds.
+
+    python -m loadtests.capacity                                  # 25, 50, 100, 150, 200, 300, 400
+    python -m loadtests.capacity --steps 20,40,80 --hold 60 --settle 15
+
+On the embedded stack (`python -m cluster up` on a free port, Ray's quiet settings on), one
+Locust process of players (loadtests/locustfile.py) is raised step by step to `tables × 6` users;
+each step is held once all its tables are live (after `--settle` seconds), and judged over the
+hold: it fails when p99 `swap→ack` > 50 ms, p99 `swap→seen` > 80 ms or failures > 0.1%, and the
+run stops at the first step that fails. For every step it reports p50/p95/p99 of each exchange,
+failures, the CPU of the table actors, the gateway, Redis and Ray's own processes (and, apart,
+of the load generator), the private memory (USS) per table actor, and the table-actor calls per
+second; at each step that held it records a py-spy profile of the gateway and of one table actor
+(`--profile-seconds 0` to skip).
+
+Results go to `--out` (default `results/capacity-<time>/`): capacity.md and capacity.json (the
+table of steps), steps.png, the run's latency/activity/node plots, Locust's CSV and HTML, and
+`profile-<tables>/` for the profiles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from loadtests.node import NODE_GROUPS, NodeSampler, machine, tree
+from loadtests.profiles import profile_pids
+from loadtests.report import (
+    EXCHANGES,
+    Window,
+    gauges,
+    node_means,
+    plot_all,
+    read_node,
+    read_samples,
+    table,
+    window,
+)
+from loadtests.runner import Play, actor_commands, locust_command, scrape, stream_batches
+from loadtests.stack import EmbeddedStack
+
+LIMITS = {"swap→ack": 50.0, "swap→seen": 80.0}
+MAX_FAILURE_RATIO = 0.001
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m loadtests.capacity", description=__doc__)
+    p.add_argument("--steps", default="25,50,100,150,200,300,400", help="live tables per step")
+    p.add_argument("--hold", type=float, default=180.0, help="seconds each step is judged over")
+    p.add_argument("--settle", type=float, default=30.0, help="seconds after a step is live")
+    p.add_argument("--players", type=int, default=6, choices=(4, 6, 8))
+    p.add_argument("--pace", type=float, default=1.0, help="human pace factor")
+    p.add_argument("--drop-rate", type=float, default=0.0, help="drops per user per minute")
+    p.add_argument("--spawn-rate", type=float, default=8.0, help="users started per second")
+    p.add_argument("--profile-seconds", type=float, default=20.0, help="py-spy per held step")
+    p.add_argument("--max-p99-ack", type=float, default=LIMITS["swap→ack"])
+    p.add_argument("--max-p99-seen", type=float, default=LIMITS["swap→seen"])
+    p.add_argument("--max-failures", type=float, default=MAX_FAILURE_RATIO)
+    p.add_argument("--keep-going", action="store_true", help="run every step, even past a failure")
+    p.add_argument("--quiet-ray", default="1", choices=("0", "1"), help="Ray's quiet settings")
+    p.add_argument("--out", type=Path, default=None)
+    return p.parse_args(argv)
+
+
+class Control:
+    """The file the locustfile's load shape reads every second."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def set(self, **data: Any) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(self.path)
+
+
+def live_tables(out: Path, since: float) -> float:
+    samples = [s for s in read_samples(out) if s.t >= since]
+    pts = gauges(samples, "tables_live", step=2.0)
+    return pts[-1][1] if pts else 0.0
+
+
+def judge(w: Window, a: argparse.Namespace) -> list[str]:
+    why = []
+    ack, seen = w.stat("swap→ack"), w.stat("swap→seen")
+    if not ack.values or ack.p(99) > a.max_p99_ack:
+        why.append(f"p99 swap→ack {ack.p(99):.1f} ms > {a.max_p99_ack:g}")
+    if not seen.values or seen.p(99) > a.max_p99_seen:
+        why.append(f"p99 swap→seen {seen.p(99):.1f} ms > {a.max_p99_seen:g}")
+    if w.failure_ratio > a.max_failures:
+        why.append(f"failures {100 * w.failure_ratio:.3f}% > {100 * a.max_failures:g}%")
+    return why
+
+
+def actor_pids(stack_pid: int) -> list[int]:
+    pids = []
+    for p in tree(stack_pid):
+        try:
+            if "TableActor" in p.name():
+                pids.append(p.pid)
+        except psutil.Error:
+            continue
+    return pids
+
+
+def run(argv: list[str] | None = None) -> int:
+    a = parse(argv)
+    steps = [int(x) for x in a.steps.split(",") if x.strip()]
+    out: Path = a.out or Path("results") / time.strftime("capacity-%Y%m%d-%H%M%S")
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"machine: {machine()}", flush=True)
+    stack = EmbeddedStack(
+        out / "stack.log",
+        table_slots=max(steps) + 32,
+        pool_size=8,
+        quiet_ray=a.quiet_ray == "1",
+        lobby_idle_s=600.0,
+    )
+    control = Control(out / "control.json")
+    control.set(users=0, spawn_rate=a.spawn_rate)
+    locust: subprocess.Popen[bytes] | None = None
+    sampler: NodeSampler | None = None
+    results: list[dict[str, Any]] = []
+    t_start = time.time()
+    try:
+        print("starting the embedded stack …", flush=True)
+        stack.start()
+        assert stack.pid is not None
+        play = Play(players=a.players, pace=a.pace, drop_rate=a.drop_rate)
+        cmd = locust_command(
+            stack.url, out, play, users=None, spawn_rate=a.spawn_rate, seconds=None
+        )
+        (out / "command.txt").write_text(" ".join(cmd) + "\n")
+        env = dict(os.environ, QUATRO_LOAD_CONTROL=str(control.path))
+        locust = subprocess.Popen(cmd, env=env, start_new_session=True)
+        sampler = NodeSampler(out / "node.csv", stack.pid, locust.pid).start()
+        for n in steps:
+            row = step(a, out, stack, control, n, t_start)
+            results.append(row)
+            write_report(out, a, results, t_start)
+            print(f"step {n}: {'held' if row['held'] else 'FAILED: ' + '; '.join(row['why'])}")
+            if not row["held"] and not a.keep_going:
+                break
+            if a.profile_seconds > 0:
+                profile_step(out, stack.pid, n, a.profile_seconds)
+    finally:
+        control.set(stop=True)
+        if locust is not None:
+            try:
+                locust.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(locust.pid, signal.SIGTERM)
+                locust.wait(10)
+        if sampler is not None:
+            sampler.stop()
+        stack.stop()
+    write_report(out, a, results, t_start, final=True)
+    held = [r["tables"] for r in results if r["held"]]
+    print(f"capacity: {max(held) if held else 0} live tables of {a.players} — see {out}")
+    return 0
+
+
+def step(
+    a: argparse.Namespace,
+    out: Path,
+    stack: EmbeddedStack,
+    control: Control,
+    n: int,
+    t_start: float,
+) -> dict[str, Any]:
+    users = n * a.players
+    control.set(users=users, spawn_rate=a.spawn_rate)
+    t_ramp = time.time()
+    deadline = t_ramp + users / a.spawn_rate + 180.0
+    live = 0.0
+    while time.time() < deadline:
+        time.sleep(3.0)
+        live = live_tables(out, t_ramp)
+        if live >= n:
+            break
+    ramp_s = time.time() - t_ramp
+    if live < n:
+        return {"tables": n, "held": False, "why": [f"only {live:.0f} tables went live"]}
+    time.sleep(a.settle)
+    before = scrape(stack.url)
+    t0 = time.time()
+    time.sleep(a.hold)
+    t1 = time.time()
+    after = scrape(stack.url)
+    samples = read_samples(out)
+    w = window(samples, t0, t1)
+    means = node_means(read_node(out / "node.csv"), t0, t1)
+    why = judge(w, a)
+    seconds = t1 - t0
+    calls = actor_commands(before, after) / seconds if after else math.nan
+    batches = stream_batches(before, after)
+    return {
+        "tables": n,
+        "players": users,
+        "held": not why,
+        "why": why,
+        "ramp_s": round(ramp_s, 1),
+        "window": [round(t0 - t_start, 1), round(t1 - t_start, 1)],
+        "load_avg": [round(x, 2) for x in os.getloadavg()],
+        "exchanges": {name: w.stat(name).row() for name in EXCHANGES},
+        "failures": w.failures,
+        "failure_ratio": w.failure_ratio,
+        "refusals": w.refusals,
+        "node": means,
+        "actor_calls_per_s": round(calls, 1),
+        "stream_batches_per_s": None if batches is None else round(batches / seconds, 1),
+    }
+
+
+def profile_step(out: Path, stack_pid: int, n: int, seconds: float) -> None:
+    actors = actor_pids(stack_pid)
+    targets = {"gateway": stack_pid}
+    if actors:
+        # One actor that plays (not a pooled one): the busiest over a short look.
+        busiest = max(actors, key=lambda pid: _cpu(pid))
+        targets["table_actor"] = busiest
+    profile_pids(out / f"profile-{n}", targets, seconds)
+
+
+def _cpu(pid: int) -> float:
+    try:
+        t = psutil.Process(pid).cpu_times()
+        return float(t.user + t.system)
+    except psutil.Error:
+        return 0.0
+
+
+def write_report(
+    out: Path,
+    a: argparse.Namespace,
+    results: list[dict[str, Any]],
+    t_start: float,
+    final: bool = False,
+) -> None:
+    (out / "capacity.json").write_text(
+        json.dumps(
+            {
+                "args": {k: str(v) for k, v in vars(a).items()},
+                "machine": machine(),
+                "steps": results,
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+    )
+    rows = []
+    for r in results:
+        if "exchanges" not in r:
+            rows.append({"tables": r["tables"], "held": "no: " + "; ".join(r["why"])})
+            continue
+        ex = r["exchanges"]
+        node = r["node"]
+        rows.append(
+            {
+                "tables": r["tables"],
+                "players": r["players"],
+                "held": "yes" if r["held"] else "no",
+                "ack p50/p95/p99": _ppp(ex["swap→ack"]),
+                "seen p50/p95/p99": _ppp(ex["swap→seen"]),
+                "floor p99": ex["floor→ack"]["p99"],
+                "emit p99": ex["emit→ack"]["p99"],
+                "call→reveal p99": ex["call→reveal"]["p99"],
+                "hello p99": ex["hello→welcome"]["p99"],
+                "failures": f"{r['failures']} ({100 * r['failure_ratio']:.3f}%)",
+                **{f"cpu {g}": round(node.get(g, {}).get("cpu", math.nan), 1) for g in NODE_GROUPS},
+                "cpu locust": round(node.get("locust", {}).get("cpu", math.nan), 1),
+                "USS/actor MiB": round(
+                    node.get("table_actors", {}).get("uss_mb_actor", math.nan), 1
+                ),
+                "actor calls/s": r["actor_calls_per_s"],
+                "load avg": r["load_avg"][0],
+            }
+        )
+    cols = list(rows[-1].keys()) if rows and len(rows[-1]) > 2 else ["tables", "held"]
+    for r in rows:
+        for c in r:
+            if c not in cols:
+                cols.append(c)
+    text = [
+        "# Capacity of one node",
+        "",
+        f"Steps {a.steps}, hold {a.hold:g} s after {a.settle:g} s of settling, pace {a.pace:g}.",
+        f"Bounds: p99 swap→ack ≤ {a.max_p99_ack:g} ms, p99 swap→seen ≤ {a.max_p99_seen:g} ms, "
+        f"failures ≤ {100 * a.max_failures:g}%. CPU in % of one core (200 = the whole machine).",
+        "",
+        table(rows, cols),
+    ]
+    (out / "capacity.md").write_text("\n".join(text) + "\n")
+    if final:
+        samples = read_samples(out)
+        node = read_node(out / "node.csv")
+        plot_all(out, samples, node, "capacity run")
+        plot_steps(out, results)
+
+
+def _ppp(row: dict[str, Any]) -> str:
+    return f"{row['p50']}/{row['p95']}/{row['p99']}"
+
+
+def plot_steps(out: Path, results: list[dict[str, Any]]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    done = [r for r in results if "exchanges" in r]
+    if not done:
+        return
+    xs = [r["tables"] for r in done]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4))
+    for name, limit in LIMITS.items():
+        ax1.plot(xs, [r["exchanges"][name]["p99"] for r in done], "o-", label=f"p99 {name}")
+        ax1.axhline(limit, ls=":", color="grey")
+    ax1.set_xlabel("live tables")
+    ax1.set_ylabel("ms")
+    ax1.legend()
+    ax1.grid(alpha=0.3)
+    for g in (*NODE_GROUPS, "locust"):
+        ax2.plot(xs, [r["node"].get(g, {}).get("cpu", math.nan) for r in done], "o-", label=g)
+    ax2.axhline(200, ls="--", color="grey")
+    ax2.set_xlabel("live tables")
+    ax2.set_ylabel("CPU, % of one core")
+    ax2.legend(fontsize=8)
+    ax2.grid(alpha=0.3)
+    fig.suptitle("capacity steps")
+    fig.tight_layout()
+    fig.savefig(out / "steps.png", dpi=90)
+    plt.close(fig)
+
+
+def main() -> None:
+    sys.exit(run())
+
+
+if __name__ == "__main__":
+    main()
