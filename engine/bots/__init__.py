@@ -7,13 +7,16 @@
     # at intent.at: bot.sent(intent.command, at), then apply it; on a Refusal,
     # bot.refused(intent.command, refusal.to_wire(), at)
 
-The runner decides when time passes (an actor's timers, the tournament's simulated clock, a
-Locust user's loop); the policy never reads a clock and draws only from its own seeded RNG.
+Over the WebSocket, send `client_frame(intent.command)` and pass an `error` answer to
+`bot.refused`. The runner decides when time passes (an actor's timers, the tournament's
+simulated clock, a Locust user's loop); the policy never reads a clock and draws only from its
+own seeded RNG. Give a bot the table's `timings` and, at a `time_scale` s, `speed = 1 / s`.
 """
 
 from __future__ import annotations
 
 from engine.bots.base import Bot, Intent
+from engine.bots.frames import client_frame
 from engine.bots.random_bot import RandomBot
 from engine.bots.smart import SmartBot
 from engine.config import Timings
@@ -38,4 +41,4 @@ def make_bot(
     return cls(seat, players, seed=seed, speed=speed, timings=timings)
 
 
-__all__ = ["POLICIES", "Bot", "Intent", "RandomBot", "SmartBot", "make_bot"]
+__all__ = ["POLICIES", "Bot", "Intent", "RandomBot", "SmartBot", "client_frame", "make_bot"]
