@@ -8,6 +8,7 @@ import os
 
 import ray
 
+from cluster.procs import RAY_QUIET
 from cluster.settings import Settings
 
 
@@ -18,6 +19,8 @@ def connect_ray(settings: Settings) -> None:
         return
     # The same auth mode as the head, or the driver fails after ~20 s (InvalidAuthToken).
     os.environ["RAY_AUTH_MODE"] = settings.ray_auth_mode
+    for key, value in RAY_QUIET.items():  # this driver's own core worker, like the head's
+        os.environ.setdefault(key, value)
     ray.init(
         address=settings.ray_address or "auto",
         namespace=settings.ray_namespace,

@@ -164,10 +164,28 @@ class RayHead:
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
+# Ray's own bookkeeping that every table actor pays for even when idle: its metrics, task-event
+# reports and timeline (our Prometheus metrics stay), the GC manager thread, and the log
+# monitor's rescans, which grow with the number of workers. Measured in docs/performance.md.
+# Defaults only: the environment may override each. Never RAY_event_stats_print_interval_ms=-1:
+# the GCS then spins at 100% and fills the disk with logs.
+RAY_QUIET = {
+    "RAY_event_stats": "0",
+    "RAY_enable_metrics_collection": "0",
+    "RAY_task_events_report_interval_ms": "0",
+    "RAY_enable_timeline": "0",
+    "RAY_start_python_gc_manager_thread": "0",
+    "RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": "0",
+    "LOG_NAME_UPDATE_INTERVAL_S": "5",
+}
+
+
 def ray_env(auth_mode: str) -> dict[str, str]:
     env = dict(os.environ)
     env["RAY_AUTH_MODE"] = auth_mode
     env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    for key, value in RAY_QUIET.items():
+        env.setdefault(key, value)
     return env
 
 

@@ -15,23 +15,21 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cluster.procs import free_port, kill_by_marker
+from cluster.procs import RAY_QUIET, free_port, kill_by_marker
 
 ROOT = Path(__file__).resolve().parents[1]
 READY_TIMEOUT_S = 120.0
 
-# Ray's own bookkeeping that a table actor pays for even when idle (see docs/performance.md):
-# its metrics, task-event reports and timeline, and the log monitor's rescans with many workers.
-# Our Prometheus metrics are ours and stay. Never RAY_event_stats_print_interval_ms=-1: the GCS
-# then spins at 100% and fills the disk with logs.
-RAY_QUIET = {
-    "RAY_event_stats": "0",
-    "RAY_enable_metrics_collection": "0",
-    "RAY_task_events_report_interval_ms": "0",
-    "RAY_enable_timeline": "0",
-    "RAY_start_python_gc_manager_thread": "0",
-    "RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": "0",
-    "LOG_NAME_UPDATE_INTERVAL_S": "5",
+# What `--quiet-ray 0` sets instead of cluster.procs.RAY_QUIET: Ray 2.60's own defaults, for
+# before/after comparisons.
+RAY_DEFAULTS = {
+    "RAY_event_stats": "1",
+    "RAY_enable_metrics_collection": "1",
+    "RAY_task_events_report_interval_ms": "1000",
+    "RAY_enable_timeline": "1",
+    "RAY_start_python_gc_manager_thread": "1",
+    "RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": "1000",
+    "LOG_NAME_UPDATE_INTERVAL_S": "0.5",
 }
 
 
@@ -69,8 +67,7 @@ class EmbeddedStack:
             env["QUATRO_TEST_HOOKS"] = "1"
         else:
             env.pop("QUATRO_TEST_HOOKS", None)
-        if self.quiet_ray:
-            env.update(RAY_QUIET)
+        env.update(RAY_QUIET if self.quiet_ray else RAY_DEFAULTS)
         env.update(self.extra_env)
         return env
 
