@@ -45,8 +45,9 @@ test: deps lint unit
 bench: $(STAMP)
 	$(PY) -m engine.bench
 
+# Against the `make run` stack by default; e.g. make load LOAD_ARGS="--tables 20 --minutes 5"
 load: deps
-	$(PY) -m loadtests.run
+	$(PY) -m loadtests.run $(LOAD_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
