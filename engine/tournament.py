@@ -78,13 +78,14 @@ class Runner:
         bots: Mapping[int, Bot],
         *,
         seed: int = 0,
+        now: int = 0,
         on_command: CommandHook | None = None,
         on_event: EventHook | None = None,
         check: CheckHook | None = None,
     ) -> None:
         self.table = table
         self.bots = dict(bots)
-        self.now = 0
+        self.now = now
         self.on_command = on_command
         self.on_event = on_event
         self.check = check

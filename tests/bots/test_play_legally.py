@@ -18,8 +18,10 @@ from collections import Counter
 import pytest
 
 from engine import CallQuatro, Command, Table
+from engine.bots import make_bot
 from engine.legal import SeatView, legal_for
-from engine.tournament import play_match
+from engine.tournament import Runner, play_match
+from tests.bots.harness import table_with
 
 PAIRINGS = [("smart", "random"), ("random", "smart"), ("smart", "smart"), ("random", "random")]
 RACES = {"stale"}
@@ -73,3 +75,26 @@ def test_bots_send_only_legal_commands(
     assert own_carre_calls == []
     assert kinds["Swap"] > 0
     assert kinds["CastVote"] == 0  # bots never vote (R19)
+
+
+@pytest.mark.parametrize("policy", ["smart", "random"])
+def test_bots_rebuilt_from_a_snapshot_mid_round_play_on_legally(policy: str) -> None:
+    """A table actor that comes back from its snapshot makes new bots and syncs them from
+    `table.view(seat)` in the middle of a round (R25); they must not trip over anything."""
+    runner, _ = table_with(6, {s: policy for s in range(6)}, seed=31)
+    runner.run(until=7_000)
+    restored = Table.from_snapshot(runner.table.to_snapshot())
+    refused: list[str] = []
+    fresh = {
+        s: make_bot(policy, s, 6, seed=100 + s, timings=restored.config.timings) for s in range(6)
+    }
+    again = Runner(
+        restored,
+        fresh,
+        seed=2,
+        now=runner.now,
+        on_command=lambda s, c, code, at: refused.append(code) if code else None,
+    )
+    again.run(until=again.now + 5 * 60_000)
+    assert restored.round >= 2
+    assert set(refused) <= RACES
