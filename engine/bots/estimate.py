@@ -2,9 +2,11 @@
 
 Every swap is public (R9), so some cards are known to sit in a seat's hand; the rest of the cards
 nobody has shown lie somewhere in the other hands. For a rank whose other cards are all still
-unaccounted for, the chance that they all sit in this seat's unknown slots is hypergeometric. A
-seat's behaviour shifts the odds: it takes cards of the rank it collects, and a player who has
-just completed a carré tends to take the floor and emit straight after the swap that did it.
+unaccounted for, the chance that they all sit in this seat's unknown slots is hypergeometric; and
+since no hand is dealt three of a rank (R4), a carré needs two cards of its rank taken in plain
+sight. A seat's behaviour shifts the odds: it takes cards of the rank it collects, and a player
+who has just completed a carré tends to take the floor and emit straight after the swap that did
+it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ def carre_chances(model: Model) -> list[float]:
         counts[r] = counts.get(r, 0) + 1
         held[s] += 1
     total_unknown = sum(unknown_by_rank.values())
+    # A dealt hand holds at most two of a rank (R4), so a carré needs two of that rank taken
+    # from the centre since the deal, in plain sight.
+    least_taken = 2 if model.saw_deal else 0
     out = [0.0] * players
     for seat in range(players):
         if seat == model.seat:
@@ -52,6 +57,8 @@ def carre_chances(model: Model) -> list[float]:
         ranks = list(known) if known else [r for r, n in unknown_by_rank.items() if n == 4]
         chance = 0.0
         for rank in ranks:
+            if known.get(rank, 0) < least_taken:
+                continue
             missing = 4 - known.get(rank, 0)
             if unknown_by_rank.get(rank, 0) != missing or missing > slots:
                 continue

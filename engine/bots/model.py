@@ -70,6 +70,9 @@ class Model:
     swaps: list[SwapSeen] = field(default_factory=list)
     last_swap_at: list[int | None] = field(default_factory=list)
     revealed: Wire | None = None
+    # Whether this bot saw the cards dealt (rather than joining from a snapshot mid-round): then
+    # every hand started without three of a rank (R4), and what a seat took since is all known.
+    saw_deal: bool = False
     # Over the whole match: how often each seat's take had the rank of its previous take. A
     # player who collects a rank repeats it; one who swaps at random rarely does.
     takes_alike: list[int] = field(default_factory=list)
@@ -125,6 +128,7 @@ class Model:
         if sv.phase is Phase.PLAYING:
             self.opened_at = now
         self._reset_deal(now)
+        self.saw_deal = False
 
     def observe(self, event: Wire, at: int) -> None:
         """Fold one event addressed to this seat into what it knows."""
@@ -178,6 +182,7 @@ class Model:
         self.deadline = int(e["deadline"])
         self.opened_at = at
         self._reset_deal(at)
+        self.saw_deal = True
 
     def _on_swapped(self, e: Wire, at: int) -> None:
         s = int(e["seat"])
@@ -198,7 +203,7 @@ class Model:
         previous = self.last_taken_rank[s]
         if previous is not None:
             self.takes_seen[s] += 1
-            self.takes_alike[s] += previous == taken.rank
+            self.takes_alike[s] += int(previous == taken.rank)
         self.last_taken_rank[s] = taken.rank
         self.swaps.append(SwapSeen(at, s, placed, taken))
         self.last_swap_at[s] = at
@@ -235,6 +240,7 @@ class Model:
         self.center = [CardView.parse(c) for c in e["center"]]
         self.reshuffled = True
         self._reset_deal(at)
+        self.saw_deal = True
 
     def _on_reveal(self, e: Wire, at: int) -> None:
         self.revealed = e
