@@ -281,16 +281,15 @@ class SmartBot(Bot):
         for c in m.center:
             center[c.rank] = center.get(c.rank, 0) + 1
         held_by_others: dict[str, int] = {}
-        opponents_best: dict[str, int] = {}
+        per_opponent: dict[tuple[int, str], int] = {}
         for cid, s in m.holder.items():
             rank = _rank_of(cid, m.players)
             held_by_others[rank] = held_by_others.get(rank, 0) + 1
             if s != m.partner:
-                key = f"{s}:{rank}"
-                opponents_best[key] = opponents_best.get(key, 0) + 1
+                per_opponent[(s, rank)] = per_opponent.get((s, rank), 0) + 1
+        # How many of a rank the keenest opponent collecting it is known to hold.
         contested: dict[str, int] = {}
-        for key, n in opponents_best.items():
-            rank = key.split(":", 1)[1]
+        for (_, rank), n in per_opponent.items():
             contested[rank] = max(contested.get(rank, 0), n)
         best: tuple[float, int, int] | None = None
         choice: str | None = None
