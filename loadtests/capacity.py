@@ -10,8 +10,9 @@ hold: it fails when p99 `swap→ack` > 50 ms, p99 `swap→seen` > 80 ms or failu
 run stops at the first step that fails. For every step it reports p50/p95/p99 of each exchange,
 failures, the CPU of the table actors, the gateway, Redis and Ray's own processes (and, apart,
 of the load generator), the private memory (USS) per table actor, and the table-actor calls per
-second; at each step that held it records a py-spy profile of the gateway and of one table actor
-(`--profile-seconds 0` to skip).
+second; at each step that held (every step with `--keep-going`) it records a py-spy profile of
+the gateway and of one table actor (`--profile-seconds 0` to skip). SIGINT or SIGTERM stop the
+run cleanly: the stack and Locust are stopped by their PIDs.
 
 Results go to `--out` (default `results/capacity-<time>/`): capacity.md and capacity.json (the
 table of steps), steps.png, the run's latency/activity/node plots, Locust's CSV and HTML, and
@@ -46,7 +47,14 @@ from loadtests.report import (
     table,
     window,
 )
-from loadtests.runner import Play, actor_commands, locust_command, scrape, stream_batches
+from loadtests.runner import (
+    Play,
+    actor_commands,
+    locust_command,
+    scrape,
+    stop_on_signals,
+    stream_batches,
+)
 from loadtests.stack import EmbeddedStack
 
 LIMITS = {"swap→ack": 50.0, "swap→seen": 80.0}
@@ -115,6 +123,7 @@ def actor_pids(stack_pid: int) -> list[int]:
 
 def run(argv: list[str] | None = None) -> int:
     a = parse(argv)
+    stop_on_signals()
     steps = [int(x) for x in a.steps.split(",") if x.strip()]
     out: Path = a.out or Path("results") / time.strftime("capacity-%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
@@ -151,7 +160,7 @@ def run(argv: list[str] | None = None) -> int:
             print(f"step {n}: {'held' if row['held'] else 'FAILED: ' + '; '.join(row['why'])}")
             if not row["held"] and not a.keep_going:
                 break
-            if a.profile_seconds > 0:
+            if a.profile_seconds > 0 and "exchanges" in row:
                 profile_step(out, stack.pid, n, a.profile_seconds)
     finally:
         control.set(stop=True)
@@ -164,7 +173,7 @@ def run(argv: list[str] | None = None) -> int:
         if sampler is not None:
             sampler.stop()
         stack.stop()
-    write_report(out, a, results, t_start, final=True)
+        write_report(out, a, results, t_start, final=True)
     held = [r["tables"] for r in results if r["held"]]
     print(f"capacity: {max(held) if held else 0} live tables of {a.players} — see {out}")
     return 0
@@ -344,7 +353,10 @@ def plot_steps(out: Path, results: list[dict[str, Any]]) -> None:
 
 
 def main() -> None:
-    sys.exit(run())
+    try:
+        sys.exit(run())
+    except KeyboardInterrupt:
+        sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -470,7 +470,9 @@ class QuatroPlayer(HttpUser):
     # -- REST and grouping --------------------------------------------------------------------
     @property
     def auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
+        # A fresh connection per call: a kept-alive one that the server is just closing (idle
+        # timeout) fails a POST that cannot be retried blindly.
+        return {"Authorization": f"Bearer {self.token}", "Connection": "close"}
 
     def _sit(self, group: Group, seat: int) -> None:
         if seat == 0:
@@ -500,8 +502,12 @@ class QuatroPlayer(HttpUser):
     def _wait_for_start(self, group: Group, seat: int) -> None:
         if seat != 0:
             return
-        if not group.all_connected.wait(timeout=GROUP_WAIT_S):
-            raise ExchangeError("the table's seats did not all connect in time")
+        deadline = time.monotonic() + GROUP_WAIT_S
+        while not group.all_connected.wait(timeout=1.0):
+            if group.closed:
+                raise ExchangeError("a player of this table left before the start")
+            if time.monotonic() > deadline:
+                raise ExchangeError("the table's seats did not all connect in time")
         r = self.client.post(
             f"/api/tables/{self.code}/start",
             headers=self.auth,
@@ -732,7 +738,12 @@ class QuatroPlayer(HttpUser):
         self._schedule_drop()
 
     def _play(self) -> None:
+        group = self.table_group
         while not self.leave:
+            if group is not None and group.closed:
+                # A player of this table left for good (an error): the table breaks up and its
+                # players form new ones, so no group ever waits for a seat nobody will take.
+                return
             link = self.link
             if link is None or link.closed.is_set():
                 # The server closed us (or the network did): come back like a browser would.

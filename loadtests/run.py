@@ -39,7 +39,14 @@ from loadtests.report import (
     table,
     window,
 )
-from loadtests.runner import Play, actor_commands, locust_command, scrape, stream_batches
+from loadtests.runner import (
+    Play,
+    actor_commands,
+    locust_command,
+    scrape,
+    stop_on_signals,
+    stream_batches,
+)
 from loadtests.stack import EmbeddedStack
 
 DEFAULT_URL = "http://127.0.0.1:8000"  # `make run`
@@ -65,6 +72,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def run(argv: list[str] | None = None) -> int:
     a = parse(argv)
+    stop_on_signals()
     out: Path = a.out or Path("results") / time.strftime("load-%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
     tables = a.tables
@@ -195,7 +203,10 @@ def _markdown(data: dict[str, object], w: Window, means: dict[str, dict[str, flo
 
 
 def main() -> None:
-    sys.exit(run())
+    try:
+        sys.exit(run())
+    except KeyboardInterrupt:
+        sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -4,12 +4,24 @@ and reading the gateway's own Prometheus counters around a run."""
 from __future__ import annotations
 
 import re
+import signal
 import sys
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
+
+
+def stop_on_signals() -> None:
+    """Stop cleanly on SIGTERM, and on SIGINT even when started in the background (where the
+    shell has SIGINT ignored): the `finally` blocks stop the stack and Locust by PID."""
+
+    def _stop(sig: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,90 @@
+"""The idle floor: what table actors that do nothing cost the node, with and without Ray's quiet
+settings (cluster.procs.RAY_QUIET).
+
+    python -m loadtests.idle_floor --actors 40 --seconds 60            # both settings, in turn
+    python -m loadtests.idle_floor --actors 40 --seconds 60 --quiet-ray 1
+
+For each setting it starts the embedded stack with a pool of `--actors` ready table actors
+(created ahead of any table, exactly like the ones live tables use), waits for them, samples
+CPU and memory for `--seconds`, and prints CPU per actor (% of one core), USS per actor, and the
+CPU of Ray's own processes and of the gateway.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import psutil
+
+from loadtests.node import NodeSampler, machine, tree
+from loadtests.report import NodeRow, node_means
+from loadtests.stack import EmbeddedStack
+
+
+def measure(actors: int, seconds: float, quiet: bool, out: Path) -> dict[str, object]:
+    stack = EmbeddedStack(out / f"stack-quiet{int(quiet)}.log", pool_size=actors, quiet_ray=quiet)
+    stack.start()
+    try:
+        assert stack.pid is not None
+        deadline = time.monotonic() + 60 + actors * 2.0
+        while time.monotonic() < deadline:
+            n = sum(1 for p in tree(stack.pid) if "TableActor" in _name(p))
+            if n >= actors:
+                break
+            time.sleep(1.0)
+        time.sleep(10.0)  # let start-up work finish
+        sampler = NodeSampler(out / f"node-quiet{int(quiet)}.csv", stack.pid, uss_every=3)
+        sampler.start()
+        t0 = time.time()
+        time.sleep(seconds)
+        t1 = time.time()
+        sampler.stop()
+        means = node_means(sampler_rows(sampler), t0, t1)
+    finally:
+        stack.stop()
+    ta = means.get("table_actors", {})
+    count = max(1.0, ta.get("procs", 0.0))
+    return {
+        "quiet_ray": quiet,
+        "actors": int(count),
+        "cpu_per_actor_pct": round(ta.get("cpu", 0.0) / count, 3),
+        "uss_mb_per_actor": round(ta.get("uss_mb_actor", float("nan")), 1),
+        "cpu_table_actors_pct": round(ta.get("cpu", 0.0), 1),
+        "cpu_ray_pct": round(means.get("ray", {}).get("cpu", 0.0), 1),
+        "cpu_gateway_pct": round(means.get("gateway", {}).get("cpu", 0.0), 1),
+        "cpu_redis_pct": round(means.get("redis", {}).get("cpu", 0.0), 1),
+    }
+
+
+def _name(p: psutil.Process) -> str:
+    try:
+        return str(p.name())
+    except psutil.Error:
+        return ""
+
+
+def sampler_rows(sampler: NodeSampler) -> list[NodeRow]:
+    return [
+        NodeRow(r.t, r.group, r.cpu, r.rss_mb, r.procs, r.uss_mb_per_actor) for r in sampler.rows
+    ]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="python -m loadtests.idle_floor", description=__doc__)
+    p.add_argument("--actors", type=int, default=40)
+    p.add_argument("--seconds", type=float, default=60.0)
+    p.add_argument("--quiet-ray", choices=("0", "1", "both"), default="both")
+    p.add_argument("--out", type=Path, default=Path("results") / "idle-floor")
+    a = p.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    settings = [False, True] if a.quiet_ray == "both" else [a.quiet_ray == "1"]
+    print(json.dumps({"machine": machine()}))
+    for quiet in settings:
+        print(json.dumps(measure(a.actors, a.seconds, quiet, a.out)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
