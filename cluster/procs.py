@@ -15,7 +15,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +29,12 @@ def _die_with_parent() -> None:
 
     with contextlib.suppress(Exception):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _child_setup() -> Callable[[], None] | None:
+    """The kernel ties the parent-death signal to the *thread* that forked: arm it only from
+    the main thread, or a child started by a short-lived thread would die with that thread."""
+    return _die_with_parent if threading.current_thread() is threading.main_thread() else None
 
 
 def free_port() -> int:
@@ -86,7 +94,7 @@ class RedisServer:
             start_new_session=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,
+            preexec_fn=_child_setup(),
         )
         wait_for_port(self.port, 10, self.proc)
         return self
@@ -145,7 +153,7 @@ class RayHead:
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,
-            preexec_fn=_die_with_parent,
+            preexec_fn=_child_setup(),
         )
         log.close()
         wait_for_port(self.port, timeout, self.proc)

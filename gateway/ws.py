@@ -90,6 +90,11 @@ async def websocket(ws: WebSocket) -> None:
         session = await _handshake(ws, svc)
     except WebSocketDisconnect:
         return
+    except Exception:  # Redis or Ray out of reach: our trouble, not the client's
+        log.exception("hello failed")
+        with contextlib.suppress(Exception):
+            await ws.close(CLOSE_INTERNAL)
+        return
     if session is None:
         return
     conn, code = session

@@ -18,8 +18,6 @@ import redis
 from tests.cluster.client import Player, table_with
 from tests.conftest import Gateway, Stack
 
-pytestmark = pytest.mark.asyncio
-
 
 @pytest.fixture(scope="module")
 def gateway_c(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:

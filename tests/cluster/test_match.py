@@ -6,12 +6,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-import pytest
-
 from tests.cluster.client import Player, table_with
 from tests.conftest import Stack
-
-pytestmark = pytest.mark.asyncio
 
 
 async def play_match(host: Player, partner: Player) -> dict[str, object]:

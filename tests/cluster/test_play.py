@@ -13,8 +13,6 @@ from engine.seating import team_of
 from tests.cluster.client import Frame, Player, table_with
 from tests.conftest import Stack
 
-pytestmark = pytest.mark.asyncio
-
 
 async def swap_until_ack(p: Player, card: str, slot: int, expect: str) -> Frame:
     """Swap, honouring `cooldown` answers (their retry_in says when), within a deadline."""

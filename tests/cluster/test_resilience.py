@@ -8,13 +8,10 @@ import json
 import os
 import signal
 
-import pytest
 import redis
 
 from tests.cluster.client import Frame, Player, table_with
 from tests.conftest import Stack
-
-pytestmark = pytest.mark.asyncio
 
 
 async def open_round(code: str, people: list[Player]) -> dict[int, Frame]:

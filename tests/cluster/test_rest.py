@@ -4,13 +4,10 @@ test hooks, health and metrics."""
 from __future__ import annotations
 
 import httpx
-import pytest
 
 from engine import EMOJIS
 from tests.cluster.client import Player, rigged_deal
 from tests.conftest import Stack
-
-pytestmark = pytest.mark.asyncio
 
 
 async def test_sessions_tokens_and_names(stack: Stack) -> None:

@@ -11,8 +11,6 @@ import websockets
 from tests.cluster.client import Player, table_with
 from tests.conftest import Stack
 
-pytestmark = pytest.mark.asyncio
-
 
 async def hello_refused(url: str, hello: object) -> tuple[dict[str, object], int | None]:
     async with websockets.connect(url) as ws:
