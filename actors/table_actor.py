@@ -40,6 +40,7 @@ STORED_LOG = 256  # events kept in Redis for resubscription after a restart
 KEY_TTL_S = 24 * 3600  # refreshed at every save; a stopped table's keys go in minutes
 STOPPED_TTL_S = 300
 SAVE_TIMEOUT_S = 2.0
+RESTORE_WAIT_S = 120.0
 # Made-up codes the gateway maps like the engine's: the player holds no seat here.
 NO_SEAT = {"code": "no_seat", "message": "you hold no seat at this table"}
 NOT_OPEN = {"code": "unknown_table", "message": "this table is not open"}
@@ -77,19 +78,24 @@ class TableActor:
 
     # -- restore ------------------------------------------------------------------------------
     def _restore(self) -> None:
-        """A restarted incarnation finds its table again (plain blocking Redis: once, here)."""
-        r = redis.Redis.from_url(self.redis_url, decode_responses=True)
-        try:
-            code = r.get(keys.actor(self.name))
-            if not code:
-                return
-            raw = r.get(keys.snapshot(str(code)))
-            if raw is None:
-                return
-            snap = json.loads(str(raw))
-            entries = [tuple(json.loads(x)) for x in r.lrange(keys.log(str(code)), 0, -1)]
-        finally:
-            r.close()
+        """A restarted incarnation finds its table again (plain blocking Redis: once, here).
+        Redis may be restarting too: wait for it rather than come back without the table (an
+        exception here would end the actor for good: Ray does not restart a failed creation)."""
+        deadline = time.monotonic() + RESTORE_WAIT_S
+        delay = 0.1
+        while True:
+            try:
+                found = self._read_snapshot()
+                break
+            except (redis.ConnectionError, redis.TimeoutError):
+                if time.monotonic() > deadline:
+                    raise
+                log.warning("table actor %s: Redis unreachable, retrying", self.name)
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
+        if found is None:
+            return
+        code, snap, entries = found
         self.code = str(code)
         self.table = Table.from_snapshot(snap["table"])
         seq = int(snap["seq"])
@@ -100,6 +106,20 @@ class TableActor:
         self.bots = BotDriver(self.table, snap.get("bot_policy", "smart"))
         self.over_idle_s, self.lobby_idle_s = snap.get("idle", (600.0, 1800.0))
         log.info("table %s restored at seq %d", self.code, seq)
+
+    def _read_snapshot(self) -> tuple[str, dict[str, Any], list[Entry]] | None:
+        r = redis.Redis.from_url(self.redis_url, decode_responses=True, socket_timeout=5)
+        try:
+            code = r.get(keys.actor(self.name))
+            if not code:
+                return None
+            raw = r.get(keys.snapshot(str(code)))
+            if raw is None:
+                return None
+            entries = [tuple(json.loads(x)) for x in r.lrange(keys.log(str(code)), 0, -1)]
+        finally:
+            r.close()
+        return str(code), json.loads(str(raw)), entries
 
     def _snapshot(self) -> dict[str, Any]:
         assert self.table is not None
