@@ -126,7 +126,7 @@ class RayHead:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 60.0) -> RayHead:
+    def start(self, timeout: float = 120.0) -> RayHead:
         ray = str(Path(sys.executable).with_name("ray"))
         args = [ray, "start", "--head", "--block", "--disable-usage-stats"]
         args += ["--node-ip-address", "127.0.0.1", "--port", str(self.port)]

@@ -22,7 +22,7 @@ from cluster.procs import RayHead, RedisServer, free_port, ray_env, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 AUTH_MODE = "disabled"  # the same for the head, the gateways and this process's driver
-START_TIMEOUT_S = 90.0
+START_TIMEOUT_S = 180.0
 
 
 @dataclass
