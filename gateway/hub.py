@@ -120,6 +120,7 @@ class TableHub:
         try:
             async for ref in gen:
                 batch = await ref
+                metrics.STREAM_BATCHES.inc()
                 if "head" in batch:
                     await self._first_batch(batch)
                 else:
