@@ -161,6 +161,9 @@ def summarise(
         "node": means,
         "actor_commands_per_s": round(calls / seconds, 1) if after else None,
         "stream_batches_per_s": round(batches / seconds, 1) if batches is not None else None,
+        # A subscription restarted: an event the gateway waited for (2 s) never came.
+        "resubscribes": after.get("quatro_resubscribes_total", 0.0)
+        - before.get("quatro_resubscribes_total", 0.0),
     }
     (out / "summary.json").write_text(json.dumps(data, indent=2, ensure_ascii=False))
     plots = plot_all(out, samples, node, f"{tables} tables × {a.players}")
@@ -197,7 +200,8 @@ def _markdown(data: dict[str, object], w: Window, means: dict[str, dict[str, flo
         ),
         "",
         f"Table-actor commands per second (one Ray call each): {data['actor_commands_per_s']}; "
-        f"stream batches per second: {data['stream_batches_per_s']}",
+        f"stream batches per second: {data['stream_batches_per_s']}; subscriptions restarted "
+        f"after a gap: {data['resubscribes']}",
     ]
     return "\n".join(lines)
 
