@@ -122,3 +122,62 @@ async def test_r25_snapshot_during_signing_shows_own_sign_only(stack: Stack) -> 
     assert all(v["phase"] == "signing" and v["hand"] == [] for v in views.values())
     for p in people:
         await p.close()
+
+
+async def test_floor_emissions_vote_reshuffle_and_contre_at_six(stack: Stack) -> None:
+    """R12–R14 (floor, emissions on the table's clock), R19–R21 (a vote that passes, then
+    the one-reshuffle limit) and R17 (Contre! naming a team at 6 players)."""
+    code, people = await table_with(stack.a.url, 6, 6, deals=2, time_scale=0.05)
+    for p in people[3:]:
+        await p.connect(code, stack.b.url)
+    assert (await people[0].rest("POST", f"/api/tables/{code}/start")).is_success
+    for p in people:
+        await p.wait_event(lambda e: e["type"] == "signing")
+        await p.ok("ready")
+    for p in people:
+        await p.wait_event(lambda e: e["type"] == "round")
+    host, other = people[0], people[4]
+    # R12, R14: the floor is public; changing it again waits for its cooldown.
+    await host.ok("floor", open=True)
+    shut = await host.request("floor", open=False)
+    assert shut["code"] == "floor_cooldown"
+    assert 0 < shut["retry_in"] <= 100
+    assert (await other.request("emit", emoji=EMOJIS[3]))["code"] == "no_floor"
+    # R13: the first choice emits at once, then every 5 s (250 ms here) on the table's clock.
+    await host.ok("emit", emoji=EMOJIS[3])
+    first = await other.wait_event(lambda e: e["type"] == "emission")
+    again = await other.wait_event(lambda e: e["type"] == "emission", after=first["seq"])
+    assert (first["seat"], first["emoji"]) == (0, EMOJIS[3])
+    assert (again["seat"], again["emoji"]) == (0, EMOJIS[3])
+    assert again["at"] - first["at"] >= 250
+    # R19: every other connected human must accept; the requester is no voter.
+    await people[1].ok("vote_request")
+    vote = await other.wait_event(lambda e: e["type"] == "vote")
+    assert vote["by"] == 1
+    assert vote["voters"] == [0, 2, 3, 4, 5]
+    assert (await people[1].request("vote", accept=True))["code"] == "not_voter"
+    for p in people:
+        if p.seat != 1:
+            await p.ok("vote", accept=True)
+    result = await other.wait_event(lambda e: e["type"] == "vote_result")
+    assert result["passed"] is True
+    for p in people:
+        fresh = await p.wait_event(lambda e: e["type"] == "reshuffled")
+        assert len(fresh["hand"]) == 4
+        assert len(fresh["center"]) == 4
+    # R20: one reshuffle per round.
+    refused = await people[2].request("vote_request")
+    assert refused["code"] == "vote_refused"
+    assert refused["reason"] == "already_reshuffled"
+    # R17: at 6 players Contre! names an opposing team.
+    assert (await host.request("contre"))["code"] == "bad_team"
+    assert (await host.request("contre", team=0))["code"] == "bad_team"
+    await host.ok("contre", team=2)
+    reveal = await other.wait_event(lambda e: e["type"] == "reveal")
+    assert reveal["reason"] == "contre"
+    assert reveal["by"] == 0
+    assert reveal["target_team"] == 2
+    assert reveal["scored"] == ([0] if reveal["correct"] else [2])
+    for p in people:
+        assert not p.problems
+        await p.close()
