@@ -207,7 +207,7 @@ class Hubs:
         self.directory = directory
         self.gateway = gateway
         self.hubs: dict[str, TableHub] = {}
-        self._stopping: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[Any]] = set()
 
     async def attach(self, code: str, conn: Connection) -> TableHub:
         hub = self.hubs.get(code)
@@ -230,9 +230,31 @@ class Hubs:
         if not hub.conns:
             del self.hubs[code]
             metrics.TABLES.set(len(self.hubs))
-            task = asyncio.get_running_loop().create_task(hub.stop())
-            self._stopping.add(task)
-            task.add_done_callback(self._stopping.discard)
+            self._own(asyncio.get_running_loop().create_task(hub.stop()))
+
+    def _own(self, task: asyncio.Task[Any]) -> None:
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def call(self, code: str, method: str, *args: Any) -> Any:
+        """Call the table actor for a command of ours. Its events are left out of our stream
+        (they travel in the reply), so they must reach our players even when the caller is
+        cancelled meanwhile (a socket closing mid-command): the call is shielded, and an
+        abandoned reply is still fanned out when it arrives."""
+        task = asyncio.get_running_loop().create_task(self.directory.call(code, method, *args))
+        self._own(task)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.add_done_callback(lambda t: self._feed_abandoned(code, t))
+            raise
+
+    def _feed_abandoned(self, code: str, task: asyncio.Task[Any]) -> None:
+        if task.cancelled() or task.exception() is not None:
+            return
+        reply = task.result()
+        if isinstance(reply, dict):
+            self.feed(code, reply.get("events") or [])
 
     def feed(self, code: str, entries: list[Entry]) -> None:
         hub = self.hubs.get(code)
@@ -248,5 +270,5 @@ class Hubs:
         for hub in list(self.hubs.values()):
             await hub.stop()
         self.hubs.clear()
-        if self._stopping:
-            await asyncio.wait(self._stopping, timeout=5)
+        if self._background:
+            await asyncio.wait(self._background, timeout=5)

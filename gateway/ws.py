@@ -113,7 +113,7 @@ async def websocket(ws: WebSocket) -> None:
         metrics.PLAYERS.dec()
         svc.hubs.detach(code, conn)
         with contextlib.suppress(Exception):
-            reply = await svc.directory.call(code, "leave", svc.gateway, conn.conn_id)
+            reply = await svc.hubs.call(code, "leave", svc.gateway, conn.conn_id)
             svc.hubs.feed(code, reply["events"])
 
 
@@ -156,7 +156,7 @@ async def _handshake(ws: WebSocket, svc: Services) -> tuple[Connection, str] | N
     conn = Connection(conn_id, session.player_id, svc.settings.send_queue)
     try:
         await svc.hubs.attach(code, conn)
-        reply = await svc.directory.call(
+        reply = await svc.hubs.call(
             code, "join", conn.conn_id, svc.gateway, conn.conn_id, session.player_id
         )
     except TableGone:
@@ -226,7 +226,7 @@ async def _handle(
     args = frame.model_dump(exclude={"type", "id"})
     cmd_id = f"{conn.conn_id}:{n}"
     try:
-        reply = await svc.directory.call(
+        reply = await svc.hubs.call(
             code, "act", cmd_id, svc.gateway, conn.player_id, frame.type, args
         )
     except (RayError, TableGone, TimeoutError) as exc:

@@ -41,7 +41,7 @@ def _config(body: NewTable, test_hooks: bool) -> dict[str, Any]:
 
 async def _act(svc: Svc, code: str, me: Me, kind: str, args: dict[str, Any]) -> dict[str, Any]:
     try:
-        reply: dict[str, Any] = await svc.directory.call(
+        reply: dict[str, Any] = await svc.hubs.call(
             code.upper(), "act", f"rest-{uuid.uuid4().hex}", svc.gateway, me.player_id, kind, args
         )
     except TableGone as exc:

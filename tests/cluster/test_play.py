@@ -31,7 +31,8 @@ def card_of(cards: list[Frame], rank: str) -> Frame:
 
 @pytest.mark.parametrize("players", [4, 6, 8])
 async def test_rigged_round_scores_a_right_quatro(stack: Stack, players: int) -> None:
-    code, people = await table_with(stack.a.url, players, players, deals=1, time_scale=0.05)
+    # Half-speed clocks: a 1 s cooldown stays measurable on a busy machine.
+    code, people = await table_with(stack.a.url, players, players, deals=1, time_scale=0.5)
     n = players
     host, partner = people[0], people[n // 2]
     for p in people[1::2]:  # half the table plays through the other gateway
@@ -67,7 +68,7 @@ async def test_rigged_round_scores_a_right_quatro(stack: Stack, players: int) ->
     slot2 = next(i for i, c in enumerate(centre) if c["rank"] == "A" and i != ace_slot)
     early = await partner.request("swap", card=king2["id"], slot=slot2, expect=centre[slot2]["id"])
     assert early["code"] == "cooldown"
-    assert 0 < early["retry_in"] <= 100
+    assert 0 < early["retry_in"] <= 1000
     await swap_until_ack(partner, king2["id"], slot2, centre[slot2]["id"])
     for p in people:
         seen = await p.wait_event(lambda e: e["type"] == "swapped" and e["slot"] == slot2)
@@ -127,7 +128,7 @@ async def test_r25_snapshot_during_signing_shows_own_sign_only(stack: Stack) -> 
 async def test_floor_emissions_vote_reshuffle_and_contre_at_six(stack: Stack) -> None:
     """R12–R14 (floor, emissions on the table's clock), R19–R21 (a vote that passes, then
     the one-reshuffle limit) and R17 (Contre! naming a team at 6 players)."""
-    code, people = await table_with(stack.a.url, 6, 6, deals=2, time_scale=0.05)
+    code, people = await table_with(stack.a.url, 6, 6, deals=2, time_scale=0.5)
     for p in people[3:]:
         await p.connect(code, stack.b.url)
     assert (await people[0].rest("POST", f"/api/tables/{code}/start")).is_success
@@ -141,15 +142,15 @@ async def test_floor_emissions_vote_reshuffle_and_contre_at_six(stack: Stack) ->
     await host.ok("floor", open=True)
     shut = await host.request("floor", open=False)
     assert shut["code"] == "floor_cooldown"
-    assert 0 < shut["retry_in"] <= 100
+    assert 0 < shut["retry_in"] <= 1000
     assert (await other.request("emit", emoji=EMOJIS[3]))["code"] == "no_floor"
-    # R13: the first choice emits at once, then every 5 s (250 ms here) on the table's clock.
+    # R13: the first choice emits at once, then every 5 s (2.5 s here) on the table's clock.
     await host.ok("emit", emoji=EMOJIS[3])
     first = await other.wait_event(lambda e: e["type"] == "emission")
     again = await other.wait_event(lambda e: e["type"] == "emission", after=first["seq"])
     assert (first["seat"], first["emoji"]) == (0, EMOJIS[3])
     assert (again["seat"], again["emoji"]) == (0, EMOJIS[3])
-    assert again["at"] - first["at"] >= 250
+    assert again["at"] - first["at"] >= 2500
     # R19: every other connected human must accept; the requester is no voter.
     await people[1].ok("vote_request")
     vote = await other.wait_event(lambda e: e["type"] == "vote")
