@@ -56,7 +56,7 @@ def up() -> int:
         settings = settings.model_copy(update=updates)
         if settings.test_hooks:
             print("!! QUATRO_TEST_HOOKS=1: test hooks are ON — never in production !!", flush=True)
-        print(f"Quatro is up: http://localhost:{settings.port}", flush=True)
+        print(f"starting the gateway on port {settings.port}…", flush=True)
         signal.signal(signal.SIGTERM, previous)
         serve(settings)
         return 0

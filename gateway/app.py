@@ -39,6 +39,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.services = services
         app.state.loop = asyncio.get_running_loop()
         services.directory.refill_soon()
+        print(f"Quatro is up: http://localhost:{settings.port}", flush=True)
         try:
             yield
         finally:
