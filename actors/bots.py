@@ -33,6 +33,8 @@ class BotDriver:
                     seat,
                     self._table.players,
                     seed=self._table.config.seed * 31 + seat,
+                    # At a test time_scale the cooldowns shrink; the bots' pace shrinks with them.
+                    speed=1.0 / self._table.config.time_scale,
                     timings=self._table.config.timings,
                 )
                 bot.sync(self._table.view(seat), now)
@@ -54,12 +56,13 @@ class BotDriver:
         dues = [i.at for b in self._bots.values() if (i := b.decide(now)) is not None]
         return min(dues, default=None)
 
-    def due(self, now: int) -> list[tuple[Bot, Command]]:
-        """The bots whose intent is due, with what they mean to send."""
+    def next_turn(self, now: int) -> tuple[Bot, Command] | None:
+        """The bot whose intent is due first, with what it means to send. Asked again after every
+        applied command, so no bot acts on a table that changed under it."""
         self._ensure(now)
-        out: list[tuple[Bot, Command]] = []
+        best: tuple[int, Bot, Command] | None = None
         for bot in self._bots.values():
             intent = bot.decide(now)
-            if intent is not None and intent.at <= now:
-                out.append((bot, intent.command))
-        return out
+            if intent is not None and intent.at <= now and (best is None or intent.at < best[0]):
+                best = (intent.at, bot, intent.command)
+        return None if best is None else (best[1], best[2])

@@ -255,7 +255,12 @@ class TableActor:
                 await self._stop()
                 return
             entries = self._commit(self.table.advance(now), "")
-            for bot, command in self.bots.due(now):
+            # A bounded number of turns per tick: a policy that kept insisting could not spin.
+            for _ in range(4 * self.table.players):
+                turn = self.bots.next_turn(now)
+                if turn is None:
+                    break
+                bot, command = turn
                 bot.sent(command, now)
                 try:
                     entries += self._commit(self.table.apply(command, now), "")
