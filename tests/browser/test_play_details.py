@@ -37,6 +37,7 @@ class SlowLink:
         self.queue: list[str | bytes] = []
         self.lock = threading.Lock()
         self.page_side: WebSocketRoute | None = None
+        self.page = page
         page.route_web_socket("**/ws", self._route)
 
     def _route(self, ws: WebSocketRoute) -> None:
@@ -64,6 +65,19 @@ class SlowLink:
     def hold(self) -> None:
         with self.lock:
             self.holding = True
+
+    def release_after(self, frame_type: str, timeout_ms: int = 15_000) -> list[dict[str, Any]]:
+        """Release once the server's frame of `frame_type` is among the held ones."""
+        waited = 0
+        while True:
+            with self.lock:
+                if any(json.loads(m).get("type") == frame_type for m in self.queue):
+                    break
+            assert waited < timeout_ms, f"no {frame_type} frame from the server in {timeout_ms} ms"
+            # Playwright's sync API runs route callbacks only while the page is waited on.
+            self.page.wait_for_timeout(20)
+            waited += 20
+        return self.release()
 
     def release(self) -> list[dict[str, Any]]:
         with self.lock:
@@ -108,7 +122,7 @@ def test_stale_swap_floor_emission_vote_and_contre(browser: Any, stack_url: str)
         swap_by_taps(bruno.page, "J", 0)
         # Shown at once (optimistic): the ace Bruno expects is already in his hand.
         wait_hand(bruno.page, ["10", "10", "A", "J"])
-        held = slow.release()
+        held = slow.release_after("error")
         answer = next(f for f in held if f.get("type") == "error")
         assert answer["code"] == "stale"
         # Rolled back, with a visible and a spoken cue; the centre shows Chloé's king.
