@@ -25,12 +25,12 @@ import redis.asyncio as aioredis
 
 from actors import keys
 from actors.bots import BotDriver
-from actors.commands import BUILDERS
 from actors.feed import LEASE_S, Entry, Feed
 from cluster.redis_client import async_redis
 from engine import Command, Connect, Disconnect, Outbound, Refusal, Table, TableConfig, TakeSeat
 from engine.phase import Phase
 from engine.seating import team_of
+from engine.wire import command_from_frame
 
 log = logging.getLogger("quatro.table")
 
@@ -328,14 +328,15 @@ class TableActor:
         now = now_ms()
         error: dict[str, Any] | None = None
         command: Command
-        if kind == "take_seat":
-            command = TakeSeat(seat=args["seat"], player_id=player_id, name=args["name"])
-        else:
-            seat = t.seat_of(player_id)
-            if seat is None:
-                return {"ok": False, "error": NO_SEAT, "events": []}
-            command = BUILDERS[kind](seat, args)
+        seat = t.seat_of(player_id)
+        if kind != "take_seat" and seat is None:
+            return {"ok": False, "error": NO_SEAT, "events": []}
         try:
+            if kind == "take_seat":
+                command = TakeSeat(seat=args["seat"], player_id=player_id, name=args["name"])
+            else:
+                assert seat is not None
+                command = command_from_frame(kind, seat, args)
             entries = self._commit(t.apply(command, now), origin)
         except Refusal as refusal:
             entries = self._commit(refusal.events, origin) if refusal.events else []

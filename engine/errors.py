@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 class ErrorCode(StrEnum):
     BAD_MESSAGE = "bad_message"
+    UNKNOWN_TYPE = "unknown_type"
     WRONG_PHASE = "wrong_phase"
     NOT_YOUR_CARD = "not_your_card"
     BAD_SLOT = "bad_slot"

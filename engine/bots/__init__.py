@@ -16,10 +16,10 @@ own seeded RNG. Give a bot the table's `timings` and, at a `time_scale` s, `spee
 from __future__ import annotations
 
 from engine.bots.base import Bot, Intent
-from engine.bots.frames import client_frame
 from engine.bots.random_bot import RandomBot
 from engine.bots.smart import SmartBot
 from engine.config import Timings
+from engine.wire import client_frame
 
 POLICIES: dict[str, type[Bot]] = {"random": RandomBot, "smart": SmartBot}
 

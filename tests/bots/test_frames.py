@@ -17,7 +17,7 @@ from engine import (
     SetFloor,
     Swap,
 )
-from engine.bots.frames import client_frame
+from engine.wire import client_frame
 
 
 def test_every_play_command_has_its_protocol_frame() -> None:
