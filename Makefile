@@ -8,7 +8,11 @@ STAMP := $(VENV)/.installed
 .PHONY: run test lint typecheck unit deps system-deps bench load clean
 
 $(STAMP): requirements.lock pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@# Debian's own Python keeps venv in a separate package: install it when venv is missing.
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3.11-venv >/dev/null \
+	  && $(PYTHON) -m venv --clear $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.lock
 	touch $(STAMP)
