@@ -10,12 +10,11 @@ import re
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cluster.procs import RAY_QUIET, free_port, kill_by_marker
+from cluster.readiness import wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 READY_TIMEOUT_S = 120.0
@@ -91,20 +90,9 @@ class EmbeddedStack:
         return self
 
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.proc is not None
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the stack exited: {self.tail()}")
-            with (
-                contextlib.suppress(OSError),
-                urllib.request.urlopen(self.url + "/readyz", timeout=2) as r,
-            ):
-                if r.status == 200:
-                    self._find_ray_temp()
-                    return
-            time.sleep(0.3)
-        raise TimeoutError(f"the stack is not ready after {timeout} s: {self.tail()}")
+        assert self.proc is not None
+        wait_ready(self.url, self.proc, timeout, self.tail)
+        self._find_ray_temp()
 
     def _find_ray_temp(self) -> None:
         m = re.search(r"starting a local Ray head \(([^)]+)\)", self.tail(20000))

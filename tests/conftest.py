@@ -8,8 +8,6 @@ import contextlib
 import os
 import subprocess
 import sys
-import time
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ from typing import Any
 import pytest
 
 from cluster.procs import RayHead, RedisServer, free_port, ray_env, stop_group
+from cluster.readiness import wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 AUTH_MODE = "disabled"  # the same for the head, the gateways and this process's driver
@@ -54,19 +53,8 @@ class Gateway:
         return self
 
     def wait_ready(self, timeout: float = START_TIMEOUT_S) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.proc is not None
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"gateway exited: {self.log.read_text()[-3000:]}")
-            with (
-                contextlib.suppress(OSError),
-                urllib.request.urlopen(self.url + "/readyz", timeout=2) as r,
-            ):
-                if r.status == 200:
-                    return
-            time.sleep(0.2)
-        raise TimeoutError(f"gateway not ready: {self.log.read_text()[-3000:]}")
+        assert self.proc is not None
+        wait_ready(self.url, self.proc, timeout, lambda: self.log.read_text()[-3000:])
 
     def stop(self) -> None:
         if self.proc is not None:
