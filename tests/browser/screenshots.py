@@ -24,6 +24,7 @@ from playwright.sync_api import ViewportSize, expect, sync_playwright
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT, free_port
 from tests.browser.players import (
+    RIGGED_4,
     Player,
     create_table,
     join_by_link,
@@ -38,21 +39,8 @@ PHONE: ViewportSize = {"width": 390, "height": 844}
 DESKTOP: ViewportSize = {"width": 1280, "height": 860}
 NAMES = ["Ana", "Jean-Baptiste", "Marie", "فاطمة", "Youssef", "Nadia", "Luc", "Wilner"]
 
-DEAL_4 = {
-    "seed": 11,
-    "time_scale": 1.0,
-    "deals": [
-        {
-            "hands": [
-                ["K", "K", "Q", "Q"],
-                ["J", "J", "10", "10"],
-                ["A", "A", "K", "Q"],
-                ["K", "Q", "J", "10"],
-            ],
-            "center": ["A", "A", "J", "10"],
-        }
-    ],
-}
+# The same rigged deal as the browser tests, at full speed so nothing moves mid-picture.
+DEAL_4 = {**RIGGED_4, "seed": 11, "time_scale": 1.0}
 DEAL_8 = {
     "seed": 12,
     "time_scale": 1.0,
