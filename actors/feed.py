@@ -16,11 +16,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.events import Scope
+
 LOG_LENGTH = 1024
 LEASE_S = 30.0  # a subscription not renewed for this long ends: its gateway is gone
 
 # (seq, scope, index, wire event, at, origin): tuples pickle small and fast through Ray.
-Entry = tuple[int, str, int, dict[str, Any], int, str]
+Entry = tuple[int, Scope, int, dict[str, Any], int, str]
 
 
 def entry_seq(e: Entry) -> int:
@@ -46,7 +48,7 @@ class Feed:
         self.log: deque[Entry] = deque(log, maxlen=LOG_LENGTH)
         self.subs: dict[str, Subscriber] = {}
 
-    def append(self, scope: str, index: int, wire: dict[str, Any], at: int, origin: str) -> Entry:
+    def append(self, scope: Scope, index: int, wire: dict[str, Any], at: int, origin: str) -> Entry:
         self.seq += 1
         entry: Entry = (self.seq, scope, index, wire, at, origin)
         self.log.append(entry)

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from actors.feed import Entry
-from engine.seating import team_of
+from engine.events import Audience, Scope
 from gateway import metrics
 from gateway.errors import CLOSE_TRY_AGAIN
 
@@ -79,12 +79,11 @@ class Connection:
         self._put(f'{{{body},"seq":{self.out_seq},"at":{at}}}')
 
     # -- what this seat may see (R30) ---------------------------------------------------------
-    def sees(self, scope: str, index: int) -> bool:
-        if scope == "all":
-            return True
-        if scope == "seat":
-            return index == self.seat
-        return self.seat >= 0 and team_of(self.seat, self.players) == index
+    def sees(self, scope: Scope, index: int) -> bool:
+        """The engine's own audience rule; a connection without a seat (-1) sees only `all`."""
+        if self.seat < 0:
+            return scope == "all"
+        return Audience(scope, index).includes(self.seat, self.players)
 
     def deliver(self, entry: Entry, body: str) -> None:
         if self.after is None:

@@ -9,11 +9,12 @@ from typing import Any, cast
 
 from actors.directory import Directory
 from actors.feed import Entry, Feed
+from engine.events import Scope
 from gateway.connection import Close, Connection
 from gateway.hub import TableHub
 
 
-def entry(seq: int, scope: str, index: int, kind: str, **fields: Any) -> Entry:
+def entry(seq: int, scope: Scope, index: int, kind: str, **fields: Any) -> Entry:
     return (seq, scope, index, {"type": kind, **fields}, 1000 + seq, "")
 
 
