@@ -16,7 +16,7 @@ from types import FrameType
 
 import ray
 
-from cluster.procs import RayHead, RedisServer
+from cluster.procs import RayHead, RayWorkerNode, RedisServer
 from cluster.settings import get_settings
 from gateway.serve import serve
 
@@ -33,6 +33,7 @@ def up() -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     head: RayHead | None = None
+    nodes: list[RayWorkerNode] = []
     redis: RedisServer | None = None
     # Until uvicorn takes over the signals, a SIGTERM must still run the cleanup below.
     previous = signal.signal(signal.SIGTERM, _stop_now)
@@ -48,6 +49,16 @@ def up() -> int:
             print(f"starting a local Ray head ({head.temp_dir})", flush=True)
             head.start()
             print(f"Ray head at {head.address} (namespace {settings.ray_namespace})", flush=True)
+            for _ in range(settings.local_nodes - 1):
+                node = RayWorkerNode(
+                    head,
+                    table_slots=settings.table_slots,
+                    object_store_mb=settings.object_store_mb,
+                    num_cpus=settings.ray_num_cpus,
+                )
+                nodes.append(node)
+                node.start()
+                print(f"Ray node {len(nodes) + 1} joined (raylet :{node.manager_port})", flush=True)
             updates["ray_address"] = head.address
         if not settings.redis_url:
             redis = RedisServer().start()
@@ -66,6 +77,8 @@ def up() -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if ray.is_initialized():
             ray.shutdown()
+        for node in nodes:
+            node.stop()
         if head is not None:
             head.cleanup()
         if redis is not None:

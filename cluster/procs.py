@@ -1,4 +1,5 @@
-"""Child processes the embedded stack and the tests start: redis-server and a Ray head.
+"""Child processes the embedded stack and the tests start: redis-server, a Ray head and
+more local Ray nodes.
 
 Each runs in its own process group with its own directory and ports, and is stopped by its own
 PID: never `ray stop`, which would stop every Ray on the machine.
@@ -127,35 +128,11 @@ class RayHead:
         return f"127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 120.0) -> RayHead:
-        ray = str(Path(sys.executable).with_name("ray"))
-        args = [ray, "start", "--head", "--block", "--disable-usage-stats"]
-        args += ["--node-ip-address", "127.0.0.1", "--port", str(self.port)]
+        args = [_ray_cli(), "start", "--head", "--port", str(self.port)]
         args += ["--temp-dir", str(self.temp_dir), "--include-dashboard", "false"]
-        args += ["--num-cpus", str(self.num_cpus)]
-        args += ["--resources", json.dumps({"table_slot": self.table_slots})]
-        args += ["--object-store-memory", str(self.object_store_mb * 1024 * 1024)]
-        # Fixed defaults of these ports collide with any other Ray on the machine.
-        for flag in (
-            "--ray-client-server-port",
-            "--dashboard-agent-listen-port",
-            "--dashboard-agent-grpc-port",
-            "--metrics-export-port",
-            "--runtime-env-agent-port",
-            "--node-manager-port",
-            "--object-manager-port",
-        ):
-            args += [flag, str(free_port())]
-        env = ray_env(self.auth_mode)
-        log = open(self.temp_dir / "head.log", "wb")  # noqa: SIM115 - the child owns it
-        self.proc = subprocess.Popen(
-            args,
-            start_new_session=True,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            preexec_fn=_child_setup(),
-        )
-        log.close()
+        args += _node_args(self.table_slots, self.num_cpus, self.object_store_mb)
+        args += ["--ray-client-server-port", str(free_port())]
+        self.proc = _start_node(args, self.auth_mode, self.temp_dir / "head.log")
         wait_for_port(self.port, timeout, self.proc)
         return self
 
@@ -170,6 +147,71 @@ class RayHead:
     def cleanup(self) -> None:
         self.stop()
         shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def _ray_cli() -> str:
+    return str(Path(sys.executable).with_name("ray"))
+
+
+def _node_args(table_slots: int, num_cpus: int, object_store_mb: int) -> list[str]:
+    """What a head and a worker node share: loopback, capacity, and ports of their own."""
+    args = ["--block", "--disable-usage-stats", "--node-ip-address", "127.0.0.1"]
+    args += ["--num-cpus", str(num_cpus)]
+    args += ["--resources", json.dumps({"table_slot": table_slots})]
+    args += ["--object-store-memory", str(object_store_mb * 1024 * 1024)]
+    # Fixed defaults of these ports collide with any other Ray node on the machine.
+    for flag in (
+        "--dashboard-agent-listen-port",
+        "--dashboard-agent-grpc-port",
+        "--metrics-export-port",
+        "--runtime-env-agent-port",
+        "--node-manager-port",
+        "--object-manager-port",
+    ):
+        args += [flag, str(free_port())]
+    return args
+
+
+def _start_node(args: list[str], auth_mode: str, log_path: Path) -> subprocess.Popen[bytes]:
+    log = open(log_path, "wb")  # noqa: SIM115 - the child owns it
+    proc = subprocess.Popen(
+        args,
+        start_new_session=True,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=ray_env(auth_mode),
+        preexec_fn=_child_setup(),
+    )
+    log.close()
+    return proc
+
+
+@dataclass
+class RayWorkerNode:
+    """A second (third…) Ray node on this machine, joined to a head: `ray start --address
+    --block` as a child. It offers its own `table_slot`s, so table actors spread over the nodes;
+    its processes live under the head's temp dir, and stop with it."""
+
+    head: RayHead
+    table_slots: int = 200
+    object_store_mb: int = 256
+    num_cpus: int = 2
+    proc: subprocess.Popen[bytes] | None = None
+    manager_port: int = 0
+
+    def start(self, timeout: float = 120.0) -> RayWorkerNode:
+        args = [_ray_cli(), "start", "--address", self.head.address]
+        args += _node_args(self.table_slots, self.num_cpus, self.object_store_mb)
+        self.manager_port = int(args[args.index("--node-manager-port") + 1])
+        log = self.head.temp_dir / f"node-{self.manager_port}.log"
+        self.proc = _start_node(args, self.head.auth_mode, log)
+        wait_for_port(self.manager_port, timeout, self.proc)  # its raylet is up
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_group(self.proc, timeout=5)
+            self.proc = None
 
 
 # Ray's own bookkeeping that every table actor pays for even when idle: its metrics, task-event

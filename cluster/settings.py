@@ -32,6 +32,9 @@ class Settings(BaseSettings):
     table_slots: int = Field(default=200, validation_alias=_env("QUATRO_TABLE_SLOTS"))
     object_store_mb: int = Field(default=256, validation_alias=_env("QUATRO_OBJECT_STORE_MB"))
     ray_num_cpus: int = Field(default=2, validation_alias=_env("QUATRO_RAY_NUM_CPUS"))
+    # Embedded only: Ray nodes on this machine, the head included; each offers `table_slots`.
+    # More than one is for machines with more cores than one node's processes can use.
+    local_nodes: int = Field(default=1, ge=1, validation_alias=_env("QUATRO_LOCAL_NODES"))
     # Ready table actors kept waiting so that creating a table answers at once (~0.6 s each).
     pool_size: int = Field(default=2, validation_alias=_env("QUATRO_POOL_SIZE"))
     session_ttl_s: int = Field(default=7 * 24 * 3600, validation_alias=_env("QUATRO_SESSION_TTL"))
