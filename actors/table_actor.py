@@ -285,7 +285,8 @@ class TableActor:
     # -- calls from gateways ------------------------------------------------------------------
     async def ping(self) -> dict[str, Any]:
         self._start()
-        return {"pid": os.getpid(), "code": self.code, "seq": self.feed.seq}
+        node = ray.get_runtime_context().get_node_id()
+        return {"pid": os.getpid(), "node": node, "code": self.code, "seq": self.feed.seq}
 
     async def open(
         self, code: str, config: dict[str, Any], host: str, name: str, idle: tuple[float, float]
@@ -463,10 +464,13 @@ class TableActor:
 
 def actor_class(max_concurrency: int = 1000) -> Any:
     """The Ray actor class: no CPU, one `table_slot`, restarted forever, commands never
-    retried by Ray (the gateway retries with the same command id instead)."""
+    retried by Ray (the gateway retries with the same command id instead). Tables spread over
+    the nodes that offer slots: Ray's default would fill the gateway's own node to half its
+    slots first, leaving the others idle while it queues for CPU."""
     options: dict[str, Any] = {
         "num_cpus": 0,
         "resources": {"table_slot": 1},
+        "scheduling_strategy": "SPREAD",
         "max_restarts": -1,
         "max_task_retries": 0,
         "max_concurrency": max_concurrency,
