@@ -17,6 +17,9 @@ run cleanly: the stack and Locust are stopped by their PIDs.
 Results go to `--out` (default `results/capacity-<time>/`): capacity.md and capacity.json (the
 table of steps), steps.png, the run's latency/activity/node plots, Locust's CSV and HTML, and
 `profile-<tables>/` for the profiles.
+
+`--nodes 2` starts a second local Ray node joined to the head (`QUATRO_LOCAL_NODES`), splits
+the table slots between them, and reports how many tables each node carried at each step.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import Any
 import psutil
 
 from loadtests.node import NODE_GROUPS, NodeSampler, machine, tree
+from loadtests.placement import placement
 from loadtests.profiles import profile_pids
 from loadtests.report import (
     EXCHANGES,
@@ -76,6 +80,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--max-failures", type=float, default=MAX_FAILURE_RATIO)
     p.add_argument("--keep-going", action="store_true", help="run every step, even past a failure")
     p.add_argument("--quiet-ray", default="1", choices=("0", "1"), help="Ray's quiet settings")
+    p.add_argument("--nodes", type=int, default=1, help="local Ray nodes, the head included")
     p.add_argument("--out", type=Path, default=None)
     return p.parse_args(argv)
 
@@ -130,8 +135,9 @@ def run(argv: list[str] | None = None) -> int:
     print(f"machine: {machine()}", flush=True)
     stack = EmbeddedStack(
         out / "stack.log",
-        table_slots=max(steps) + 32,
+        table_slots=max(steps) // a.nodes + 32,  # per node
         pool_size=8,
+        nodes=a.nodes,
         quiet_ray=a.quiet_ray == "1",
         lobby_idle_s=600.0,
     )
@@ -213,6 +219,8 @@ def step(
     seconds = t1 - t0
     calls = actor_commands(before, after) / seconds if after else math.nan
     batches = stream_batches(before, after)
+    # After the hold: the short-lived driver that asks must not weigh on the window.
+    per_node = placement(stack.ray_address) if a.nodes > 1 and stack.ray_address else None
     return {
         "tables": n,
         "players": users,
@@ -228,6 +236,7 @@ def step(
         "node": means,
         "actor_calls_per_s": round(calls, 1),
         "stream_batches_per_s": None if batches is None else round(batches / seconds, 1),
+        "tables_per_node": None if per_node is None else [v["tables"] for v in per_node.values()],
     }
 
 
@@ -292,6 +301,11 @@ def write_report(
                     node.get("table_actors", {}).get("uss_mb_actor", math.nan), 1
                 ),
                 "actor calls/s": r["actor_calls_per_s"],
+                **(
+                    {"tables per node": "/".join(map(str, r["tables_per_node"]))}
+                    if r.get("tables_per_node")
+                    else {}
+                ),
                 "load avg": r["load_avg"][0],
             }
         )

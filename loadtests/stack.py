@@ -35,8 +35,9 @@ RAY_DEFAULTS = {
 @dataclass
 class EmbeddedStack:
     log: Path
-    table_slots: int = 400
+    table_slots: int = 400  # per Ray node
     pool_size: int = 4
+    nodes: int = 1  # local Ray nodes, the head included
     test_hooks: bool = False
     quiet_ray: bool = True
     lobby_idle_s: float = 120.0
@@ -44,6 +45,7 @@ class EmbeddedStack:
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
     ray_temp: str | None = None
+    ray_address: str | None = None
 
     @property
     def url(self) -> str:
@@ -57,6 +59,7 @@ class EmbeddedStack:
             PORT=str(self.port),
             QUATRO_TABLE_SLOTS=str(self.table_slots),
             QUATRO_POOL_SIZE=str(self.pool_size),
+            QUATRO_LOCAL_NODES=str(self.nodes),
             QUATRO_LOBBY_IDLE=str(self.lobby_idle_s),
             QUATRO_OVER_IDLE=str(self.lobby_idle_s),
             QUATRO_LOG_LEVEL="warning",
@@ -92,11 +95,14 @@ class EmbeddedStack:
     def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
         assert self.proc is not None
         wait_ready(self.url, self.proc, timeout, self.tail)
-        self._find_ray_temp()
+        self._find_ray()
 
-    def _find_ray_temp(self) -> None:
-        m = re.search(r"starting a local Ray head \(([^)]+)\)", self.tail(20000))
+    def _find_ray(self) -> None:
+        log = self.tail(20000)
+        m = re.search(r"starting a local Ray head \(([^)]+)\)", log)
         self.ray_temp = m.group(1) if m else None
+        m = re.search(r"Ray head at (\S+) ", log)
+        self.ray_address = m.group(1) if m else None
 
     def tail(self, chars: int = 3000) -> str:
         with contextlib.suppress(OSError):

@@ -1,0 +1,83 @@
+"""Which Ray node each table actor runs on: live tables and pooled actors, per node.
+
+    python -m loadtests.placement --address 127.0.0.1:6379
+
+It joins the cluster as a short-lived driver of its own (so the process that asks — a load test,
+a test — never becomes a Ray driver itself), asks every named table actor for its node, and
+prints one JSON object: {node id: {"tables": n, "pool": m}}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+ACTOR_PREFIX = "table-"  # actors.directory names every table actor so
+
+
+def tables_per_node(address: str, namespace: str) -> dict[str, dict[str, int]]:
+    import ray
+
+    from cluster.procs import ray_env
+
+    os.environ.update({k: v for k, v in ray_env("disabled").items() if k.startswith("RAY_")})
+    ray.init(
+        address=address, namespace=namespace, logging_level=logging.WARNING, log_to_driver=False
+    )
+    try:
+        names = [
+            a["name"]
+            for a in ray.util.list_named_actors(all_namespaces=True)
+            if a["namespace"] == namespace and a["name"].startswith(ACTOR_PREFIX)
+        ]
+        refs = [ray.get_actor(n, namespace=namespace).ping.remote() for n in names]
+        tables: Counter[str] = Counter()
+        pool: Counter[str] = Counter()
+        answers: list[dict[str, Any]] = ray.get(refs, timeout=60)
+        for answer in answers:
+            (tables if answer["code"] else pool)[answer["node"]] += 1
+    finally:
+        ray.shutdown()
+    return {n: {"tables": tables[n], "pool": pool[n]} for n in sorted(set(tables) | set(pool))}
+
+
+def placement(address: str, namespace: str = "quatro") -> dict[str, dict[str, int]]:
+    """The same, from a child process."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "loadtests.placement",
+            "--address",
+            address,
+            "--namespace",
+            namespace,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    last = done.stdout.strip().splitlines()[-1]
+    return dict(json.loads(last))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="python -m loadtests.placement", description=__doc__)
+    p.add_argument("--address", required=True, help="the Ray head, host:port")
+    p.add_argument("--namespace", default="quatro")
+    a = p.parse_args()
+    print(json.dumps(tables_per_node(a.address, a.namespace)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""`QUATRO_LOCAL_NODES=2`: the embedded launcher joins a second Ray node to its head, table
+actors spread over both, and stopping the launcher leaves none of their processes behind."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import httpx
+import psutil
+
+from loadtests.placement import placement
+from loadtests.stack import EmbeddedStack
+
+TABLES = 4
+
+
+def _ours(marker: str) -> list[psutil.Process]:
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if marker in " ".join(p.info["cmdline"] or []):
+                found.append(p)
+        except psutil.Error:
+            continue
+    return found
+
+
+def test_tables_spread_over_two_local_nodes(tmp_path: Path) -> None:
+    stack = EmbeddedStack(tmp_path / "stack.log", table_slots=20, pool_size=2, nodes=2)
+    stack.start()
+    try:
+        assert stack.ray_address is not None
+        assert stack.ray_temp is not None
+        assert "Ray node 2 joined" in stack.tail(20000)
+        with httpx.Client(base_url=stack.url, timeout=60) as c:
+            token = c.post("/api/sessions", json={"name": "Host"}).json()["token"]
+            auth = {"Authorization": f"Bearer {token}"}
+            for _ in range(TABLES):
+                r = c.post("/api/tables", json={"players": 4}, headers=auth)
+                assert r.status_code == 201, r.text
+        nodes = placement(stack.ray_address)
+        assert len(nodes) == 2, nodes
+        assert sum(n["tables"] for n in nodes.values()) == TABLES
+        # SPREAD: each node carries tables (Ray's default would fill the first node's half).
+        assert all(n["tables"] + n["pool"] >= 2 for n in nodes.values()), nodes
+        assert all(n["tables"] >= 1 for n in nodes.values()), nodes
+        # The launcher itself stops both nodes: nothing of them is left once it has exited.
+        assert stack.proc is not None
+        stack.proc.send_signal(signal.SIGTERM)
+        stack.proc.wait(60)
+        assert _ours(stack.ray_temp) == []
+    finally:
+        stack.stop()
