@@ -1,0 +1,274 @@
+"""What one table costs before any of our code runs, and so how many tables a node can carry.
+
+    python -m loadtests.ray_floor                       # 10 actors of each kind, 15 s a phase
+    python -m loadtests.ray_floor --actors 20 --seconds 30 --rate 5
+
+Three layers, measured apart on this machine:
+
+1. The machine: CPU time a process is charged for one wake-up — after a 10 ms timer (how
+   Ray's periodic work wakes a thread) and after a write to a pipe from another process (how a
+   message wakes a reader). On a virtual machine this cost depends on the host, and every
+   figure below scales with it, which is why capacity figures must name the day they were
+   measured on.
+2. Ray itself: `--actors` empty actors (an `async def ping` that returns at once, `num_cpus=0`,
+   like ours), idle and then called `--rate` times a second each: CPU per idle actor, wake-ups
+   per second per thread, and CPU per call on the actor's side and on the caller's (the
+   caller stands for the gateway).
+3. Our table actor: `--actors` open 6-seat tables in play, called with a `ready` that the rules
+   acknowledge without change, so that each call does the whole path (engine, snapshot to
+   Redis, publish) and nothing else; then with a command refused as out of phase (judged and
+   answered, nothing to save), which leaves the snapshot out.
+
+From these it prints the ceiling of a node for live tables making `--table-calls` commands a
+second each (0.96 a second per 6-seat table at human pace, from the capacity runs):
+`(cores − Ray's own processes) / (idle + calls × CPU per call, both sides)`.
+
+Ray's head and redis-server are started as children on free ports and stopped by PID.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import psutil
+import ray
+
+from actors.table_actor import actor_class
+from cluster.procs import RAY_QUIET, RayHead, RedisServer
+from loadtests.node import machine
+
+WAKES = 300  # per probe: 3 s of 10 ms sleeps
+
+
+def wake_costs() -> dict[str, float]:
+    """CPU µs charged per wake-up: after a 10 ms sleep, and after a pipe write from a child."""
+    t = time.process_time()
+    for _ in range(WAKES):
+        time.sleep(0.01)
+    timer_us = (time.process_time() - t) / WAKES * 1e6
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the writer: one byte every 10 ms, then gone
+        os.close(r)
+        for _ in range(WAKES):
+            time.sleep(0.01)
+            os.write(w, b"x")
+        os._exit(0)
+    os.close(w)
+    t = time.process_time()
+    for _ in range(WAKES):
+        os.read(r, 1)
+    pipe_us = (time.process_time() - t) / WAKES * 1e6
+    os.waitpid(pid, 0)
+    os.close(r)
+    return {"timer_wake_us": round(timer_us, 1), "pipe_wake_us": round(pipe_us, 1)}
+
+
+def threads(pid: int) -> dict[int, tuple[str, int, int]]:
+    """tid -> (thread name, CPU ticks, context switches) from /proc."""
+    out: dict[int, tuple[str, int, int]] = {}
+    base = f"/proc/{pid}/task"
+    for tid in os.listdir(base):
+        try:
+            with open(f"{base}/{tid}/stat") as f:
+                stat = f.read()
+            with open(f"{base}/{tid}/status") as f:
+                status = f.read()
+        except FileNotFoundError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        switches = sum(int(ln.split()[1]) for ln in status.splitlines() if "ctxt_switches" in ln)
+        out[int(tid)] = (name, int(fields[11]) + int(fields[12]), switches)
+    return out
+
+
+@dataclass
+class Phase:
+    name: str
+    cpu_per_actor_pct: float
+    wakes_per_actor: float
+    main_wakes_per_actor: float
+    calls_per_actor: float
+    actor_ms_per_call: float | None
+    caller_ms_per_call: float | None
+
+
+async def measure(
+    name: str,
+    pids: list[int],
+    seconds: float,
+    rate: float,
+    call: Callable[[], Awaitable[Any]] | None,
+    idle: Phase | None,
+) -> Phase:
+    """Sample the actors (and this caller) over `seconds`, calling all of them `rate` times a
+    second when `call` is given; per-call CPU is what exceeds the idle phase."""
+    procs = [psutil.Process(p) for p in pids]
+    me = psutil.Process()
+
+    def cpu(ps: list[psutil.Process]) -> float:
+        return sum(sum(p.cpu_times()[:2]) for p in ps)
+
+    before = {p: threads(p) for p in pids}
+    c0, m0, t0 = cpu(procs), cpu([me]), time.monotonic()
+    calls, due = 0, t0
+    while time.monotonic() - t0 < seconds:
+        if call is not None:
+            await call()
+            calls += len(pids)
+        due += 1 / rate
+        await asyncio.sleep(max(0.0, due - time.monotonic()))
+    dt = time.monotonic() - t0
+    used, mine = cpu(procs) - c0, cpu([me]) - m0
+    after = {p: threads(p) for p in pids}
+    wakes = main = 0
+    for p in pids:
+        for tid, (tname, _, sw) in after[p].items():
+            delta = sw - before[p].get(tid, (tname, 0, 0))[2]
+            wakes += delta
+            if tid == p:  # the main thread: Ray's task loop and its 10 ms signal check
+                main += delta
+    n = len(pids)
+    phase = Phase(
+        name=name,
+        cpu_per_actor_pct=round(100 * used / dt / n, 3),
+        wakes_per_actor=round(wakes / dt / n, 1),
+        main_wakes_per_actor=round(main / dt / n, 1),
+        calls_per_actor=round(calls / dt / n, 2),
+        actor_ms_per_call=None,
+        caller_ms_per_call=None,
+    )
+    if call is not None and idle is not None and calls:
+        extra = used - idle.cpu_per_actor_pct / 100 * dt * n
+        phase.actor_ms_per_call = round(1000 * extra / calls, 3)
+        phase.caller_ms_per_call = round(1000 * mine / calls, 3)
+    return phase
+
+
+class EmptyActor:
+    async def ping(self) -> int:
+        return os.getpid()
+
+
+async def empty_actors(n: int, seconds: float, rate: float) -> list[Phase]:
+    options: dict[str, Any] = {"num_cpus": 0, "max_concurrency": 1000}  # as the table actor's
+    cls: Any = ray.remote(**options)(EmptyActor)
+    handles = [cls.remote() for _ in range(n)]
+    pids = [int(await h.ping.remote()) for h in handles]
+    await asyncio.sleep(3.0)  # start-up work done
+
+    async def call() -> None:
+        await asyncio.gather(*(h.ping.remote() for h in handles))
+
+    idle = await measure("empty actor, idle", pids, seconds, rate, None, None)
+    busy = await measure("empty actor, called", pids, seconds, rate, call, idle)
+    for h in handles:
+        ray.kill(h)
+    return [idle, busy]
+
+
+async def table_actors(n: int, seconds: float, rate: float, redis_url: str) -> list[Phase]:
+    cls = actor_class()
+    names = [f"floor-{uuid.uuid4().hex[:8]}" for _ in range(n)]
+    handles = [cls.options(name=nm, lifetime="detached").remote(nm, redis_url) for nm in names]
+    pids = []
+    for i, h in enumerate(handles):
+        pids.append(int((await h.ping.remote())["pid"]))
+        code = f"F{i:05d}"
+        await h.open.remote(code, {"players": 6}, "p0", "p0", (600.0, 1800.0))
+        for s in range(1, 6):
+            await h.act.remote(_id(), "gw", f"p{s}", "take_seat", {"seat": s, "name": f"p{s}"})
+        for s in range(6):
+            await h.join.remote(_id(), "gw", f"gw/c{s}", f"p{s}")
+        reply = await h.act.remote(_id(), "gw", "p0", "start", {})
+        if not reply["ok"]:
+            raise RuntimeError(f"could not start table {code}: {reply}")
+    await asyncio.sleep(3.0)
+
+    async def ready() -> None:
+        await asyncio.gather(*(h.act.remote(_id(), "gw", "p0", "ready", {}) for h in handles))
+
+    async def refused() -> None:  # out of phase: judged and answered, nothing saved
+        await asyncio.gather(*(h.act.remote(_id(), "gw", "p1", "rematch", {}) for h in handles))
+
+    idle = await measure("table actor, in play, idle", pids, seconds, rate, None, None)
+    busy = await measure("table actor, `ready` no-op", pids, seconds, rate, ready, idle)
+    judged = await measure("table actor, refused", pids, seconds, rate, refused, idle)
+    for h in handles:
+        ray.kill(h, no_restart=True)
+    return [idle, busy, judged]
+
+
+def _id() -> str:
+    return uuid.uuid4().hex
+
+
+def ceiling(idle_pct: float, per_call_ms: float, calls: float, overhead_pct: float) -> float:
+    per_table = idle_pct + calls * per_call_ms / 10  # ms per second -> % of a core
+    cores = psutil.cpu_count() or 1
+    return (100 * cores - overhead_pct) / per_table
+
+
+async def run(a: argparse.Namespace) -> dict[str, Any]:
+    redis = RedisServer().start()
+    head = RayHead(table_slots=a.actors + 8).start()
+    try:
+        for key, value in RAY_QUIET.items():  # the caller's core worker, like the gateway's
+            os.environ.setdefault(key, value)
+        os.environ["RAY_AUTH_MODE"] = head.auth_mode
+        ray.init(address=head.address, namespace="ray-floor", log_to_driver=False)
+        phases = await empty_actors(a.actors, a.seconds, a.rate)
+        phases += await table_actors(a.actors, a.seconds, a.rate, redis.url)
+    finally:
+        ray.shutdown()
+        head.cleanup()
+        redis.cleanup()
+    idle, busy = phases[2], phases[3]
+    per_call = (busy.actor_ms_per_call or 0.0) + (busy.caller_ms_per_call or 0.0)
+    return {
+        "phases": [p.__dict__ for p in phases],
+        "per_table_pct": round(idle.cpu_per_actor_pct + a.table_calls * per_call / 10, 3),
+        "ceiling_tables": round(
+            ceiling(idle.cpu_per_actor_pct, per_call, a.table_calls, a.overhead), 1
+        ),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="python -m loadtests.ray_floor", description=__doc__)
+    p.add_argument("--actors", type=int, default=10)
+    p.add_argument("--seconds", type=float, default=15.0)
+    p.add_argument("--rate", type=float, default=5.0, help="calls per second per actor")
+    p.add_argument("--table-calls", type=float, default=0.96, help="commands/s of a live table")
+    p.add_argument(
+        "--overhead", type=float, default=5.0, help="%% of a core for Ray's own processes"
+    )
+    a = p.parse_args()
+    print(json.dumps({"machine": machine(), "wakes": wake_costs()}), flush=True)
+    result = asyncio.run(run(a))
+    for phase in result["phases"]:
+        print(json.dumps(phase), flush=True)
+    print(
+        json.dumps(
+            {
+                "table_calls_per_s": a.table_calls,
+                "cpu_per_live_table_pct": result["per_table_pct"],
+                "ceiling_tables": result["ceiling_tables"],
+                "note": "actors and the caller only: no WebSocket, no Locust",
+            }
+        ),
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    main()
