@@ -16,11 +16,14 @@ from types import FrameType
 
 import ray
 
+from cluster.connect import connect_ray, wait_for_slots
 from cluster.procs import RayHead, RayWorkerNode, RedisServer
 from cluster.settings import get_settings
 from gateway.serve import serve
 
 log = logging.getLogger("quatro.cluster")
+
+NODES_WAIT_S = 60.0
 
 
 def _stop_now(sig: int, frame: FrameType | None) -> None:
@@ -68,7 +71,12 @@ def up() -> int:
         if settings.test_hooks:
             print("!! QUATRO_TEST_HOOKS=1: test hooks are ON — never in production !!", flush=True)
         print(f"starting the gateway on port {settings.port}…", flush=True)
+        # Before joining Ray as a driver, as serve() does: Ray's own SIGTERM handler is what
+        # uvicorn hands the signal back to when it stops, and it lets the cleanup below run.
         signal.signal(signal.SIGTERM, previous)
+        if nodes:
+            connect_ray(settings)  # serve() would join later; the nodes must be known first
+            wait_for_slots(settings.table_slots * settings.local_nodes, NODES_WAIT_S)
         serve(settings)
         return 0
     except KeyboardInterrupt:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 
 import ray
 
@@ -27,3 +28,18 @@ def connect_ray(settings: Settings) -> None:
         logging_level=logging.WARNING,
         log_to_driver=False,
     )
+
+
+def wait_for_slots(slots: float, timeout: float) -> None:
+    """Wait until the cluster offers `slots` table slots in all: nodes that just joined are
+    known to every raylet, so the first tables already spread over them."""
+    deadline = time.monotonic() + timeout
+    while _offered() < slots:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the cluster offers fewer than {slots:g} table slots")
+        time.sleep(0.2)
+
+
+def _offered() -> float:
+    resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+    return resources.get("table_slot", 0.0)
