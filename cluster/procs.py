@@ -21,6 +21,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import psutil
 
 
 def _die_with_parent() -> None:
@@ -239,16 +243,26 @@ def ray_env(auth_mode: str) -> dict[str, str]:
     return env
 
 
-def kill_by_marker(marker: str) -> None:
-    """SIGKILL processes whose command line mentions `marker` (a temp dir only we use)."""
+def find_by_marker(marker: str) -> list[psutil.Process]:
+    """Processes (not this one) whose command line mentions `marker`: a temp dir only we use."""
     import psutil
 
     me = os.getpid()
+    found = []
     for p in psutil.process_iter(["pid", "cmdline"]):
         try:
             cmd = " ".join(p.info["cmdline"] or [])
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
         if marker in cmd and p.info["pid"] != me:
-            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-                p.kill()
+            found.append(p)
+    return found
+
+
+def kill_by_marker(marker: str) -> None:
+    """SIGKILL every process `find_by_marker` finds."""
+    import psutil
+
+    for p in find_by_marker(marker):
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            p.kill()

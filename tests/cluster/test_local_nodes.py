@@ -7,23 +7,12 @@ import signal
 from pathlib import Path
 
 import httpx
-import psutil
 
+from cluster.procs import find_by_marker
 from loadtests.placement import placement
 from loadtests.stack import EmbeddedStack
 
 TABLES = 4
-
-
-def _ours(marker: str) -> list[psutil.Process]:
-    found = []
-    for p in psutil.process_iter(["cmdline"]):
-        try:
-            if marker in " ".join(p.info["cmdline"] or []):
-                found.append(p)
-        except psutil.Error:
-            continue
-    return found
 
 
 def test_tables_spread_over_two_local_nodes(tmp_path: Path) -> None:
@@ -49,6 +38,7 @@ def test_tables_spread_over_two_local_nodes(tmp_path: Path) -> None:
         assert stack.proc is not None
         stack.proc.send_signal(signal.SIGTERM)
         stack.proc.wait(60)
-        assert _ours(stack.ray_temp) == []
+        left = find_by_marker(stack.ray_temp)
+        assert left == [], [" ".join(p.cmdline())[:150] for p in left]
     finally:
         stack.stop()
