@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import os
 import subprocess
 import sys
 from collections import Counter
@@ -26,12 +24,10 @@ ACTOR_PREFIX = "table-"  # actors.directory names every table actor so
 def tables_per_node(address: str, namespace: str) -> dict[str, dict[str, int]]:
     import ray
 
-    from cluster.procs import ray_env
+    from cluster.connect import connect_ray
+    from cluster.settings import Settings
 
-    os.environ.update({k: v for k, v in ray_env("disabled").items() if k.startswith("RAY_")})
-    ray.init(
-        address=address, namespace=namespace, logging_level=logging.WARNING, log_to_driver=False
-    )
+    connect_ray(Settings(ray_address=address, ray_namespace=namespace))
     try:
         names = [
             a["name"]

@@ -42,7 +42,9 @@ import psutil
 import ray
 
 from actors.table_actor import actor_class
-from cluster.procs import RAY_QUIET, RayHead, RedisServer
+from cluster.connect import connect_ray
+from cluster.procs import RayHead, RedisServer
+from cluster.settings import Settings
 from loadtests.node import machine
 
 WAKES = 300  # per probe: 3 s of 10 ms sleeps
@@ -222,10 +224,8 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
     redis = RedisServer().start()
     head = RayHead(table_slots=a.actors + 8).start()
     try:
-        for key, value in RAY_QUIET.items():  # the caller's core worker, like the gateway's
-            os.environ.setdefault(key, value)
-        os.environ["RAY_AUTH_MODE"] = head.auth_mode
-        ray.init(address=head.address, namespace="ray-floor", log_to_driver=False)
+        # The caller joins like the gateway does: Ray's quiet settings, the head's auth mode.
+        connect_ray(Settings(ray_address=head.address, ray_namespace="ray-floor"))
         phases = await empty_actors(a.actors, a.seconds, a.rate)
         phases += await table_actors(a.actors, a.seconds, a.rate, redis.url)
     finally:
