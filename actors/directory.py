@@ -61,7 +61,7 @@ class Directory:
 
     # -- the pool -----------------------------------------------------------------------------
     def _spawn(self) -> tuple[str, ActorHandle[Any]]:
-        name = f"table-{uuid.uuid4().hex[:12]}"
+        name = f"{keys.ACTOR_PREFIX}{uuid.uuid4().hex[:12]}"
         handle = self._cls.options(
             name=name, namespace=self.namespace, lifetime="detached", get_if_exists=False
         ).remote(name, self.redis_url)

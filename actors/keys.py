@@ -1,8 +1,10 @@
-"""Redis key names, in one place. Everything Quatro keeps in Redis starts with `quatro:`."""
+"""Redis key names, in one place, and the Ray names of table actors they point at. Everything
+Quatro keeps in Redis starts with `quatro:`."""
 
 from __future__ import annotations
 
 POOL = "quatro:pool"  # list of ready, unassigned table actor names
+ACTOR_PREFIX = "table-"  # every table actor's Ray name starts so
 
 
 def table(code: str) -> str:

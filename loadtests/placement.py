@@ -17,8 +17,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from actors.keys import ACTOR_PREFIX
+
 ROOT = Path(__file__).resolve().parents[1]
-ACTOR_PREFIX = "table-"  # actors.directory names every table actor so
 
 
 def tables_per_node(address: str, namespace: str) -> dict[str, dict[str, int]]:
