@@ -134,7 +134,7 @@ class RayHead:
     def start(self, timeout: float = 120.0) -> RayHead:
         args = [_ray_cli(), "start", "--head", "--port", str(self.port)]
         args += ["--temp-dir", str(self.temp_dir), "--include-dashboard", "false"]
-        args += _node_args(self.table_slots, self.num_cpus, self.object_store_mb)
+        args += _node_args(self.table_slots, self.num_cpus, self.object_store_mb, free_port())
         args += ["--ray-client-server-port", str(free_port())]
         self.proc = _start_node(args, self.auth_mode, self.temp_dir / "head.log")
         wait_for_port(self.port, timeout, self.proc)
@@ -157,9 +157,12 @@ def _ray_cli() -> str:
     return str(Path(sys.executable).with_name("ray"))
 
 
-def _node_args(table_slots: int, num_cpus: int, object_store_mb: int) -> list[str]:
+def _node_args(
+    table_slots: int, num_cpus: int, object_store_mb: int, manager_port: int
+) -> list[str]:
     """What a head and a worker node share: loopback, capacity, and ports of their own."""
     args = ["--block", "--disable-usage-stats", "--node-ip-address", "127.0.0.1"]
+    args += ["--node-manager-port", str(manager_port)]
     args += ["--num-cpus", str(num_cpus)]
     args += ["--resources", json.dumps({"table_slot": table_slots})]
     args += ["--object-store-memory", str(object_store_mb * 1024 * 1024)]
@@ -169,7 +172,6 @@ def _node_args(table_slots: int, num_cpus: int, object_store_mb: int) -> list[st
         "--dashboard-agent-grpc-port",
         "--metrics-export-port",
         "--runtime-env-agent-port",
-        "--node-manager-port",
         "--object-manager-port",
     ):
         args += [flag, str(free_port())]
@@ -201,12 +203,11 @@ class RayWorkerNode:
     object_store_mb: int = 256
     num_cpus: int = 2
     proc: subprocess.Popen[bytes] | None = None
-    manager_port: int = 0
+    manager_port: int = field(default_factory=free_port)  # its raylet's
 
     def start(self, timeout: float = 120.0) -> RayWorkerNode:
         args = [_ray_cli(), "start", "--address", self.head.address]
-        args += _node_args(self.table_slots, self.num_cpus, self.object_store_mb)
-        self.manager_port = int(args[args.index("--node-manager-port") + 1])
+        args += _node_args(self.table_slots, self.num_cpus, self.object_store_mb, self.manager_port)
         log = self.head.temp_dir / f"node-{self.manager_port}.log"
         self.proc = _start_node(args, self.head.auth_mode, log)
         wait_for_port(self.manager_port, timeout, self.proc)  # its raylet is up
