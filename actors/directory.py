@@ -20,7 +20,7 @@ from ray.actor import ActorHandle
 from ray.exceptions import ActorDiedError, ActorUnavailableError, GetTimeoutError, RayActorError
 
 from actors import keys
-from actors.table_actor import actor_class
+from actors.table_actor import actor_class, record_json
 
 log = logging.getLogger("quatro.directory")
 
@@ -49,21 +49,24 @@ class Directory:
         pool_size: int,
         over_idle_s: float,
         lobby_idle_s: float,
+        abandoned_idle_s: float,
     ) -> None:
         self.redis = redis
         self.namespace = namespace
         self.redis_url = redis_url
         self.pool_size = pool_size
-        self.idle = (over_idle_s, lobby_idle_s)
+        self.idle = (over_idle_s, lobby_idle_s, abandoned_idle_s)
         self._handles: dict[str, ActorHandle[Any]] = {}
         self._refill: asyncio.Task[None] | None = None
         self._cls = actor_class()
 
     # -- the pool -----------------------------------------------------------------------------
-    def _spawn(self) -> tuple[str, ActorHandle[Any]]:
-        name = f"{keys.ACTOR_PREFIX}{uuid.uuid4().hex[:12]}"
+    def _spawn(self, name: str | None = None) -> tuple[str, ActorHandle[Any]]:
+        """A new table actor; given an existing table's actor name, the same actor again (it
+        restores itself from Redis). Two gateways doing so at once get one actor."""
+        name = name or f"{keys.ACTOR_PREFIX}{uuid.uuid4().hex[:12]}"
         handle = self._cls.options(
-            name=name, namespace=self.namespace, lifetime="detached", get_if_exists=False
+            name=name, namespace=self.namespace, lifetime="detached", get_if_exists=True
         ).remote(name, self.redis_url)
         return name, handle
 
@@ -104,7 +107,7 @@ class Directory:
         self.refill_soon()
         for _ in range(20):
             code = new_code()
-            record = json.dumps({"table_id": actor_name, "actor": actor_name, "players": players})
+            record = record_json(actor_name, players)
             if await self.redis.set(keys.table(code), record, nx=True, ex=24 * 3600):
                 break
         else:  # pragma: no cover - 31**6 codes
@@ -116,6 +119,10 @@ class Directory:
             raise RuntimeError(f"table actor refused to open: {reply}")
         self._handles[code] = handle
         return code
+
+    async def lost(self, code: str) -> bool:
+        """Whether the table was lost (its saved state could not be read back)."""
+        return bool(await self.redis.exists(keys.lost(code)))
 
     async def record(self, code: str) -> dict[str, Any] | None:
         raw = await self.redis.get(keys.table(code))
@@ -131,7 +138,12 @@ class Directory:
         try:
             handle = ray.get_actor(rec["actor"], namespace=self.namespace)
         except ValueError as exc:
-            raise TableGone(code) from exc
+            # Ray no longer knows the actor (the whole cluster restarted, or it died for
+            # good) but Redis still holds the table: bring it back from its snapshot.
+            if not await self.redis.exists(keys.snapshot(code)):
+                raise TableGone(code) from exc
+            log.warning("table %s: its actor is gone; starting it again from Redis", code)
+            _, handle = self._spawn(str(rec["actor"]))
         self._handles[code] = handle
         return handle
 

@@ -21,12 +21,22 @@ from engine.events import Scope
 LOG_LENGTH = 1024
 LEASE_S = 30.0  # a subscription not renewed for this long ends: its gateway is gone
 
-# (seq, scope, index, wire event, at, origin): tuples pickle small and fast through Ray.
-Entry = tuple[int, Scope, int, dict[str, Any], int, str]
+# (seq, scope, index, wire event, at, origin, holders): tuples pickle small and fast through
+# Ray. `holders` are the players a private event (scope seat or team) may reach: those who held
+# its seats when it happened; () for public events (R30).
+Entry = tuple[int, Scope, int, dict[str, Any], int, str, tuple[str, ...]]
 
 
 def entry_seq(e: Entry) -> int:
     return e[0]
+
+
+def entry_from_json(raw: list[Any]) -> Entry:
+    """An entry read back from Redis (JSON turns tuples into lists). Entries saved before
+    holders existed get none: their private events then reach nobody rather than anybody."""
+    seq, scope, index, wire, at, origin = raw[:6]
+    holders = tuple(str(p) for p in raw[6]) if len(raw) > 6 else ()
+    return (int(seq), scope, int(index), dict(wire), int(at), str(origin), holders)
 
 
 @dataclass
@@ -48,9 +58,17 @@ class Feed:
         self.log: deque[Entry] = deque(log, maxlen=LOG_LENGTH)
         self.subs: dict[str, Subscriber] = {}
 
-    def append(self, scope: Scope, index: int, wire: dict[str, Any], at: int, origin: str) -> Entry:
+    def append(
+        self,
+        scope: Scope,
+        index: int,
+        wire: dict[str, Any],
+        at: int,
+        origin: str,
+        holders: tuple[str, ...] = (),
+    ) -> Entry:
         self.seq += 1
-        entry: Entry = (self.seq, scope, index, wire, at, origin)
+        entry: Entry = (self.seq, scope, index, wire, at, origin, holders)
         self.log.append(entry)
         return entry
 

@@ -26,6 +26,11 @@ def log(code: str) -> str:
     return f"quatro:log:{code}"
 
 
+def lost(code: str) -> str:
+    """A tombstone: why a table whose saved state could not be read is gone."""
+    return f"quatro:lost:{code}"
+
+
 def session(token_hash: str) -> str:
     return f"quatro:session:{token_hash}"
 

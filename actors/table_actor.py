@@ -25,9 +25,18 @@ import redis.asyncio as aioredis
 
 from actors import keys
 from actors.bots import BotDriver
-from actors.feed import LEASE_S, Entry, Feed
+from actors.feed import LEASE_S, Entry, Feed, entry_from_json
 from cluster.redis_client import async_redis
-from engine import Command, Connect, Disconnect, Outbound, Refusal, Table, TableConfig, TakeSeat
+from engine import (
+    Command,
+    Connect,
+    Disconnect,
+    Outbound,
+    Refusal,
+    Table,
+    TableConfig,
+    TakeSeat,
+)
 from engine.phase import Phase
 from engine.seating import team_of
 from engine.wire import command_from_frame
@@ -44,6 +53,18 @@ RESTORE_WAIT_S = 120.0
 # Made-up codes the gateway maps like the engine's: the player holds no seat here.
 NO_SEAT = {"code": "no_seat", "message": "you hold no seat at this table"}
 NOT_OPEN = {"code": "unknown_table", "message": "this table is not open"}
+# Close codes the actor asks a gateway to use on one connection (gateway/errors.py names them).
+CLOSE_REPLACED = 4409  # a newer connection of the same player took the seat
+CLOSE_SEAT_CHANGED = 4410  # the seat changed hands: this connection's player no longer holds it
+# The snapshot's layout. 1: before `format` existed; 2: adds it, and holders in the log.
+SNAPSHOT_FORMAT = 2
+LOST_TTL_S = 24 * 3600  # how long `hello` can still say why a lost table is gone
+# over, lobby, abandoned: how long a table waits before it stops (see `_idle_due`).
+DEFAULT_IDLE = (600.0, 600.0, 1800.0)
+
+
+class SnapshotUnreadable(Exception):
+    """The saved table cannot be read back (corrupt, or a format this code does not know)."""
 
 
 def now_ms() -> int:
@@ -56,10 +77,11 @@ class TableActor:
     def __init__(self, name: str, redis_url: str) -> None:
         self.name = name
         self.redis_url = redis_url
-        # How long an over (resp. abandoned) table waits before it stops; set by `open`.
-        self.over_idle_s = 600.0
-        self.lobby_idle_s = 1800.0
+        # How long an over table, a lobby, and a table nobody is connected to wait before they
+        # stop; set by `open`.
+        self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s = DEFAULT_IDLE
         self.code = ""
+        self.lost = False  # the snapshot could not be read: this incarnation only retires
         self.table: Table | None = None
         self.feed = Feed()
         self.conns: dict[int, str] = {}  # seat -> the connection id that holds it
@@ -75,6 +97,11 @@ class TableActor:
         self._clock: asyncio.Task[None] | None = None
         self._retry: asyncio.Task[None] | None = None
         self._restore()
+        if self.table is not None or self.lost:
+            # Nobody may call a restarted table for a long time (everyone left): a call to
+            # ourselves, run once __init__ returns, starts its clock at once, so bots, deadlines
+            # and the idle stop go on (or a lost table retires) without waiting for a player.
+            ray.get_runtime_context().current_actor.ping.remote()
 
     # -- restore ------------------------------------------------------------------------------
     def _restore(self) -> None:
@@ -95,19 +122,60 @@ class TableActor:
                 delay = min(delay * 2, 2.0)
         if found is None:
             return
-        code, snap, entries = found
-        self.code = str(code)
-        self.table = Table.from_snapshot(snap["table"])
-        seq = int(snap["seq"])
+        code, raw, raw_log = found
+        self.code = code
+        try:
+            self._load(raw, raw_log)
+        except SnapshotUnreadable as exc:
+            self._bury(str(exc))
+            return
+        log.info("table %s restored at seq %d", self.code, self.feed.seq)
+
+    def _load(self, raw: str, raw_log: list[str]) -> None:
+        """Rebuild the table from its snapshot and log; SnapshotUnreadable if they cannot be
+        read. Older formats are migrated on the way in."""
+        try:
+            snap = migrate(json.loads(raw))
+            table = Table.from_snapshot(snap["table"])
+            seq = int(snap["seq"])
+            entries = [entry_from_json(json.loads(x)) for x in raw_log]
+            conns = {int(k): str(v) for k, v in snap["conns"].items()}
+            done = OrderedDict((str(k), dict(v)) for k, v in snap["done"])
+            policy = str(snap.get("bot_policy", "smart"))
+            idle = tuple(float(x) for x in snap.get("idle", DEFAULT_IDLE))
+        except SnapshotUnreadable:
+            raise
+        except Exception as exc:  # whatever a damaged blob makes the parsers raise
+            raise SnapshotUnreadable(f"{type(exc).__name__}: {exc}") from exc
+        self.table = table
         self.feed = Feed(seq, [e for e in entries if e[0] <= seq])
         self.stored_seq = seq
-        self.conns = {int(k): v for k, v in snap["conns"].items()}
-        self.done = OrderedDict((k, v) for k, v in snap["done"])
-        self.bots = BotDriver(self.table, snap.get("bot_policy", "smart"))
-        self.over_idle_s, self.lobby_idle_s = snap.get("idle", (600.0, 1800.0))
-        log.info("table %s restored at seq %d", self.code, seq)
+        self.conns = conns
+        self.done = done
+        self.bots = BotDriver(table, policy)
+        self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s = (*idle, *DEFAULT_IDLE[2:])[:3]
 
-    def _read_snapshot(self) -> tuple[str, dict[str, Any], list[Entry]] | None:
+    def _bury(self, why: str) -> None:
+        """The table cannot come back: say so loudly, delete its records so that no gateway
+        waits for it, and leave a tombstone that tells its players why (`table_lost`)."""
+        log.error(
+            "TABLE %s IS LOST: its saved state cannot be read (%s). Its records are deleted; "
+            "its players are told `table_lost`.",
+            self.code,
+            why,
+        )
+        self.lost = True
+        r = redis.Redis.from_url(self.redis_url, decode_responses=True, socket_timeout=5)
+        try:
+            pipe = r.pipeline(transaction=True)
+            pipe.delete(keys.table(self.code), keys.actor(self.name))
+            pipe.delete(keys.snapshot(self.code), keys.log(self.code))
+            pipe.set(keys.lost(self.code), why[:200], ex=LOST_TTL_S)
+            pipe.execute()
+        finally:
+            r.close()
+
+    def _read_snapshot(self) -> tuple[str, str, list[str]] | None:
         r = redis.Redis.from_url(self.redis_url, decode_responses=True, socket_timeout=5)
         try:
             code = r.get(keys.actor(self.name))
@@ -116,21 +184,22 @@ class TableActor:
             raw = r.get(keys.snapshot(str(code)))
             if raw is None:
                 return None
-            entries = [tuple(json.loads(x)) for x in r.lrange(keys.log(str(code)), 0, -1)]
+            entries = [str(x) for x in r.lrange(keys.log(str(code)), 0, -1)]
         finally:
             r.close()
-        return str(code), json.loads(str(raw)), entries
+        return str(code), str(raw), entries
 
     def _snapshot(self) -> dict[str, Any]:
         assert self.table is not None
         done = list(self.done.items())[-SAVED_COMMANDS:]
         return {
+            "format": SNAPSHOT_FORMAT,
             "table": self.table.to_snapshot(),
             "seq": self.feed.seq,
             "conns": {str(k): v for k, v in self.conns.items()},
             "done": done,
             "bot_policy": self.bots.policy if self.bots else "smart",
-            "idle": [self.over_idle_s, self.lobby_idle_s],
+            "idle": [self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s],
         }
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -148,9 +217,29 @@ class TableActor:
         self.version += 1
         if self.bots is not None:
             self.bots.observe(outs)
+        t = self.table
+        assert t is not None
         return [
-            self.feed.append(o.to.scope, o.to.index, o.event.to_wire(), o.at, origin) for o in outs
+            self.feed.append(
+                o.to.scope, o.to.index, o.event.to_wire(), o.at, origin, t.holders(o.to)
+            )
+            for o in outs
         ]
+
+    def _close_conn(self, conn: str, code: int, now: int) -> Entry:
+        """Ask every gateway to close one connection (only the one holding it acts)."""
+        return self.feed.append("all", -1, {"type": "_close", "conn": conn, "code": code}, now, "")
+
+    def _release_changed_seats(self, before: tuple[str | None, ...], now: int) -> list[Entry]:
+        """R30: a seat that changed hands (freed, kicked, given to a bot or to someone else)
+        loses the connection that held it, at once and before any later event."""
+        assert self.table is not None
+        after = self.table.owners()
+        entries = []
+        for seat, (was, now_owner) in enumerate(zip(before, after, strict=True)):
+            if was != now_owner and seat in self.conns:
+                entries.append(self._close_conn(self.conns.pop(seat), CLOSE_SEAT_CHANGED, now))
+        return entries
 
     async def _save_and_publish(self) -> None:
         """Persist the table as it is now, then let subscribers see events up to that point."""
@@ -182,8 +271,10 @@ class TableActor:
                     pipe.rpush(keys.log(self.code), *(json.dumps(e) for e in new))
                     pipe.ltrim(keys.log(self.code), -STORED_LOG, -1)
                 pipe.expire(keys.log(self.code), KEY_TTL_S)
-                pipe.expire(keys.table(self.code), KEY_TTL_S)
-                pipe.expire(keys.actor(self.name), KEY_TTL_S)
+                # Written anew, not only refreshed: after a loss of Redis data the table is
+                # found again by its code, and finds itself again after a restart.
+                pipe.set(keys.table(self.code), self._record(), ex=KEY_TTL_S)
+                pipe.set(keys.actor(self.name), self.code, ex=KEY_TTL_S)
                 await pipe.execute()
         except (redis.RedisError, OSError, TimeoutError) as exc:
             log.warning("table %s: snapshot not saved (%s); will retry", self.code, exc)
@@ -201,6 +292,11 @@ class TableActor:
                 version = self.version
                 if await self._write():
                     self.saved = version
+
+    def _record(self) -> str:
+        """code -> actor: how any gateway finds this table (the directory writes it first)."""
+        assert self.table is not None
+        return record_json(self.name, self.table.players)
 
     def _remember(self, cmd_id: str, reply: dict[str, Any]) -> dict[str, Any]:
         self.done[cmd_id] = {k: v for k, v in reply.items() if k in ("ok", "error", "seat")}
@@ -225,8 +321,10 @@ class TableActor:
         phase = self.table.phase
         if phase is Phase.OVER:
             limit = self.over_idle_s
-        elif phase is Phase.LOBBY or not self._anyone_connected():
+        elif phase is Phase.LOBBY:
             limit = self.lobby_idle_s
+        elif not self._anyone_connected():
+            limit = self.abandoned_idle_s
         else:
             return None
         return now + int((self.last_activity + limit - time.monotonic()) * 1000)
@@ -284,15 +382,17 @@ class TableActor:
 
     # -- calls from gateways ------------------------------------------------------------------
     async def ping(self) -> dict[str, Any]:
+        if self.lost:
+            ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
         self._start()
         node = ray.get_runtime_context().get_node_id()
         return {"pid": os.getpid(), "node": node, "code": self.code, "seq": self.feed.seq}
 
     async def open(
-        self, code: str, config: dict[str, Any], host: str, name: str, idle: tuple[float, float]
+        self, code: str, config: dict[str, Any], host: str, name: str, idle: tuple[float, ...]
     ) -> dict[str, Any]:
         """Give this pooled actor its table; the creator takes seat 0 and hosts. `idle`: how
-        long the table lives once over, and once abandoned (lobby, or nobody connected)."""
+        long the table lives once over, in its lobby, and with nobody connected."""
         if self.table is not None:
             return {"ok": False, "error": {"code": "not_allowed", "message": "already open"}}
         config = dict(config)
@@ -300,7 +400,7 @@ class TableActor:
         table = Table(TableConfig(code=code, **config))
         outs = table.apply(TakeSeat(seat=0, player_id=host, name=name), now_ms())
         self.code, self.table, self.bots = code, table, BotDriver(table, policy)
-        self.over_idle_s, self.lobby_idle_s = idle
+        self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s = (*idle, *DEFAULT_IDLE[2:])[:3]
         # A pooled actor may have waited long: its table's idle clock starts now.
         self.last_activity = time.monotonic()
         self._start()
@@ -332,6 +432,7 @@ class TableActor:
         seat = t.seat_of(player_id)
         if kind != "take_seat" and seat is None:
             return {"ok": False, "error": NO_SEAT, "events": []}
+        owners = t.owners()
         try:
             if kind == "take_seat":
                 command = TakeSeat(seat=args["seat"], player_id=player_id, name=args["name"])
@@ -342,6 +443,7 @@ class TableActor:
         except Refusal as refusal:
             entries = self._commit(refusal.events, origin) if refusal.events else []
             error = refusal.to_wire()
+        entries += self._release_changed_seats(owners, now)
         self._touch()
         # Remembered before saving, so the saved snapshot knows this id if we die right after.
         reply = {"ok": error is None, "error": error, "seat": t.seat_of(player_id)}
@@ -365,7 +467,7 @@ class TableActor:
         now = now_ms()
         entries = self._commit(t.apply(Connect(seat=seat), now), origin)
         if old is not None and old != conn:
-            entries.append(self.feed.append("seat", seat, {"type": "_kick", "conn": old}, now, ""))
+            entries.append(self._close_conn(old, CLOSE_REPLACED, now))
         self._touch()
         await self._save_and_publish()
         return {
@@ -389,16 +491,19 @@ class TableActor:
         await self._save_and_publish()
         return {"ok": True, "events": entries}
 
-    async def views(self, seats: list[int]) -> dict[str, Any]:
-        """Fresh snapshots for a gateway that lost track, all at one seq."""
+    async def views(self, wanted: list[tuple[int, str]]) -> dict[str, Any]:
+        """Fresh snapshots for a gateway that lost track, all at one seq: one per (seat,
+        player) asked for, and only while that player still holds that seat (R30)."""
         self._start()
         if self.table is None:
             return {"seq": self.feed.seq, "views": {}, "teams": {}, "at": now_ms()}
         t = self.table
+        seats = {s for s, player in wanted if t.seat_of(player) == s}
         return {
             "seq": self.feed.seq,
             "views": {s: t.view(s) for s in seats},
             "teams": {s: team_of(s, t.players) for s in seats},
+            "holders": {s: t.owners()[s] for s in seats},
             "at": now_ms(),
         }
 
@@ -460,6 +565,27 @@ class TableActor:
                 del self.conns[seat]
                 self._commit(self.table.apply(Disconnect(seat=seat), now), "")
         await self._save_and_publish()
+
+
+def record_json(actor_name: str, players: int) -> str:
+    """The directory's record of a table: how gateways find its actor."""
+    return json.dumps({"table_id": actor_name, "actor": actor_name, "players": players})
+
+
+def migrate(snap: Any) -> dict[str, Any]:
+    """A snapshot of any known format, in today's layout. Raises SnapshotUnreadable for one
+    that is not a snapshot or comes from a newer (unknown) format."""
+    if not isinstance(snap, dict):
+        raise SnapshotUnreadable("not a JSON object")
+    version = snap.get("format", 1)
+    if version == 1:
+        # Format 1 differs only by its missing version and its log entries without holders
+        # (entry_from_json gives those none), and by a two-value idle.
+        snap = {**snap, "format": SNAPSHOT_FORMAT}
+        version = SNAPSHOT_FORMAT
+    if version != SNAPSHOT_FORMAT:
+        raise SnapshotUnreadable(f"unknown snapshot format {version!r}")
+    return dict(snap)
 
 
 def actor_class(max_concurrency: int = 1000) -> Any:

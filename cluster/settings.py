@@ -39,7 +39,10 @@ class Settings(BaseSettings):
     pool_size: int = Field(default=2, validation_alias=_env("QUATRO_POOL_SIZE"))
     session_ttl_s: int = Field(default=7 * 24 * 3600, validation_alias=_env("QUATRO_SESSION_TTL"))
     over_idle_s: float = Field(default=600.0, validation_alias=_env("QUATRO_OVER_IDLE"))
-    lobby_idle_s: float = Field(default=1800.0, validation_alias=_env("QUATRO_LOBBY_IDLE"))
+    # A lobby that nothing happens in (nobody joins, no bot added) stops: its actor holds a
+    # slot and ~100 MB. A started table that nobody is connected to waits longer.
+    lobby_idle_s: float = Field(default=600.0, validation_alias=_env("QUATRO_LOBBY_IDLE"))
+    abandoned_idle_s: float = Field(default=1800.0, validation_alias=_env("QUATRO_ABANDONED_IDLE"))
     # A connection that says nothing (not even a pong) for this long is closed (R24).
     silence_s: float = Field(default=15.0, validation_alias=_env("QUATRO_SILENCE"))
     ping_interval_s: float = Field(default=5.0, validation_alias=_env("QUATRO_PING_INTERVAL"))

@@ -38,7 +38,7 @@ from engine.commands import (
 )
 from engine.config import TableConfig
 from engine.errors import ErrorCode, Refusal
-from engine.events import Outbound, Wire
+from engine.events import Audience, Outbound, Wire
 from engine.phase import Phase
 from engine.state import HOST_SEAT, TableState
 from engine.view import summary, view
@@ -115,6 +115,24 @@ class Table:
 
     def is_connected(self, seat: int) -> bool:
         return self._state.seats[seat].connected
+
+    def owners(self) -> tuple[str | None, ...]:
+        """Who holds each seat: the player's id, "bot", or None when empty. A change between
+        two calls means a seat changed hands (R30: its old holder must see nothing more)."""
+        return tuple("bot" if st.kind == "bot" else st.player_id for st in self._state.seats)
+
+    def holders(self, to: Audience) -> tuple[str, ...]:
+        """The players (by id) an audience reaches right now; () for the whole table, whose
+        events are public. Stamped on private events so that a connection is checked against
+        the player who held the seat when the event happened, not only the seat number."""
+        if to.scope == "all":
+            return ()
+        n = self.players
+        return tuple(
+            st.player_id
+            for s, st in enumerate(self._state.seats)
+            if st.player_id is not None and to.includes(s, n)
+        )
 
     def view(self, seat: int | None) -> dict[str, Wire]:
         return view(self._state, seat)

@@ -79,18 +79,23 @@ class Connection:
         self._put(f'{{{body},"seq":{self.out_seq},"at":{at}}}')
 
     # -- what this seat may see (R30) ---------------------------------------------------------
-    def sees(self, scope: Scope, index: int) -> bool:
-        """The engine's own audience rule; a connection without a seat (-1) sees only `all`."""
-        if self.seat < 0:
-            return scope == "all"
+    def sees(self, scope: Scope, index: int, holders: tuple[str, ...]) -> bool:
+        """The engine's own audience rule, checked against the player too: a private event
+        reaches this connection only if its player held the seat when the event happened
+        (R30), so a connection left over from a seat that changed hands gets nothing. A
+        connection without a seat (-1) sees only `all`."""
+        if scope == "all":
+            return True
+        if self.seat < 0 or self.player_id not in holders:
+            return False
         return Audience(scope, index).includes(self.seat, self.players)
 
     def deliver(self, entry: Entry, body: str) -> None:
         if self.after is None:
             self.early.append(entry)
             return
-        seq, scope, index, _wire, at, _origin = entry
-        if seq > self.after and self.sees(scope, index):
+        seq, scope, index, _wire, at, _origin, holders = entry
+        if seq > self.after and self.sees(scope, index, holders):
             self.event_body(body, at)
 
     def welcomed(self, seat: int, players: int, after: int) -> None:

@@ -20,6 +20,17 @@ CLOSE_BAD_TOKEN = 4401
 CLOSE_NO_SEAT = 4403
 CLOSE_UNKNOWN_TABLE = 4404
 CLOSE_REPLACED = 4409
+CLOSE_SEAT_CHANGED = 4410  # the seat changed hands (freed, kicked, a bot, another player)
+
+_REASONS = {
+    CLOSE_REPLACED: "this seat was taken over by a newer connection",
+    CLOSE_SEAT_CHANGED: "your seat changed hands: say hello again",
+}
+
+
+def close_reason(code: int) -> str:
+    return _REASONS.get(code, "")
+
 
 STATUS = {
     "bad_message": 422,
@@ -31,6 +42,7 @@ STATUS = {
     "not_allowed": 403,
     "no_seat": 403,
     "unknown_table": 404,
+    "table_lost": 404,
     "seat_empty": 404,
     "seat_taken": 409,
     "already_seated": 409,

@@ -21,13 +21,21 @@ from actors.directory import Directory, TableGone
 from actors.feed import Entry
 from gateway import metrics
 from gateway.connection import Connection, body_of
-from gateway.errors import CLOSE_GOING_AWAY, CLOSE_REPLACED, CLOSE_UNKNOWN_TABLE
+from gateway.errors import (
+    CLOSE_GOING_AWAY,
+    CLOSE_REPLACED,
+    CLOSE_SEAT_CHANGED,
+    CLOSE_UNKNOWN_TABLE,
+    close_reason,
+    error_frame,
+)
 
 log = logging.getLogger("quatro.hub")
 
 RENEW_S = 10.0  # the actor's lease on a subscription is 30 s
 GAP_WAIT_S = 2.0
 START_WAIT_S = 30.0
+TABLE_LOST_MESSAGE = "this table was lost: its saved state could not be read back"
 
 
 def welcome_frame(frame_id: str | None, reply: dict[str, Any], player_id: str) -> dict[str, Any]:
@@ -89,22 +97,28 @@ class TableHub:
             except asyncio.CancelledError:
                 log.info("table %s: resubscribing after a gap", self.code)
             except TableGone as exc:
-                self.failed = exc
-                self.ready.set()
-                for conn in list(self.conns.values()):
-                    conn.close(CLOSE_UNKNOWN_TABLE, "the table is closed")
+                await self._closed(exc)
                 return
             except Exception as exc:
                 log.warning("table %s: subscription broke (%r)", self.code, exc)
                 if await self._stopped():
-                    self.failed = TableGone(self.code)
-                    self.ready.set()
-                    for conn in list(self.conns.values()):
-                        conn.close(CLOSE_UNKNOWN_TABLE, "the table is closed")
+                    await self._closed(TableGone(self.code))
                     return
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
             metrics.RESUBSCRIBES.inc()
+
+    async def _closed(self, exc: TableGone) -> None:
+        """The table is gone for good: tell every player why, then close (4404)."""
+        self.failed = exc
+        self.ready.set()
+        lost = False
+        with contextlib.suppress(Exception):
+            lost = await self.directory.lost(self.code)
+        for conn in list(self.conns.values()):
+            if lost:
+                conn.answer(error_frame(None, "table_lost", TABLE_LOST_MESSAGE))
+            conn.close(CLOSE_UNKNOWN_TABLE, "the table was lost" if lost else "the table is closed")
 
     async def _stopped(self) -> bool:
         """The table was stopped for good (its record is gone), not merely restarting."""
@@ -149,16 +163,16 @@ class TableHub:
 
     async def _resync(self) -> None:
         handle = await self.directory.handle(self.code)
-        seats = {c.seat for c in self.conns.values() if c.after is not None}
-        reply = await handle.views.remote(sorted(seats))
+        wanted = {(c.seat, c.player_id) for c in self.conns.values() if c.after is not None}
+        reply = await handle.views.remote(sorted(wanted))
         self.delivered = int(reply["seq"])
         self.pending = {s: e for s, e in self.pending.items() if s > self.delivered}
         for conn in self.conns.values():
             if conn.after is None:
                 continue
             view = reply["views"].get(conn.seat)
-            if view is None:
-                conn.close(CLOSE_GOING_AWAY, "seat lost")
+            if view is None or reply["holders"].get(conn.seat) != conn.player_id:
+                conn.close(CLOSE_SEAT_CHANGED, close_reason(CLOSE_SEAT_CHANGED))
                 continue
             conn.after = self.delivered
             answer = {"seat": conn.seat, "team": reply["teams"][conn.seat], "view": view}
@@ -190,10 +204,13 @@ class TableHub:
         wire = entry[3]
         kind = wire.get("type")
         if isinstance(kind, str) and kind.startswith("_"):
-            if kind == "_kick":
+            # Orders for one connection, never forwarded. `_kick` is `_close` 4409 as tables
+            # saved before `_close` existed still say it.
+            if kind in ("_close", "_kick"):
                 conn = self.conns.get(str(wire.get("conn")))
-                if conn is not None:
-                    conn.close(CLOSE_REPLACED, "this seat was taken over by a newer connection")
+                code = wire.get("code", CLOSE_REPLACED)
+                if conn is not None and code in (CLOSE_REPLACED, CLOSE_SEAT_CHANGED):
+                    conn.close(code, close_reason(code))
             return
         body = body_of(wire)
         for conn in self.conns.values():

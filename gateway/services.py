@@ -43,6 +43,7 @@ class Services:
             settings.pool_size,
             settings.over_idle_s,
             settings.lobby_idle_s,
+            settings.abandoned_idle_s,
         )
         return cls(
             settings=settings,

@@ -32,7 +32,7 @@ from gateway.errors import (
     CLOSE_UNKNOWN_TABLE,
     error_frame,
 )
-from gateway.hub import welcome_frame
+from gateway.hub import TABLE_LOST_MESSAGE, welcome_frame
 from gateway.models import ALL_FRAMES, COMMAND_FRAMES, Frame, Hello
 from gateway.services import Services
 
@@ -150,7 +150,10 @@ async def _handshake(ws: WebSocket, svc: Services) -> tuple[Connection, str] | N
         return None
     code = hello.table.upper()
     if await svc.directory.record(code) is None:
-        await _refuse(ws, hello.id, "unknown_table", f"no table {code}", CLOSE_UNKNOWN_TABLE)
+        if await svc.directory.lost(code):
+            await _refuse(ws, hello.id, "table_lost", TABLE_LOST_MESSAGE, CLOSE_UNKNOWN_TABLE)
+        else:
+            await _refuse(ws, hello.id, "unknown_table", f"no table {code}", CLOSE_UNKNOWN_TABLE)
         return None
     conn_id = f"{svc.gateway}/{uuid.uuid4().hex[:12]}"
     conn = Connection(conn_id, session.player_id, svc.settings.send_queue)

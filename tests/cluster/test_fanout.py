@@ -14,8 +14,20 @@ from gateway.connection import Close, Connection
 from gateway.hub import TableHub
 
 
-def entry(seq: int, scope: Scope, index: int, kind: str, **fields: Any) -> Entry:
-    return (seq, scope, index, {"type": kind, **fields}, 1000 + seq, "")
+def entry(
+    seq: int,
+    scope: Scope,
+    index: int,
+    kind: str,
+    holders: tuple[str, ...] | None = None,
+    **fields: Any,
+) -> Entry:
+    """An entry as a 4-seat table makes it: private events are stamped with the players of
+    `hub_with` (seat s is player ps) unless `holders` says otherwise."""
+    if holders is None:
+        seats = {"all": [], "seat": [index], "team": [index, index + 2]}[scope]
+        holders = tuple(f"p{s}" for s in seats)
+    return (seq, scope, index, {"type": kind, **fields}, 1000 + seq, "", holders)
 
 
 def frames(conn: Connection) -> list[dict[str, Any]]:
@@ -71,6 +83,29 @@ async def test_r30_private_events_reach_only_their_audience() -> None:
         2: ["sign", "swapped"],
         3: ["round", "swapped"],
     }
+
+
+async def test_r30_a_connection_whose_player_left_the_seat_gets_nothing_private() -> None:
+    hub, (c0, stale) = hub_with(0, 3)
+    # Seat 3 and team 1 now belong to other players (p3 moved away, a bot or p9 took over):
+    # the old connection still says seat 3, but its player is not among the holders.
+    hub.feed(
+        [
+            entry(1, "seat", 3, "round", holders=("p9",), hand=["secret"]),
+            entry(2, "team", 1, "sign", holders=("p1", "p9"), emoji="🚀", by=1),
+            entry(3, "seat", 3, "round", holders=(), hand=["a bot's"]),
+            entry(4, "all", -1, "ready", seat=1),
+        ]
+    )
+    assert [f["type"] for f in frames(stale)] == ["ready"]
+    assert [f["type"] for f in frames(c0)] == ["ready"]
+
+
+async def test_a_seat_changing_hands_closes_its_connection_with_4410() -> None:
+    hub, (moved, other) = hub_with(0, 1)
+    hub.feed([entry(1, "all", -1, "_close", conn=moved.conn_id, code=4410)])
+    assert frames(moved) == [{"close": 4410}]
+    assert frames(other) == []
 
 
 async def test_each_connection_numbers_its_own_frames_without_gaps() -> None:

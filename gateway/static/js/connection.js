@@ -10,6 +10,7 @@ const CLOSE = {
   noSeat: 4403,
   unknownTable: 4404,
   replaced: 4409,
+  seatChanged: 4410,
 };
 const PING_EVERY_MS = 20_000;
 const ANSWER_TIMEOUT_MS = 10_000;
@@ -75,6 +76,9 @@ export class Connection {
       if (ev.code === CLOSE.unknownTable) return this.fatal("unknown_table");
       // Another tab of this player took the seat over: fighting it would loop forever.
       if (ev.code === CLOSE.replaced) return this.fatal("replaced");
+      // Our seat changed hands (we moved, or the host freed it): a new hello says where we
+      // sit now, or that we hold no seat here.
+      if (ev.code === CLOSE.seatChanged) return this.open();
       this.scheduleReconnect();
     };
   }
@@ -121,8 +125,8 @@ export class Connection {
     }
     if (type === "error" && (frame.id === "hello" || frame.id === undefined) && !this.lastSeq) {
       // The hello was refused; the close code that follows says what to do.
-      if (["bad_token", "unknown_table", "no_seat"].includes(frame.code)) {
-        this.fatal(frame.code);
+      if (["bad_token", "unknown_table", "no_seat", "table_lost"].includes(frame.code)) {
+        this.fatal(frame.code === "table_lost" ? "unknown_table" : frame.code);
         this.ws?.close(1000);
       }
       return;
