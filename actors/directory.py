@@ -161,7 +161,7 @@ class Directory:
             try:
                 return await getattr(handle, method).remote(*args)
             except ActorGone as exc:
-                if isinstance(exc, ActorDiedError) and not _restarting(exc):
+                if isinstance(exc, ActorDiedError) and not restarting(exc):
                     self.forget(code)
                     if await self.record(code) is None:
                         raise TableGone(code) from exc
@@ -175,5 +175,6 @@ class Directory:
                     raise
 
 
-def _restarting(exc: Exception) -> bool:
+def restarting(exc: Exception) -> bool:
+    """Whether Ray says the actor is on its way back (not dead for good)."""
     return "restart" in str(exc).lower()

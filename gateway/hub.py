@@ -16,8 +16,9 @@ import logging
 from typing import Any
 
 import ray
+from ray.exceptions import ActorDiedError
 
-from actors.directory import Directory, TableGone
+from actors.directory import Directory, TableGone, restarting
 from actors.feed import Entry
 from gateway import metrics
 from gateway.connection import Connection, body_of
@@ -101,6 +102,8 @@ class TableHub:
                 return
             except Exception as exc:
                 log.warning("table %s: subscription broke (%r)", self.code, exc)
+                if isinstance(exc, ActorDiedError) and not restarting(exc):
+                    self.directory.forget(self.code)  # look it up again: it may be re-created
                 if await self._stopped():
                     await self._closed(TableGone(self.code))
                     return
