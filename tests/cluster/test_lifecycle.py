@@ -122,6 +122,31 @@ async def test_an_abandoned_lobby_stops_and_its_keys_expire(
     assert 0 < store.ttl(f"quatro:snap:{code}") <= 300
 
 
+async def gone_within(player: Player, code: str, limit: float) -> None:
+    async with asyncio.timeout(limit):
+        while True:
+            if (await player.rest("GET", f"/api/tables/{code}")).status_code == 404:
+                return
+            await asyncio.sleep(0.2)
+
+
+async def test_a_match_nobody_is_connected_to_outlives_an_idle_lobby(
+    stack: Stack, gateway_c: Gateway
+) -> None:
+    # A lobby stops after QUATRO_LOBBY_IDLE (3 s here; 10 minutes by default); a started match
+    # whose players all dropped waits QUATRO_ABANDONED_IDLE (30 minutes by default).
+    code, (host,) = await table_with(gateway_c.url, 4, 1, bot_policy="idle")
+    assert (await host.rest("POST", f"/api/tables/{code}/start")).status_code == 200
+    await host.close()
+    other = await Player(gateway_c.url, "Waiter").register()
+    r = await other.rest("POST", "/api/tables", json={"players": 4})
+    assert r.status_code == 201
+    await gone_within(other, r.json()["code"], 20)  # the lobby opened after the host left
+    r = await host.rest("GET", f"/api/tables/{code}")
+    assert r.status_code == 200, r.text
+    assert r.json()["phase"] == "playing"  # R6: with nobody connected the round opened
+
+
 async def test_sigterm_closes_sockets_going_away_and_the_table_lives_on(
     stack: Stack, gateway_c: Gateway
 ) -> None:

@@ -40,7 +40,8 @@ Frame = dict[str, Any]
 # (kind, who, seat, gateway): who is a player index (0 hosts) and gateway 0 or 1.
 Op = tuple[str, int, int, int]
 Drawn = tuple[int, list[Op], list[Op], int]  # seats, lobby ops, ops once started, a seed
-LOBBY_OPS = ("take", "take", "free", "kick", "bot", "unbot", "hello", "hello")
+# hello waits for its welcome (or refusal) before the next step; rhello races the next step.
+LOBBY_OPS = ("take", "take", "free", "kick", "bot", "unbot", "hello", "hello", "rhello")
 
 
 @st.composite
@@ -55,7 +56,7 @@ def scenarios(draw: st.DrawFn) -> tuple[int, list[Op], list[Op], int]:
     )
     lobby = draw(st.lists(op, min_size=2, max_size=16))
     late = st.tuples(
-        st.sampled_from(("hello", "hello", "take", "kick", "free")),
+        st.sampled_from(("hello", "rhello", "take", "kick", "free")),
         st.integers(0, people - 1),
         st.integers(0, players - 1),
         st.integers(0, 1),
@@ -136,15 +137,20 @@ class Scenario:
         base = f"/api/tables/{self.code}"
         if kind == "take":
             await self.rest(who, "POST", f"{base}/seats/{seat}", gw)
-        elif kind == "free":
+        elif kind == "free":  # their own seat when they hold one: seats change hands often
+            seat = (await self.seat_map()).get(self.people[who].name, seat)
             await self.rest(who, "DELETE", f"{base}/seats/{seat}", gw)
-        elif kind == "kick":
+        elif kind == "kick":  # a seated human, when there is one besides the host
+            humans = sorted(s for s in (await self.seat_map()).values() if s != 0)
+            seat = humans[seat % len(humans)] if humans else seat
             await self.rest(0, "DELETE", f"{base}/seats/{seat}", gw)
         elif kind == "bot":
             await self.rest(0, "POST", f"{base}/bots", gw, json={"seat": seat})
         elif kind == "unbot":
             await self.rest(0, "DELETE", f"{base}/bots/{seat}", gw)
         elif kind == "hello":
+            await self.welcomed(await self.hello(who, gw))
+        elif kind == "rhello":
             await self.hello(who, gw)
 
     async def seat_map(self) -> dict[str, int]:
