@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.errors import ErrorCode, Refusal
-from engine.events import ALL, Outbound, SeatChanged
+from engine.events import ALL, FloorChanged, Outbound, SeatChanged
 from engine.phase import Phase
 from engine.rounds import begin_signing, open_if_all_ready
 from engine.state import HOST_SEAT, SeatState, TableState
@@ -102,15 +102,18 @@ def connect(state: TableState, seat: int, t: int) -> list[Outbound]:
 
 
 def disconnect(state: TableState, seat: int, t: int) -> list[Outbound]:
-    """R24: the seat and hand stay; the floor closes silently; an unanswered vote is a refusal;
-    signing no longer waits for this player."""
+    """R24: the seat and hand stay; an unanswered vote is a refusal; signing no longer waits
+    for this player. R13: an open floor closes, announced like any release, so nobody keeps
+    watching a dead channel."""
     st = state.seats[seat]
     if st.kind != "human" or not st.connected:
         return []
     st.connected = False
     events = [seat_event(state, seat, t)]
     if state.phase is Phase.PLAYING:
-        st.close_floor()
+        if st.floor_open:
+            st.close_floor()
+            events.append(Outbound(ALL, FloorChanged(seat=seat, open=False), t))
         events += voter_left(state, seat, t)
     elif state.phase is Phase.SIGNING:
         events += open_if_all_ready(state, t)

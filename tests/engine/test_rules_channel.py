@@ -129,15 +129,22 @@ def test_r13_floors_close_silently_when_the_round_ends(playing: Game) -> None:
     assert emissions(playing, 0, mark) == []
 
 
-def test_r13_floors_close_silently_when_their_player_disconnects(playing: Game) -> None:
+def test_r13_a_floor_closes_for_all_to_see_when_its_player_disconnects(playing: Game) -> None:
     playing.do(SetFloor(seat=3, open=True))
     playing.do(Emit(seat=3, emoji=OWL))
     out = playing.do(Disconnect(seat=3))
-    assert types(out) == ["seat"]
+    assert types(out) == ["seat", "floor"]
+    closed = out[1]
+    assert closed.to.scope == "all"
+    assert closed.event.to_wire() == {"type": "floor", "seat": 3, "open": False}
     assert playing.view(0)["seats"][3]["floor"] is False
     mark = len(playing.log)
     playing.wait(ROUND // 2)
     assert emissions(playing, 3, mark) == []
+
+
+def test_r13_a_disconnect_without_the_floor_announces_no_floor(playing: Game) -> None:
+    assert types(playing.do(Disconnect(seat=3))) == ["seat"]
 
 
 def test_r14_two_seconds_between_two_changes_of_the_floor(playing: Game) -> None:
