@@ -263,7 +263,7 @@ def pair(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[lis
     """Two more replicas whose started tables stop a second after everyone left, so that hundreds of
     scenarios never run out of table slots."""
     logs = tmp_path_factory.mktemp("r30")
-    knobs = {"QUATRO_LOBBY_IDLE": "60", "QUATRO_ABANDONED_IDLE": "1", "QUATRO_POOL_SIZE": "6"}
+    knobs = {"QUATRO_LOBBY_IDLE": "60", "QUATRO_ABANDONED_IDLE": "1", "QUATRO_POOL_SIZE": "10"}
     gws = [stack.gateway(logs, **knobs) for _ in range(2)]
     try:
         for gw in gws:
