@@ -277,6 +277,8 @@ def pair(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[lis
 TOTALS = {"scenarios": 0, "frames": 0}
 
 
+# 500 scenarios take minutes, far past the suite's per-test timeout of 300 s.
+@pytest.mark.timeout(1800)
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
