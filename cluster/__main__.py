@@ -1,33 +1,70 @@
 """`python -m cluster up` (what `make run` runs): the whole stack on this machine.
 
 With RAY_ADDRESS unset it starts a Ray head as a child process (its own temp dir and ports, an
-explicit object store and `table_slot` capacity); with REDIS_URL unset, a redis-server child on a
-free port. Then it serves the gateway on PORT as a Ray driver. Ctrl-C or SIGTERM stops all of it:
-the children are stopped by their own PIDs, never with `ray stop`.
+explicit object store and `table_slot` capacity) that only this machine can reach: every Ray
+listener on loopback (cluster/loopback), no Ray Client server, and a token made for this run. With
+REDIS_URL unset, a redis-server child on a free port. Then it serves the gateway on PORT as a
+Ray driver. Ctrl-C or SIGTERM stops all of it: the children are stopped by their own PIDs, never
+`ray stop`.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
+import shutil
 import signal
 import sys
+import tempfile
+from pathlib import Path
 from types import FrameType
 
 import ray
 
+from cluster import loopback
 from cluster.connect import connect_ray, wait_for_slots
-from cluster.procs import RayHead, RayWorkerNode, RedisServer
-from cluster.settings import get_settings
+from cluster.procs import RayHead, RayWorkerNode, RedisServer, is_loopback_address
+from cluster.settings import Settings, get_settings
 from gateway.serve import serve
 
 log = logging.getLogger("quatro.cluster")
 
 NODES_WAIT_S = 60.0
+# Set by the launcher for its own re-execution only: the run's private directory.
+RUN_DIR_ENV = "_QUATRO_RUN_DIR"
 
 
 def _stop_now(sig: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + sig)
+
+
+def _under_interposer(settings: Settings) -> Path:
+    """The run's private directory (0700: Ray's temp dir, its token, the interposer), with this
+    process running under the loopback interposer.
+
+    The gateway's own Ray driver listens like any Ray worker, and LD_PRELOAD only takes effect
+    at exec: so the first time through, build the interposer and re-execute this launcher under
+    it (same PID, same arguments). The gateway's PORT is exempt when HOST is not loopback."""
+    inherited = os.environ.pop(RUN_DIR_ENV, None)
+    if inherited:
+        run_dir = Path(inherited)
+        lib = loopback.build(run_dir)
+        if str(lib) in os.environ.get("LD_PRELOAD", "").split(":"):
+            return run_dir
+    run_dir = Path(tempfile.mkdtemp(prefix="qray-"))
+    try:
+        lib = loopback.build(run_dir)
+        env = dict(os.environ)
+        loopback.preload_env(lib, env)
+        env[RUN_DIR_ENV] = str(run_dir)
+        if not is_loopback_address(f"{settings.host}:{settings.port}"):
+            env["QUATRO_BIND_PUBLIC_PORT"] = str(settings.port)
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable, "-m", "cluster", "up"], env)
+    except BaseException:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        raise
 
 
 def up() -> int:
@@ -35,6 +72,7 @@ def up() -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    run_dir = None if settings.ray_address else _under_interposer(settings)
     head: RayHead | None = None
     nodes: list[RayWorkerNode] = []
     redis: RedisServer | None = None
@@ -42,16 +80,23 @@ def up() -> int:
     previous = signal.signal(signal.SIGTERM, _stop_now)
     try:
         updates: dict[str, object] = {}
-        if not settings.ray_address:
+        if run_dir is not None:
             head = RayHead(
                 table_slots=settings.table_slots,
                 object_store_mb=settings.object_store_mb,
                 num_cpus=settings.ray_num_cpus,
-                auth_mode=settings.ray_auth_mode,
+                temp_dir=run_dir,
             )
+            if (settings.ray_auth_mode or "token").lower() != "token":
+                log.warning(
+                    "RAY_AUTH_MODE=%s ignored: the local Ray head always wants a token",
+                    settings.ray_auth_mode,
+                )
+            os.environ.pop("RAY_AUTH_TOKEN", None)  # this run's token, from its file, only
             print(f"starting a local Ray head ({head.temp_dir})", flush=True)
             head.start()
             print(f"Ray head at {head.address} (namespace {settings.ray_namespace})", flush=True)
+            print(f"Ray token file: {head.token_path}", flush=True)
             for _ in range(settings.local_nodes - 1):
                 node = RayWorkerNode(
                     head,
@@ -63,6 +108,8 @@ def up() -> int:
                 node.start()
                 print(f"Ray node {len(nodes) + 1} joined (raylet :{node.manager_port})", flush=True)
             updates["ray_address"] = head.address
+            updates["ray_auth_mode"] = "token"
+            updates["ray_auth_token_path"] = str(head.token_path)
         if not settings.redis_url:
             redis = RedisServer().start()
             print(f"started redis-server on {redis.url}", flush=True)
@@ -89,6 +136,8 @@ def up() -> int:
             node.stop()
         if head is not None:
             head.cleanup()
+        elif run_dir is not None:
+            shutil.rmtree(run_dir, ignore_errors=True)
         if redis is not None:
             redis.cleanup()
         print("Quatro stopped.", flush=True)

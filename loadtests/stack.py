@@ -46,6 +46,7 @@ class EmbeddedStack:
     proc: subprocess.Popen[bytes] | None = None
     ray_temp: str | None = None
     ray_address: str | None = None
+    ray_token_path: str | None = None  # the file holding the run's Ray token
 
     @property
     def url(self) -> str:
@@ -103,6 +104,8 @@ class EmbeddedStack:
         self.ray_temp = m.group(1) if m else None
         m = re.search(r"Ray head at (\S+) ", log)
         self.ray_address = m.group(1) if m else None
+        m = re.search(r"Ray token file: (\S+)", log)
+        self.ray_token_path = m.group(1) if m else None
 
     def tail(self, chars: int = 3000) -> str:
         with contextlib.suppress(OSError):
