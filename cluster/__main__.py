@@ -3,14 +3,15 @@
 With RAY_ADDRESS unset it starts a Ray head as a child process (its own temp dir and ports, an
 explicit object store and `table_slot` capacity) that only this machine can reach: every Ray
 listener on loopback (cluster/loopback), no Ray Client server, and a token made for this run. With
-REDIS_URL unset, a redis-server child on a free port. Then it serves the gateway on PORT as a
-Ray driver. Ctrl-C or SIGTERM stops all of it: the children are stopped by their own PIDs, never
-`ray stop`.
+REDIS_URL unset, a supervised redis-server child on a free port whose append-only file lives in
+QUATRO_DATA_DIR, so sessions outlive the run. Then it serves the gateway on PORT as a Ray driver.
+Ctrl-C or SIGTERM stops all of it: the children are stopped by their own PIDs, never `ray stop`.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import logging
 import os
 import shutil
@@ -19,12 +20,14 @@ import sys
 import tempfile
 from pathlib import Path
 from types import FrameType
+from typing import IO
 
 import ray
 
 from cluster import loopback
 from cluster.connect import connect_ray, wait_for_slots
 from cluster.procs import RayHead, RayWorkerNode, RedisServer, is_loopback_address
+from cluster.redis_supervisor import RedisSupervisor
 from cluster.settings import Settings, get_settings
 from gateway.serve import serve
 
@@ -67,6 +70,18 @@ def _under_interposer(settings: Settings) -> Path:
         raise
 
 
+def _lock_data_dir(data_dir: Path) -> IO[bytes]:
+    """Hold an exclusive lock on the data dir for the whole run: two redis-servers writing one
+    append-only file would corrupt it."""
+    lock = open(data_dir / "lock", "ab")  # noqa: SIM115 - held until the process exits
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        raise SystemExit(f"{data_dir} is in use by another `make run` (QUATRO_DATA_DIR)") from None
+    return lock
+
+
 def up() -> int:
     settings = get_settings()
     logging.basicConfig(
@@ -76,6 +91,8 @@ def up() -> int:
     head: RayHead | None = None
     nodes: list[RayWorkerNode] = []
     redis: RedisServer | None = None
+    supervisor: RedisSupervisor | None = None
+    data_lock: IO[bytes] | None = None  # referenced until the end: closing it unlocks
     # Until uvicorn takes over the signals, a SIGTERM must still run the cleanup below.
     previous = signal.signal(signal.SIGTERM, _stop_now)
     try:
@@ -111,8 +128,13 @@ def up() -> int:
             updates["ray_auth_mode"] = "token"
             updates["ray_auth_token_path"] = str(head.token_path)
         if not settings.redis_url:
-            redis = RedisServer().start()
-            print(f"started redis-server on {redis.url}", flush=True)
+            data_dir = settings.data_dir.resolve()
+            (data_dir / "redis").mkdir(parents=True, exist_ok=True)
+            data_dir.chmod(0o700)  # the append-only file holds every session token
+            data_lock = _lock_data_dir(data_dir)
+            redis = RedisServer(dir=data_dir / "redis").start()
+            supervisor = RedisSupervisor(redis).start()
+            print(f"started redis-server on {redis.url}, data in {data_dir}", flush=True)
             updates["redis_url"] = redis.url
         settings = settings.model_copy(update=updates)
         if settings.test_hooks:
@@ -138,8 +160,12 @@ def up() -> int:
             head.cleanup()
         elif run_dir is not None:
             shutil.rmtree(run_dir, ignore_errors=True)
+        if supervisor is not None:
+            supervisor.stop()  # first: it must not restart the redis-server we stop
         if redis is not None:
-            redis.cleanup()
+            redis.stop()  # never cleanup(): the data dir outlives the run
+        if data_lock is not None:
+            data_lock.close()
         print("Quatro stopped.", flush=True)
 
 

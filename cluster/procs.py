@@ -40,10 +40,12 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def _child_setup() -> Callable[[], None] | None:
+def _child_setup(thread_outlives_child: bool = False) -> Callable[[], None] | None:
     """The kernel ties the parent-death signal to the *thread* that forked: arm it only from
-    the main thread, or a child started by a short-lived thread would die with that thread."""
-    return _die_with_parent if threading.current_thread() is threading.main_thread() else None
+    the main thread, or a child started by a short-lived thread would die with that thread;
+    or from a thread that, by construction, outlives the child (the redis supervisor)."""
+    main = threading.current_thread() is threading.main_thread()
+    return _die_with_parent if main or thread_outlives_child else None
 
 
 def free_port() -> int:
@@ -81,7 +83,8 @@ def stop_group(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
 @dataclass
 class RedisServer:
     """A redis-server child with append-only persistence in its own directory, so that a
-    restart on the same port finds its sessions and tables again."""
+    restart on the same port finds its sessions and tables again. `cleanup()` deletes that
+    directory (tests); the launcher's persistent data dir is only ever `stop()`ped."""
 
     port: int = field(default_factory=free_port)
     dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="quatro-redis-")))
@@ -91,7 +94,7 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self) -> RedisServer:
+    def start(self, thread_outlives_child: bool = False) -> RedisServer:
         exe = shutil.which("redis-server")
         if exe is None:
             raise RuntimeError("redis-server is not installed (make deps installs it)")
@@ -103,7 +106,7 @@ class RedisServer:
             start_new_session=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            preexec_fn=_child_setup(),
+            preexec_fn=_child_setup(thread_outlives_child),
         )
         wait_for_port(self.port, 10, self.proc)
         return self

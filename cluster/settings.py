@@ -7,6 +7,7 @@ to Quatro starts with `QUATRO_`.
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -33,6 +34,8 @@ class Settings(BaseSettings):
     ray_auth_token_path: str | None = Field(
         default=None, validation_alias=_env("RAY_AUTH_TOKEN_PATH")
     )
+    # Embedded redis-server only: its append-only file lives here and outlives the run.
+    data_dir: Path = Field(default=Path(".quatro-data"), validation_alias=_env("QUATRO_DATA_DIR"))
     # Embedded head only: how many tables this node may host, and its object store size.
     table_slots: int = Field(default=200, validation_alias=_env("QUATRO_TABLE_SLOTS"))
     object_store_mb: int = Field(default=256, validation_alias=_env("QUATRO_OBJECT_STORE_MB"))
