@@ -87,7 +87,11 @@ def up() -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    run_dir = None if settings.ray_address else _under_interposer(settings)
+    try:
+        run_dir = None if settings.ray_address else _under_interposer(settings)
+    except loopback.NoCompilerError as exc:
+        print(f"!! {exc}", file=sys.stderr, flush=True)
+        return 1
     head: RayHead | None = None
     nodes: list[RayWorkerNode] = []
     redis: RedisServer | None = None

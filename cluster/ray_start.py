@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 
+import ray
 import ray._private.services as services
 import ray.scripts.scripts as cli
 
@@ -33,6 +34,13 @@ def _as_given(host: str) -> str:
 
 
 if __name__ == "__main__":
+    # Fail loudly, rather than expose the node, if a Ray upgrade renamed what we replace.
+    for module, name in (
+        (cli, "get_ray_client_dependency_error"),
+        (services, "resolve_ip_for_localhost"),
+    ):
+        if not hasattr(module, name):
+            sys.exit(f"cluster/ray_start.py: Ray {ray.__version__} has no {module.__name__}.{name}")
     cli.get_ray_client_dependency_error = _no_ray_client  # type: ignore[attr-defined]
     services.resolve_ip_for_localhost = _as_given
     sys.argv[0] = "ray"

@@ -83,7 +83,8 @@ def _outcome(proc: subprocess.Popen[str], deadline: float) -> tuple[int | None, 
 
 
 def test_make_run_listens_on_loopback_only_and_wants_the_token(tmp_path: Path) -> None:
-    stack = EmbeddedStack(tmp_path / "stack.log", table_slots=20, pool_size=2)
+    # Two local Ray nodes: a worker node's processes must be on loopback too.
+    stack = EmbeddedStack(tmp_path / "stack.log", table_slots=20, pool_size=2, nodes=2)
     stack.start()
     try:
         assert stack.ray_address is not None
@@ -98,6 +99,8 @@ def test_make_run_listens_on_loopback_only_and_wants_the_token(tmp_path: Path) -
         names = " ".join(" ".join(p.cmdline()) for p in procs)
         for name in ("TableActor", "gcs_server", "raylet"):
             assert name in names, names
+        raylets = [p for p in procs if p.name() == "raylet"]
+        assert len(raylets) == 2, raylets
         listeners = _listeners(procs)
         assert len(listeners) >= 5, listeners  # GCS, raylet, workers, gateway, redis at least
         exposed = [sock for sock in listeners if not _is_loopback(sock[1])]
@@ -123,7 +126,7 @@ def test_make_run_listens_on_loopback_only_and_wants_the_token(tmp_path: Path) -
             assert "InvalidAuthToken" in out, out[-2000:]  # refused for the token, not else
         code, out = _outcome(right, deadline)
         assert code == 0, out[-2000:]
-        assert "CONNECTED 20.0" in out, out[-2000:]
+        assert "CONNECTED 40.0" in out, out[-2000:]
 
         # SIGTERM: the launcher stops everything it started.
         assert stack.proc is not None
