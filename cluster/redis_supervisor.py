@@ -37,13 +37,18 @@ class RedisSupervisor:
         self.window_s = window_s
         self.first_backoff_s = first_backoff_s
         self.max_backoff_s = max_backoff_s
-        self.restarts = 0  # in all, for logs and tests
+        self.restarts = 0  # attempted, in all
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="redis-supervisor")
 
     def start(self) -> RedisSupervisor:
         self._thread.start()
         return self
+
+    def wait(self, timeout: float) -> bool:
+        """Whether supervision has ended (stopped, or given up) within `timeout` seconds."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
 
     def stop(self) -> None:
         """Stop supervising and wait for the thread; redis-server itself is the caller's."""
@@ -88,13 +93,13 @@ class RedisSupervisor:
             )
             if self._stopping.wait(backoff):
                 return
+            self.restarts += 1
             try:
                 # This thread outlives the child: the child may die with it (no orphan).
                 self.redis.start(thread_outlives_child=True)
             except Exception:
                 log.exception("could not restart redis-server on port %d", self.redis.port)
                 continue
-            self.restarts += 1
             log.warning(
                 "redis-server is back on port %d (pid %d)",
                 self.redis.port,

@@ -5,12 +5,16 @@ still work; the whole stack stopped and started again on the same QUATRO_DATA_DI
 from __future__ import annotations
 
 import re
+import shutil
 import time
 from pathlib import Path
 
 import httpx
 import psutil
+import pytest
 
+from cluster.procs import RedisServer
+from cluster.redis_supervisor import RedisSupervisor
 from loadtests.stack import EmbeddedStack
 
 BACK_DEADLINE_S = 30.0
@@ -84,3 +88,24 @@ def test_redis_server_comes_back_and_sessions_outlive_the_stack(tmp_path: Path) 
             second.stop()
     finally:
         first.stop()
+
+
+def test_a_redis_server_that_cannot_stay_up_is_not_restarted_forever(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "redis").mkdir()
+    redis = RedisServer(dir=tmp_path / "redis").start()
+    supervisor = RedisSupervisor(redis, max_restarts=3, window_s=60, first_backoff_s=0.05)
+    supervisor.start()
+    try:
+        assert not supervisor.wait(0.5)  # a healthy redis-server is simply watched
+        assert redis.proc is not None
+        shutil.rmtree(redis.dir)  # a broken config: redis-server can no longer start there
+        redis.proc.kill()
+        assert supervisor.wait(BACK_DEADLINE_S), "still restarting a redis-server that dies"
+        assert supervisor.restarts == 3
+        assert "NOT restarting it again" in caplog.text
+        assert redis.proc.poll() is not None  # and nothing of it is left running
+    finally:
+        supervisor.stop()
+        redis.cleanup()
