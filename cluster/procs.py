@@ -124,7 +124,7 @@ class RedisServer:
 @dataclass
 class RayHead:
     """`ray start --head --block` as a child, with its own temp dir and ports, reachable from
-    this machine only: with `loopback` (the default) every Ray process it starts runs under the
+    this machine only: with `loopback_only` (the default) every Ray process it starts runs under the
     bind interposer of cluster/loopback, and no Ray Client server is started. With `auth_mode`
     "token" (the default) it makes a token of its own in its private temp dir, unless given
     `token_path`; `driver_env()` is what a driver or gateway of this head needs."""
@@ -134,7 +134,7 @@ class RayHead:
     num_cpus: int = 2
     auth_mode: str = "token"
     token_path: Path | None = None
-    loopback: bool = True
+    loopback_only: bool = True
     port: int = field(default_factory=free_port)
     # Private (0700): the token, the interposer, and Ray's own temp dir `r/`, which Ray makes
     # world-writable. Ray puts unix sockets under it: keep the path short (sun_path: 107 bytes).
@@ -150,7 +150,7 @@ class RayHead:
         self.temp_dir.chmod(0o700)
         if self.auth_mode == "token" and self.token_path is None:
             self.token_path = write_token(self.temp_dir)
-        if self.loopback:
+        if self.loopback_only:
             self.preload = loopback.build(self.temp_dir)
         args = [*_ray_start(), "--head", "--port", str(self.port)]
         args += ["--temp-dir", str(self.temp_dir / "r"), "--include-dashboard", "false"]
@@ -160,8 +160,9 @@ class RayHead:
         return self
 
     def driver_env(self) -> dict[str, str]:
-        """RAY_AUTH_* for a process that joins this head as a driver."""
-        env = {"RAY_AUTH_MODE": self.auth_mode, ONE_MACHINE: "0"}  # see cluster/connect.py
+        """What a process that joins this head as a driver needs in its environment: the auth
+        mode, the token's file, and loopback kept (see cluster/connect.py)."""
+        env = {"RAY_AUTH_MODE": self.auth_mode, ONE_MACHINE: "0"}
         if self.auth_mode == "token" and self.token_path is not None:
             env["RAY_AUTH_TOKEN_PATH"] = str(self.token_path)
         return env
@@ -185,7 +186,7 @@ class RayHead:
 
 
 def _ray_start() -> list[str]:
-    """`ray start`, through the wrapper that keeps the Ray Client server from starting."""
+    """`ray start` through cluster/ray_start.py: no Ray Client server, and 127.0.0.1 kept."""
     return [sys.executable, str(Path(__file__).with_name("ray_start.py")), "start"]
 
 
