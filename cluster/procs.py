@@ -187,7 +187,8 @@ class RayHead:
 
 def _ray_start() -> list[str]:
     """`ray start` through cluster/ray_start.py: no Ray Client server, and 127.0.0.1 kept."""
-    return [sys.executable, str(Path(__file__).with_name("ray_start.py")), "start"]
+    # -P: a script's own directory (cluster/, whose module names are generic) stays off sys.path.
+    return [sys.executable, "-P", str(Path(__file__).with_name("ray_start.py")), "start"]
 
 
 def _node_args(

@@ -105,6 +105,7 @@ def test_make_run_listens_on_loopback_only_and_wants_the_token(tmp_path: Path) -
         assert len(listeners) >= 5, listeners  # GCS, raylet, workers, gateway, redis at least
         exposed = [sock for sock in listeners if not _is_loopback(sock[1])]
         assert exposed == [], exposed
+        print(f"{len(listeners)} listening TCP sockets in {len(procs)} processes, on loopback")
         assert not any("ray.util.client.server" in n for n, _, _ in listeners), listeners
 
         assert stack.ray_token_path is not None, stack.tail()
