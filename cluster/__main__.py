@@ -101,6 +101,11 @@ def up() -> int:
     previous = signal.signal(signal.SIGTERM, _stop_now)
     try:
         updates: dict[str, object] = {}
+        data_dir = settings.data_dir.resolve()
+        if not settings.redis_url:  # first: a data dir in use must stop us before Ray starts
+            (data_dir / "redis").mkdir(parents=True, exist_ok=True)
+            data_dir.chmod(0o700)  # the append-only file holds every session token
+            data_lock = _lock_data_dir(data_dir)
         if run_dir is not None:
             head = RayHead(
                 table_slots=settings.table_slots,
@@ -132,10 +137,6 @@ def up() -> int:
             updates["ray_auth_mode"] = "token"
             updates["ray_auth_token_path"] = str(head.token_path)
         if not settings.redis_url:
-            data_dir = settings.data_dir.resolve()
-            (data_dir / "redis").mkdir(parents=True, exist_ok=True)
-            data_dir.chmod(0o700)  # the append-only file holds every session token
-            data_lock = _lock_data_dir(data_dir)
             redis = RedisServer(dir=data_dir / "redis").start()
             supervisor = RedisSupervisor(redis).start()
             print(f"started redis-server on {redis.url}, data in {data_dir}", flush=True)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -13,9 +15,9 @@ import httpx
 import psutil
 import pytest
 
-from cluster.procs import RedisServer
+from cluster.procs import RedisServer, free_port
 from cluster.redis_supervisor import RedisSupervisor
-from loadtests.stack import EmbeddedStack
+from loadtests.stack import ROOT, EmbeddedStack
 
 BACK_DEADLINE_S = 30.0
 
@@ -62,6 +64,20 @@ def test_redis_server_comes_back_and_sessions_outlive_the_stack(tmp_path: Path) 
             m = re.search(r"started redis-server on redis://127\.0\.0\.1:(\d+)/0", first.tail())
             assert m is not None, first.tail()
             port = int(m.group(1))
+            # A second launcher on the same data dir would corrupt the append-only file.
+            env = {**first.env(), "PORT": str(free_port())}
+            second_try = subprocess.run(
+                [sys.executable, "-m", "cluster", "up"],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert second_try.returncode != 0
+            assert "is in use by another `make run`" in second_try.stderr, second_try.stderr
+
             [killed] = _redis_servers(first)
             assert _listens_on(killed, port)
             killed.kill()  # SIGKILL: no chance to save anything on the way out
