@@ -19,10 +19,12 @@ $(STAMP): requirements.lock pyproject.toml
 
 deps: $(STAMP) system-deps
 
-# Debian's redis-server and chromium, installed only when missing (we run as root on CI).
+# Debian's redis-server and chromium, installed only when missing (we run as root on CI); and
+# gcc when there is no C compiler: `make run` builds cluster/loopback/bind_loopback.c with it.
 system-deps:
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	command -v cc >/dev/null || missing="$$missing gcc"; \
 	test -x /usr/bin/chromium || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \

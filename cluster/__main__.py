@@ -1,33 +1,85 @@
 """`python -m cluster up` (what `make run` runs): the whole stack on this machine.
 
 With RAY_ADDRESS unset it starts a Ray head as a child process (its own temp dir and ports, an
-explicit object store and `table_slot` capacity); with REDIS_URL unset, a redis-server child on a
-free port. Then it serves the gateway on PORT as a Ray driver. Ctrl-C or SIGTERM stops all of it:
-the children are stopped by their own PIDs, never with `ray stop`.
+explicit object store and `table_slot` capacity) that only this machine can reach: every Ray
+listener on loopback (cluster/loopback), no Ray Client server, and a token made for this run. With
+REDIS_URL unset, a supervised redis-server child on a free port whose append-only file lives in
+QUATRO_DATA_DIR, so sessions outlive the run. Then it serves the gateway on PORT as a Ray driver.
+Ctrl-C or SIGTERM stops all of it: the children are stopped by their own PIDs, never `ray stop`.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import logging
+import os
+import shutil
 import signal
 import sys
+import tempfile
+from pathlib import Path
 from types import FrameType
+from typing import IO
 
 import ray
 
+from cluster import loopback
 from cluster.connect import connect_ray, wait_for_slots
-from cluster.procs import RayHead, RayWorkerNode, RedisServer
-from cluster.settings import get_settings
+from cluster.procs import RayHead, RayWorkerNode, RedisServer, is_loopback_address
+from cluster.redis_supervisor import RedisSupervisor
+from cluster.settings import Settings, get_settings
 from gateway.serve import serve
 
 log = logging.getLogger("quatro.cluster")
 
 NODES_WAIT_S = 60.0
+# Set by the launcher for its own re-execution only: the run's private directory.
+RUN_DIR_ENV = "_QUATRO_RUN_DIR"
 
 
 def _stop_now(sig: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + sig)
+
+
+def _under_interposer(settings: Settings) -> Path:
+    """The run's private directory (0700: Ray's temp dir, its token, the interposer), with this
+    process running under the loopback interposer.
+
+    The gateway's own Ray driver listens like any Ray worker, and LD_PRELOAD only takes effect
+    at exec: so the first time through, build the interposer and re-execute this launcher under
+    it (same PID, same arguments). The gateway's PORT is exempt when HOST is not loopback."""
+    inherited = os.environ.pop(RUN_DIR_ENV, None)
+    if inherited:
+        run_dir = Path(inherited)
+        lib = loopback.build(run_dir)
+        if str(lib) in os.environ.get("LD_PRELOAD", "").split(":"):
+            return run_dir
+    run_dir = Path(tempfile.mkdtemp(prefix="qray-"))
+    try:
+        lib = loopback.build(run_dir)
+        env = dict(os.environ)
+        loopback.preload_env(lib, env)
+        env[RUN_DIR_ENV] = str(run_dir)
+        if not is_loopback_address(f"{settings.host}:{settings.port}"):
+            env["QUATRO_BIND_PUBLIC_PORT"] = str(settings.port)
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable, "-m", "cluster", "up"], env)
+    except BaseException:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+
+
+def _lock_data_dir(data_dir: Path) -> IO[bytes]:
+    """Hold an exclusive lock on the data dir for the whole run: two redis-servers writing one
+    append-only file would corrupt it."""
+    lock = open(data_dir / "lock", "ab")  # noqa: SIM115 - held until the process exits
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        raise SystemExit(f"{data_dir} is in use by another `make run` (QUATRO_DATA_DIR)") from None
+    return lock
 
 
 def up() -> int:
@@ -35,23 +87,42 @@ def up() -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    try:
+        run_dir = None if settings.ray_address else _under_interposer(settings)
+    except loopback.NoCompilerError as exc:
+        print(f"!! {exc}", file=sys.stderr, flush=True)
+        return 1
     head: RayHead | None = None
     nodes: list[RayWorkerNode] = []
     redis: RedisServer | None = None
+    supervisor: RedisSupervisor | None = None
+    data_lock: IO[bytes] | None = None  # referenced until the end: closing it unlocks
     # Until uvicorn takes over the signals, a SIGTERM must still run the cleanup below.
     previous = signal.signal(signal.SIGTERM, _stop_now)
     try:
         updates: dict[str, object] = {}
-        if not settings.ray_address:
+        data_dir = settings.data_dir.resolve()
+        if not settings.redis_url:  # first: a data dir in use must stop us before Ray starts
+            (data_dir / "redis").mkdir(parents=True, exist_ok=True)
+            data_dir.chmod(0o700)  # the append-only file holds every session token
+            data_lock = _lock_data_dir(data_dir)
+        if run_dir is not None:
             head = RayHead(
                 table_slots=settings.table_slots,
                 object_store_mb=settings.object_store_mb,
                 num_cpus=settings.ray_num_cpus,
-                auth_mode=settings.ray_auth_mode,
+                temp_dir=run_dir,
             )
+            if (settings.ray_auth_mode or "token").lower() != "token":
+                log.warning(
+                    "RAY_AUTH_MODE=%s ignored: the local Ray head always wants a token",
+                    settings.ray_auth_mode,
+                )
+            os.environ.pop("RAY_AUTH_TOKEN", None)  # this run's token, from its file, only
             print(f"starting a local Ray head ({head.temp_dir})", flush=True)
             head.start()
             print(f"Ray head at {head.address} (namespace {settings.ray_namespace})", flush=True)
+            print(f"Ray token file: {head.token_path}", flush=True)
             for _ in range(settings.local_nodes - 1):
                 node = RayWorkerNode(
                     head,
@@ -63,9 +134,12 @@ def up() -> int:
                 node.start()
                 print(f"Ray node {len(nodes) + 1} joined (raylet :{node.manager_port})", flush=True)
             updates["ray_address"] = head.address
+            updates["ray_auth_mode"] = "token"
+            updates["ray_auth_token_path"] = str(head.token_path)
         if not settings.redis_url:
-            redis = RedisServer().start()
-            print(f"started redis-server on {redis.url}", flush=True)
+            redis = RedisServer(dir=data_dir / "redis").start()
+            supervisor = RedisSupervisor(redis).start()
+            print(f"started redis-server on {redis.url}, data in {data_dir}", flush=True)
             updates["redis_url"] = redis.url
         settings = settings.model_copy(update=updates)
         if settings.test_hooks:
@@ -89,8 +163,14 @@ def up() -> int:
             node.stop()
         if head is not None:
             head.cleanup()
+        elif run_dir is not None:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        if supervisor is not None:
+            supervisor.stop()  # first: it must not restart the redis-server we stop
         if redis is not None:
-            redis.cleanup()
+            redis.stop()  # never cleanup(): the data dir outlives the run
+        if data_lock is not None:
+            data_lock.close()
         print("Quatro stopped.", flush=True)
 
 

@@ -9,7 +9,8 @@ import time
 
 import ray
 
-from cluster.procs import RAY_QUIET
+from cluster.procs import ONE_MACHINE, RAY_QUIET, is_loopback_address
+from cluster.ray_auth import joining_auth_mode
 from cluster.settings import Settings
 
 
@@ -18,16 +19,46 @@ def connect_ray(settings: Settings) -> None:
     Ray's own SIGTERM handling would otherwise replace the graceful shutdown."""
     if ray.is_initialized():
         return
-    # The same auth mode as the head, or the driver fails after ~20 s (InvalidAuthToken).
-    os.environ["RAY_AUTH_MODE"] = settings.ray_auth_mode
+    # The same auth mode as the head, or the driver fails after ~20 s (InvalidAuthToken). Ray
+    # reads the token itself, from RAY_AUTH_TOKEN or the file RAY_AUTH_TOKEN_PATH names.
+    if settings.ray_auth_token_path:
+        os.environ["RAY_AUTH_TOKEN_PATH"] = settings.ray_auth_token_path
+    os.environ["RAY_AUTH_MODE"] = joining_auth_mode(settings)
+    stay_on_loopback(settings.ray_address)
     for key, value in RAY_QUIET.items():  # this driver's own core worker, like the head's
         os.environ.setdefault(key, value)
+    reread_ray_env()
     ray.init(
         address=settings.ray_address or "auto",
         namespace=settings.ray_namespace,
         logging_level=logging.WARNING,
         log_to_driver=False,
     )
+
+
+def stay_on_loopback(address: str | None) -> None:
+    """Before ray.init(address): when `address` is on loopback, keep it there.
+
+    Ray replaces 127.0.0.1 with this machine's public IP, both in the GCS address and as the
+    driver's node IP, where a local head does not listen (cluster/ray_start.py). Its own switch
+    for one-machine clusters keeps loopback; Ray reads the variable once, at import, so this
+    process also gets the constant it was read into (children get the variable)."""
+    if not is_loopback_address(address):
+        return
+    from ray._private import ray_constants
+
+    os.environ[ONE_MACHINE] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+
+
+def reread_ray_env() -> None:
+    """Make this process's Ray see RAY_* variables set after `import ray`: its config (the
+    auth mode among it) is read once and cached, and so is the token. Ray's own switch to token
+    auth (`_enable_token_auth`) does the same."""
+    from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
+
+    Config.initialize("")
+    AuthenticationTokenLoader.instance().reset_cache()
 
 
 def wait_for_slots(slots: float, timeout: float) -> None:

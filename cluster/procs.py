@@ -8,6 +8,7 @@ PID: never `ray stop`, which would stop every Ray on the machine.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import shutil
@@ -23,6 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cluster import loopback
+from cluster.ray_auth import write_token
+
 if TYPE_CHECKING:
     import psutil
 
@@ -36,10 +40,12 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def _child_setup() -> Callable[[], None] | None:
+def _child_setup(thread_outlives_child: bool = False) -> Callable[[], None] | None:
     """The kernel ties the parent-death signal to the *thread* that forked: arm it only from
-    the main thread, or a child started by a short-lived thread would die with that thread."""
-    return _die_with_parent if threading.current_thread() is threading.main_thread() else None
+    the main thread, or a child started by a short-lived thread would die with that thread;
+    or from a thread that, by construction, outlives the child (the redis supervisor)."""
+    main = threading.current_thread() is threading.main_thread()
+    return _die_with_parent if main or thread_outlives_child else None
 
 
 def free_port() -> int:
@@ -77,7 +83,8 @@ def stop_group(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
 @dataclass
 class RedisServer:
     """A redis-server child with append-only persistence in its own directory, so that a
-    restart on the same port finds its sessions and tables again."""
+    restart on the same port finds its sessions and tables again. `cleanup()` deletes that
+    directory (tests); the launcher's persistent data dir is only ever `stop()`ped."""
 
     port: int = field(default_factory=free_port)
     dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="quatro-redis-")))
@@ -87,7 +94,7 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self) -> RedisServer:
+    def start(self, thread_outlives_child: bool = False) -> RedisServer:
         exe = shutil.which("redis-server")
         if exe is None:
             raise RuntimeError("redis-server is not installed (make deps installs it)")
@@ -99,7 +106,7 @@ class RedisServer:
             start_new_session=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            preexec_fn=_child_setup(),
+            preexec_fn=_child_setup(thread_outlives_child),
         )
         wait_for_port(self.port, 10, self.proc)
         return self
@@ -116,29 +123,54 @@ class RedisServer:
 
 @dataclass
 class RayHead:
-    """`ray start --head --block` as a child, on loopback, with its own temp dir and ports."""
+    """`ray start --head --block` as a child, with its own temp dir and ports, reachable from
+    this machine only: with `loopback_only` (the default) every Ray process it starts runs under the
+    bind interposer of cluster/loopback, and no Ray Client server is started. With `auth_mode`
+    "token" (the default) it makes a token of its own in its private temp dir, unless given
+    `token_path`; `driver_env()` is what a driver or gateway of this head needs."""
 
     table_slots: int = 200
     object_store_mb: int = 256
     num_cpus: int = 2
-    auth_mode: str = "disabled"
+    auth_mode: str = "token"
+    token_path: Path | None = None
+    loopback_only: bool = True
     port: int = field(default_factory=free_port)
-    # Ray puts unix sockets under the temp dir: keep the path short (sun_path is 107 bytes).
+    # Private (0700): the token, the interposer, and Ray's own temp dir `r/`, which Ray makes
+    # world-writable. Ray puts unix sockets under it: keep the path short (sun_path: 107 bytes).
     temp_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="qray-")))
     proc: subprocess.Popen[bytes] | None = None
+    preload: Path | None = None  # the built interposer
 
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 120.0) -> RayHead:
-        args = [_ray_cli(), "start", "--head", "--port", str(self.port)]
-        args += ["--temp-dir", str(self.temp_dir), "--include-dashboard", "false"]
+        self.temp_dir.chmod(0o700)
+        if self.auth_mode == "token" and self.token_path is None:
+            self.token_path = write_token(self.temp_dir)
+        if self.loopback_only:
+            self.preload = loopback.build(self.temp_dir)
+        args = [*_ray_start(), "--head", "--port", str(self.port)]
+        args += ["--temp-dir", str(self.temp_dir / "r"), "--include-dashboard", "false"]
         args += _node_args(self.table_slots, self.num_cpus, self.object_store_mb, free_port())
-        args += ["--ray-client-server-port", str(free_port())]
-        self.proc = _start_node(args, self.auth_mode, self.temp_dir / "head.log")
+        self.proc = _start_node(args, self.node_env(), self.temp_dir / "head.log")
         wait_for_port(self.port, timeout, self.proc)
         return self
+
+    def driver_env(self) -> dict[str, str]:
+        """What a process that joins this head as a driver needs in its environment: the auth
+        mode, the token's file, and loopback kept (see cluster/connect.py)."""
+        env = {"RAY_AUTH_MODE": self.auth_mode, ONE_MACHINE: "0"}
+        if self.auth_mode == "token" and self.token_path is not None:
+            env["RAY_AUTH_TOKEN_PATH"] = str(self.token_path)
+        return env
+
+    def node_env(self) -> dict[str, str]:
+        """The whole environment of this head's nodes."""
+        token = self.token_path if self.auth_mode == "token" else None
+        return ray_env(self.auth_mode, token, self.preload)
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -153,8 +185,10 @@ class RayHead:
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
-def _ray_cli() -> str:
-    return str(Path(sys.executable).with_name("ray"))
+def _ray_start() -> list[str]:
+    """`ray start` through cluster/ray_start.py: no Ray Client server, and 127.0.0.1 kept."""
+    # -P: a script's own directory (cluster/, whose module names are generic) stays off sys.path.
+    return [sys.executable, "-P", str(Path(__file__).with_name("ray_start.py")), "start"]
 
 
 def _node_args(
@@ -178,14 +212,14 @@ def _node_args(
     return args
 
 
-def _start_node(args: list[str], auth_mode: str, log_path: Path) -> subprocess.Popen[bytes]:
+def _start_node(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
     log = open(log_path, "wb")  # noqa: SIM115 - the child owns it
     proc = subprocess.Popen(
         args,
         start_new_session=True,
         stdout=log,
         stderr=subprocess.STDOUT,
-        env=ray_env(auth_mode),
+        env=env,
         preexec_fn=_child_setup(),
     )
     log.close()
@@ -206,10 +240,10 @@ class RayWorkerNode:
     manager_port: int = field(default_factory=free_port)  # its raylet's
 
     def start(self, timeout: float = 120.0) -> RayWorkerNode:
-        args = [_ray_cli(), "start", "--address", self.head.address]
+        args = [*_ray_start(), "--address", self.head.address]
         args += _node_args(self.table_slots, self.num_cpus, self.object_store_mb, self.manager_port)
         log = self.head.temp_dir / f"node-{self.manager_port}.log"
-        self.proc = _start_node(args, self.head.auth_mode, log)
+        self.proc = _start_node(args, self.head.node_env(), log)
         wait_for_port(self.manager_port, timeout, self.proc)  # its raylet is up
         return self
 
@@ -235,9 +269,37 @@ RAY_QUIET = {
 }
 
 
-def ray_env(auth_mode: str) -> dict[str, str]:
+# Ray's switch for one-machine clusters; "0" keeps a driver's 127.0.0.1 as it is.
+ONE_MACHINE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def is_loopback_address(address: str | None) -> bool:
+    """Whether a Ray address (host:port) names this machine's loopback."""
+    host = (address or "").rpartition(":")[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def ray_env(
+    auth_mode: str, token_path: Path | None = None, preload: Path | None = None
+) -> dict[str, str]:
+    """This process's environment for a Ray node or driver we start: its auth mode, the token
+    by file (never the token itself: environments are easier to leak), the loopback
+    interposer, and Ray's quiet settings."""
     env = dict(os.environ)
     env["RAY_AUTH_MODE"] = auth_mode
+    env.pop("RAY_AUTH_TOKEN", None)  # an inherited token must not override ours
+    env.pop("RAY_AUTH_TOKEN_PATH", None)
+    if token_path is not None:
+        env["RAY_AUTH_TOKEN_PATH"] = str(token_path)
+    env.pop("QUATRO_BIND_PUBLIC_PORT", None)  # the gateway's own exception, not Ray's
+    env.pop(ONE_MACHINE, None)  # `ray start --address` refuses it: see cluster/ray_start.py
+    if preload is not None:
+        loopback.preload_env(preload, env)
     env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     for key, value in RAY_QUIET.items():
         env.setdefault(key, value)

@@ -7,8 +7,9 @@ to Quatro starts with `QUATRO_`.
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -25,9 +26,16 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, validation_alias=_env("PORT"))
     test_hooks: bool = Field(default=False, validation_alias=_env("QUATRO_TEST_HOOKS"))
     ray_namespace: str = Field(default="quatro", validation_alias=_env("RAY_NAMESPACE"))
-    # Ray 2.60 turns token auth on when ~/.ray/auth_token exists; head and every driver must
-    # agree, so the mode is always set explicitly.
-    ray_auth_mode: str = Field(default="disabled", validation_alias=_env("RAY_AUTH_MODE"))
+    # Ray's token authentication. The embedded head always uses a token of its own, made per run;
+    # joining RAY_ADDRESS, the driver uses these (Ray reads the last two itself) and the mode
+    # defaults to `token` when a token is given: see cluster/ray_auth.py.
+    ray_auth_mode: str | None = Field(default=None, validation_alias=_env("RAY_AUTH_MODE"))
+    ray_auth_token: SecretStr | None = Field(default=None, validation_alias=_env("RAY_AUTH_TOKEN"))
+    ray_auth_token_path: str | None = Field(
+        default=None, validation_alias=_env("RAY_AUTH_TOKEN_PATH")
+    )
+    # Embedded redis-server only: its append-only file lives here and outlives the run.
+    data_dir: Path = Field(default=Path(".quatro-data"), validation_alias=_env("QUATRO_DATA_DIR"))
     # Embedded head only: how many tables this node may host, and its object store size.
     table_slots: int = Field(default=200, validation_alias=_env("QUATRO_TABLE_SLOTS"))
     object_store_mb: int = Field(default=256, validation_alias=_env("QUATRO_OBJECT_STORE_MB"))

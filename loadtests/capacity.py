@@ -220,7 +220,11 @@ def step(
     calls = actor_commands(before, after) / seconds if after else math.nan
     batches = stream_batches(before, after)
     # After the hold: the short-lived driver that asks must not weigh on the window.
-    per_node = placement(stack.ray_address) if a.nodes > 1 and stack.ray_address else None
+    per_node = (
+        placement(stack.ray_address, token_path=stack.ray_token_path)
+        if a.nodes > 1 and stack.ray_address
+        else None
+    )
     return {
         "tables": n,
         "players": users,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -46,8 +47,13 @@ def tables_per_node(address: str, namespace: str) -> dict[str, dict[str, int]]:
     return {n: {"tables": tables[n], "pool": pool[n]} for n in sorted(set(tables) | set(pool))}
 
 
-def placement(address: str, namespace: str = "quatro") -> dict[str, dict[str, int]]:
-    """The same, from a child process."""
+def placement(
+    address: str, namespace: str = "quatro", token_path: str | None = None
+) -> dict[str, dict[str, int]]:
+    """The same, from a child process; `token_path`: the file of the cluster's Ray token."""
+    env = dict(os.environ)
+    if token_path is not None:
+        env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=token_path)
     done = subprocess.run(
         [
             sys.executable,
@@ -59,6 +65,7 @@ def placement(address: str, namespace: str = "quatro") -> dict[str, dict[str, in
             namespace,
         ],
         cwd=ROOT,
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,

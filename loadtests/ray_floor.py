@@ -225,7 +225,14 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
     head = RayHead(table_slots=a.actors + 8).start()
     try:
         # The caller joins like the gateway does: Ray's quiet settings, the head's auth mode.
-        connect_ray(Settings(ray_address=head.address, ray_namespace="ray-floor"))
+        connect_ray(
+            Settings(
+                ray_address=head.address,
+                ray_namespace="ray-floor",
+                ray_auth_mode="token",
+                ray_auth_token_path=str(head.token_path),
+            )
+        )
         phases = await empty_actors(a.actors, a.seconds, a.rate)
         phases += await table_actors(a.actors, a.seconds, a.rate, redis.url)
     finally:

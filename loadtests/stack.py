@@ -7,9 +7,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,10 +44,14 @@ class EmbeddedStack:
     quiet_ray: bool = True
     lobby_idle_s: float = 120.0
     extra_env: dict[str, str] = field(default_factory=dict)
+    # QUATRO_DATA_DIR (redis's append-only file); None: a fresh one, deleted by stop().
+    data_dir: Path | None = None
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
     ray_temp: str | None = None
     ray_address: str | None = None
+    ray_token_path: str | None = None  # the file holding the run's Ray token
+    _own_data_dir: Path | None = None
 
     @property
     def url(self) -> str:
@@ -65,6 +71,8 @@ class EmbeddedStack:
             QUATRO_LOG_LEVEL="warning",
             PYTHONPATH=str(ROOT),
         )
+        if self.data_dir is not None:
+            env["QUATRO_DATA_DIR"] = str(self.data_dir)
         if self.test_hooks:
             env["QUATRO_TEST_HOOKS"] = "1"
         else:
@@ -75,6 +83,8 @@ class EmbeddedStack:
 
     def start(self) -> EmbeddedStack:
         self.log.parent.mkdir(parents=True, exist_ok=True)
+        if self.data_dir is None:
+            self.data_dir = self._own_data_dir = Path(tempfile.mkdtemp(prefix="quatro-data-"))
         out = self.log.open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "cluster", "up"],
@@ -103,6 +113,8 @@ class EmbeddedStack:
         self.ray_temp = m.group(1) if m else None
         m = re.search(r"Ray head at (\S+) ", log)
         self.ray_address = m.group(1) if m else None
+        m = re.search(r"Ray token file: (\S+)", log)
+        self.ray_token_path = m.group(1) if m else None
 
     def tail(self, chars: int = 3000) -> str:
         with contextlib.suppress(OSError):
@@ -116,8 +128,13 @@ class EmbeddedStack:
     def stop(self) -> None:
         """SIGTERM the launcher (it stops its children by PID), then make sure."""
         proc, self.proc = self.proc, None
-        if proc is None:
-            return
+        if proc is not None:
+            self._stop(proc)
+        if self._own_data_dir is not None:
+            shutil.rmtree(self._own_data_dir, ignore_errors=True)
+            self.data_dir = self._own_data_dir = None
+
+    def _stop(self, proc: subprocess.Popen[bytes]) -> None:
         if proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(signal.SIGTERM)

@@ -1,6 +1,7 @@
 """Shared fixtures for the tests that need the real cluster: a redis-server and a Ray head of our
-own (own temp dir, own ports, stopped by PID — never `ray stop`), and two real uvicorn gateways
-in subprocesses on free ports, all started once per session and shared."""
+own (own temp dir, own ports, stopped by PID — never `ray stop`; token authentication on, with the
+head's own token, and every Ray listener on loopback, as `make run` has it), and two real uvicorn
+gateways in subprocesses on free ports, all started once per session and shared."""
 
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ from typing import Any
 
 import pytest
 
+from cluster.connect import reread_ray_env, stay_on_loopback
 from cluster.procs import RayHead, RedisServer, free_port, ray_env, stop_group
 from cluster.readiness import wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
-AUTH_MODE = "disabled"  # the same for the head, the gateways and this process's driver
 START_TIMEOUT_S = 180.0
 
 
@@ -79,7 +80,7 @@ class Stack:
 
     def gateway(self, logs: Path, **overrides: str) -> Gateway:
         """Start one more gateway of this stack, with some settings changed."""
-        env = ray_env(AUTH_MODE)
+        env = ray_env(self.head.auth_mode, self.head.token_path, self.head.preload)
         env.update(
             RAY_ADDRESS=self.head.address,
             REDIS_URL=self.redis.url,
@@ -97,7 +98,10 @@ class Stack:
         import ray
 
         if not ray.is_initialized():
-            os.environ["RAY_AUTH_MODE"] = AUTH_MODE
+            os.environ.pop("RAY_AUTH_TOKEN", None)
+            os.environ.update(self.head.driver_env())
+            stay_on_loopback(self.head.address)
+            reread_ray_env()
             ray.init(address=self.head.address, namespace=self.namespace, log_to_driver=False)
         return ray
 
@@ -106,7 +110,7 @@ class Stack:
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     logs = tmp_path_factory.mktemp("stack")
     redis = RedisServer()
-    head = RayHead(table_slots=64, object_store_mb=128, num_cpus=2, auth_mode=AUTH_MODE)
+    head = RayHead(table_slots=64, object_store_mb=128, num_cpus=2)
     st = Stack(redis=redis, head=head, namespace=f"test-{uuid.uuid4().hex[:8]}")
     try:
         redis.start()

@@ -170,7 +170,8 @@ def main() -> int:
     if not base:
         port = free_port()
         log = Path(tempfile.mkdtemp()) / "stack.log"
-        env = {**os.environ, "PORT": str(port), "QUATRO_TEST_HOOKS": "1"}
+        data = str(log.parent / "data")  # not ./.quatro-data: these sessions are throwaway
+        env = {**os.environ, "PORT": str(port), "QUATRO_TEST_HOOKS": "1", "QUATRO_DATA_DIR": data}
         with log.open("wb") as out:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "cluster", "up"],

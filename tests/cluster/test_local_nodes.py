@@ -28,7 +28,7 @@ def test_tables_spread_over_two_local_nodes(tmp_path: Path) -> None:
             for _ in range(TABLES):
                 r = c.post("/api/tables", json={"players": 4}, headers=auth)
                 assert r.status_code == 201, r.text
-        nodes = placement(stack.ray_address)
+        nodes = placement(stack.ray_address, token_path=stack.ray_token_path)
         assert len(nodes) == 2, nodes
         assert sum(n["tables"] for n in nodes.values()) == TABLES
         # SPREAD: each node carries tables (Ray's default would fill the first node's half).

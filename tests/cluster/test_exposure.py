@@ -1,0 +1,141 @@
+"""`make run` exposes nothing of Ray: every listening TCP socket of the embedded stack is on
+loopback, a Ray driver without the run's token is refused, one with it connects, and stopping the
+launcher leaves no process behind (issue 10, part 2)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+
+from cluster.procs import find_by_marker
+from loadtests.stack import ROOT, EmbeddedStack
+
+DRIVER_DEADLINE_S = 120.0
+# Joins the cluster as a driver and proves it by reading the cluster's resources.
+DRIVER = """
+import sys, ray
+ray.init(address=sys.argv[1], log_to_driver=False)
+print("CONNECTED", ray.cluster_resources().get("table_slot"), flush=True)
+"""
+
+
+def _stack_processes(stack: EmbeddedStack) -> list[psutil.Process]:
+    assert stack.pid is not None
+    assert stack.ray_temp is not None
+    launcher = psutil.Process(stack.pid)
+    procs = {p.pid: p for p in [launcher, *launcher.children(recursive=True)]}
+    for p in find_by_marker(stack.ray_temp):  # Ray's workers that started sessions of their own
+        procs.setdefault(p.pid, p)
+    return list(procs.values())
+
+
+def _is_loopback(ip: str) -> bool:
+    addr = ipaddress.ip_address(ip.split("%")[0])
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    return addr.is_loopback
+
+
+def _listeners(procs: list[psutil.Process]) -> list[tuple[str, str, int]]:
+    found = []
+    for p in procs:
+        try:
+            name = " ".join(p.cmdline())[:90]
+            conns = p.net_connections(kind="tcp")
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+        found += [(name, c.laddr.ip, c.laddr.port) for c in conns if c.status == psutil.CONN_LISTEN]
+    return found
+
+
+def _driver(address: str, **env: str) -> subprocess.Popen[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    # Like cluster.connect: keep 127.0.0.1, so that only the token decides.
+    full.update(env, RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
+    return subprocess.Popen(
+        [sys.executable, "-c", DRIVER, address],
+        cwd=ROOT,
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _outcome(proc: subprocess.Popen[str], deadline: float) -> tuple[int | None, str]:
+    """Exit code (None if it still ran at the deadline: then killed) and output."""
+    try:
+        out, _ = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        return proc.returncode, out
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return None, out
+
+
+def test_make_run_listens_on_loopback_only_and_wants_the_token(tmp_path: Path) -> None:
+    # Two local Ray nodes: a worker node's processes must be on loopback too.
+    stack = EmbeddedStack(tmp_path / "stack.log", table_slots=20, pool_size=2, nodes=2)
+    stack.start()
+    try:
+        assert stack.ray_address is not None
+        assert stack.ray_temp is not None
+        with httpx.Client(base_url=stack.url, timeout=60) as c:  # table actors exist
+            token = c.post("/api/sessions", json={"name": "Host"}).json()["token"]
+            r = c.post(
+                "/api/tables", json={"players": 4}, headers={"Authorization": f"Bearer {token}"}
+            )
+            assert r.status_code == 201, r.text
+        procs = _stack_processes(stack)
+        names = " ".join(" ".join(p.cmdline()) for p in procs)
+        for name in ("TableActor", "gcs_server", "raylet"):
+            assert name in names, names
+        raylets = [p for p in procs if p.name() == "raylet"]
+        assert len(raylets) == 2, raylets
+        listeners = _listeners(procs)
+        assert len(listeners) >= 5, listeners  # GCS, raylet, workers, gateway, redis at least
+        exposed = [sock for sock in listeners if not _is_loopback(sock[1])]
+        assert exposed == [], exposed
+        print(f"{len(listeners)} listening TCP sockets in {len(procs)} processes, on loopback")
+        assert not any("ray.util.client.server" in n for n, _, _ in listeners), listeners
+
+        assert stack.ray_token_path is not None, stack.tail()
+        token_file = Path(stack.ray_token_path)
+        assert token_file.stat().st_mode & 0o077 == 0
+        assert token_file.parent.stat().st_mode & 0o077 == 0
+        assert token_file.read_text().strip() not in stack.tail(100000)  # never logged
+
+        deadline = time.monotonic() + DRIVER_DEADLINE_S
+        wrong = _driver(stack.ray_address, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="0" * 64)
+        none = _driver(stack.ray_address, RAY_AUTH_MODE="disabled")
+        right = _driver(
+            stack.ray_address, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token_file)
+        )
+        for refused in (wrong, none):
+            code, out = _outcome(refused, deadline)
+            assert "CONNECTED" not in out, out[-2000:]
+            assert code != 0, out[-2000:]
+            assert "InvalidAuthToken" in out, out[-2000:]  # refused for the token, not else
+        code, out = _outcome(right, deadline)
+        assert code == 0, out[-2000:]
+        assert "CONNECTED 40.0" in out, out[-2000:]
+
+        # SIGTERM: the launcher stops everything it started.
+        assert stack.proc is not None
+        stack.proc.send_signal(signal.SIGTERM)
+        stack.proc.wait(60)
+        _, alive = psutil.wait_procs(procs, timeout=10)
+        alive = [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
+        assert alive == [], alive
+        assert find_by_marker(stack.ray_temp) == []
+    finally:
+        stack.stop()
