@@ -25,7 +25,7 @@ DEV_ONLY = {"pytest", "mypy", "ruff", "playwright", "locust", "matplotlib", "hyp
 
 
 def _requirements(path: Path) -> dict[str, Requirement]:
-    found = {}
+    found: dict[str, Requirement] = {}
     for line in path.read_text().splitlines():
         line = line.split("#")[0].strip()
         if line:
