@@ -63,11 +63,19 @@ def main() -> None:
         while time.monotonic() < deadline:
             frame = json.loads(ws.recv(timeout=max(deadline - time.monotonic(), 0.1)))
             kind = frame.get("type")
-            if kind == "error":
-                sys.exit(f"refused: {frame}")
-            if kind in ("welcome", "signing"):
+            if kind == "error" and frame.get("id") == "h":
+                sys.exit(f"hello refused: {frame}")
+            if kind == "welcome":
+                table = frame["table"]
+                if table["phase"] == "signing":
+                    ws.send(json.dumps({"type": "ready", "id": "r"}))
+                elif table["phase"] != "lobby":
+                    # Bots are quick: the round may be dealt before this connection said hello.
+                    print(f"round {table['round']} dealt: the cluster plays", flush=True)
+                    return
+            elif kind == "signing":
                 ws.send(json.dumps({"type": "ready", "id": "r"}))
-            if kind == "round":
+            elif kind == "round":
                 print(f"round {frame['round']} dealt: the cluster plays", flush=True)
                 return
     sys.exit(f"no round dealt within {ROUND_S:g} s")
