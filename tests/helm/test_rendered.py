@@ -221,7 +221,9 @@ def test_gateway_runs_its_own_ray_node_then_the_driver(case: str) -> None:
     assert "--num-cpus=0" in script
     assert """--resources='{"table_slot": 0}'""" in script
     store = int(re.search(r"--object-store-memory=(\d+)", script).group(1))  # type: ignore[union-attr]
-    assert re.search(r"&& exec python -m cluster up$", script)
+    # Any failed step stops the pod instead of starting a gateway with no Ray node.
+    assert script.split("\n")[0].endswith("set -e")
+    assert script.rstrip().endswith("exec python -m cluster up")
     # The driver attaches to the local node instead of needing a raylet it does not have.
     assert env["RAY_ADDRESS"]["value"] == "auto"
     assert "startupProbe" in gateway
