@@ -1,6 +1,7 @@
 """`make run`'s redis-server is supervised and its data outlives the stack (issue 10, part 6):
 killed, it is back on the same port with the same append-only file, and the sessions made before
-still work; the whole stack stopped and started again on the same QUATRO_DATA_DIR, too."""
+still work; the whole stack stopped and started again on the same QUATRO_DATA_DIR, too, and so
+do its tables (started again from their snapshots)."""
 
 from __future__ import annotations
 
@@ -90,6 +91,7 @@ def test_redis_server_comes_back_and_sessions_outlive_the_stack(tmp_path: Path) 
             assert "restarting it on port" in first.tail(20000)
             r = _until_created(c, token, time.monotonic() + BACK_DEADLINE_S)
             assert r.status_code == 201, r.text
+            code = r.json()["code"]
         first.stop()  # SIGTERM: the launcher stops redis-server, and keeps its data dir
         assert any((data / "redis").iterdir())
 
@@ -100,6 +102,10 @@ def test_redis_server_comes_back_and_sessions_outlive_the_stack(tmp_path: Path) 
                 assert _create_table(c, "f" * 32).status_code == 401
                 r = _create_table(c, token)  # a session of the first run
                 assert r.status_code == 201, r.text
+                # And its table: Ray lost the actor with the stack, Redis kept the snapshot.
+                r = c.get(f"/api/tables/{code}")
+                assert r.status_code == 200, r.text
+                assert r.json()["seats"][0]["name"] == "Host"
         finally:
             second.stop()
     finally:
