@@ -74,8 +74,8 @@ class Directory:
     async def fill_pool(self) -> None:
         """Start actors until the pool holds `pool_size` ready ones (a best effort). The
         missing ones start together: Ray starts worker processes side by side, so a burst of
-        new tables (measured: 8 actors in 2.7 s instead of 3.9–5.1 s one after the other)
-        refills in about the time of a few."""
+        new tables refills faster than one actor after another (`python -m
+        loadtests.actor_start` measures both)."""
         while (missing := self.pool_size - await self.redis.llen(keys.POOL)) > 0:
             await asyncio.gather(
                 *(self._add_to_pool() for _ in range(min(missing, REFILL_AT_ONCE)))

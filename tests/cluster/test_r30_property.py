@@ -274,7 +274,14 @@ def pair(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[lis
             gw.stop()
 
 
-TOTALS = {"scenarios": 0, "frames": 0}
+TOTALS = {"scenarios": 0, "frames": 0, "leaks": 0}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report() -> Iterator[None]:
+    """Say what was audited (visible with -s): the figure the issue asks for."""
+    yield
+    print(f"\nR30 audit: {json.dumps(TOTALS)}", flush=True)
 
 
 # 500 scenarios take minutes, far past the suite's per-test timeout of 300 s.
@@ -301,4 +308,5 @@ def test_r30_no_frame_reaches_a_player_who_does_not_hold_its_seat(
     leaks = [leak for found, _ in results for leak in found]
     TOTALS["scenarios"] += len(results)
     TOTALS["frames"] += sum(n for _, n in results)
+    TOTALS["leaks"] += len(leaks)
     assert leaks == []

@@ -1,0 +1,86 @@
+"""How fast new table actors become ready: one after another, and side by side.
+
+    python -m loadtests.actor_start                 # 8 actors, 3 rounds of each
+    python -m loadtests.actor_start --actors 16 --rounds 5
+
+Each round starts `--actors` table actors (the class the directory uses, without a table) and
+waits until each has answered `ping` — one at a time, then all at once — and kills them. This is
+what refilling the table pool costs (`actors/directory.py`: `fill_pool` starts the missing
+actors side by side). Ray's head and redis-server are started as children and stopped by PID.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+import uuid
+from typing import Any
+
+import ray
+
+from actors.table_actor import actor_class
+from cluster.connect import connect_ray
+from cluster.procs import RayHead, RedisServer
+from cluster.settings import Settings
+from loadtests.node import machine
+
+NAMESPACE = "actor-start"
+
+
+async def start(n: int, redis_url: str, together: bool) -> float:
+    """Seconds until `n` new actors all answered, then kill them."""
+    cls = actor_class()
+    names = [f"start-{uuid.uuid4().hex[:10]}" for _ in range(n)]
+    t0 = time.monotonic()
+    handles: list[Any] = []
+    if together:
+        handles = [cls.options(name=x, namespace=NAMESPACE).remote(x, redis_url) for x in names]
+        await asyncio.gather(*(h.ping.remote() for h in handles))
+    else:
+        for x in names:
+            handle = cls.options(name=x, namespace=NAMESPACE).remote(x, redis_url)
+            await handle.ping.remote()
+            handles.append(handle)
+    took = time.monotonic() - t0
+    for handle in handles:
+        ray.kill(handle)
+    return took
+
+
+async def run(a: argparse.Namespace) -> dict[str, list[float]]:
+    redis = RedisServer().start()
+    head = RayHead(table_slots=a.actors * 2 + 4).start()
+    try:
+        connect_ray(
+            Settings(
+                ray_address=head.address,
+                ray_namespace=NAMESPACE,
+                ray_auth_mode="token",
+                ray_auth_token_path=str(head.token_path),
+            )
+        )
+        await start(2, redis.url, together=True)  # warm the node up once
+        out: dict[str, list[float]] = {"one_after_another_s": [], "side_by_side_s": []}
+        for _ in range(a.rounds):
+            out["one_after_another_s"].append(round(await start(a.actors, redis.url, False), 2))
+            out["side_by_side_s"].append(round(await start(a.actors, redis.url, True), 2))
+        return out
+    finally:
+        ray.shutdown()
+        head.cleanup()
+        redis.cleanup()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="python -m loadtests.actor_start", description=__doc__)
+    p.add_argument("--actors", type=int, default=8)
+    p.add_argument("--rounds", type=int, default=3)
+    a = p.parse_args()
+    result = asyncio.run(run(a))
+    print(json.dumps({"machine": machine(), "actors": a.actors, **result}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
