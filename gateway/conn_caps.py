@@ -15,10 +15,10 @@ class ConnectionCaps:
 
     def admit(self, ip: str) -> str | None:
         """Count the connection in and return None, or return why it is refused."""
-        if self.count >= self.total:
-            return "this gateway is full, retry later"
         if self.by_ip[ip] >= self.per_ip:
             return "too many connections from your address"
+        if self.count >= self.total:
+            return "this gateway is full, retry later"
         self.by_ip[ip] += 1
         self.count += 1
         return None

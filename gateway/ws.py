@@ -123,11 +123,6 @@ async def _serve(ws: WebSocket, svc: Services) -> None:
         session = await _handshake(ws, svc, guard)
     except WebSocketDisconnect:
         return
-    except BACKEND_ERRORS as exc:  # Redis or Ray out of reach: our trouble, told as such
-        log.warning("hello failed: backend unavailable (%r)", exc)
-        with contextlib.suppress(Exception):
-            await _refuse(ws, None, "unavailable", "retry in a few seconds", CLOSE_TRY_AGAIN)
-        return
     except Exception:
         log.exception("hello failed")
         with contextlib.suppress(Exception):
@@ -191,7 +186,16 @@ async def _handshake(
     except TimeoutError:
         await ws.close(CLOSE_POLICY, "no hello")
         return None
-    hello = frame
+    try:
+        return await _join(ws, svc, frame)
+    except BACKEND_ERRORS as exc:  # Redis or Ray out of reach: our trouble, told as such
+        log.warning("hello failed: backend unavailable (%r)", exc)
+        await _refuse(ws, frame.id, "unavailable", "retry in a few seconds", CLOSE_TRY_AGAIN)
+        return None
+
+
+async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection, str] | None:
+    """`welcome`, or a refusal and close (4401, 4404, 4403)."""
     session = await svc.sessions.lookup(hello.token)
     if session is None:
         await _refuse(ws, hello.id, "bad_token", "unknown or expired token", CLOSE_BAD_TOKEN)
