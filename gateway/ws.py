@@ -104,12 +104,13 @@ async def websocket(ws: WebSocket) -> None:
         return
     ip = from_scope(dict(ws.scope), svc.proxies)
     refused = svc.caps.admit(ip)
-    await ws.accept()
     if refused is not None:
         metrics.ERRORS.labels("full").inc()
+        await ws.accept()  # accepted only to say why (a reason needs an open socket)
         await ws.close(CLOSE_TRY_AGAIN, refused)
         return
     try:
+        await ws.accept()
         await _serve(ws, svc)
     finally:
         svc.caps.release(ip)
