@@ -38,6 +38,7 @@ from loadtests.fuzz_frames import Spec, generate
 EXPECTED_CLOSES = {1000, 1008, 1009, 1013, 4409}  # flood, too big, full, replaced
 PACE_S = 0.045  # under the flood guard's 30 frames a second
 ANSWER_S = 10.0
+PROGRESS_EVERY = 10_000
 PHASES = ["lobby", "signing", "playing", "pause"]
 
 
@@ -77,6 +78,14 @@ class Fuzzer:
         self.base = base
         self.ws_url = base.replace("http", "ws", 1) + "/ws"
         self.tally = tally
+        self.next_report = PROGRESS_EVERY
+
+    def progress(self) -> None:
+        """A line on stderr every PROGRESS_EVERY frames: a long run shows it is alive."""
+        if self.tally.frames >= self.next_report:
+            closes = dict(self.tally.closes)
+            print(f"fuzz: {self.tally.frames} frames, closes {closes}", file=sys.stderr, flush=True)
+            self.next_report += PROGRESS_EVERY
 
     # -- setting up tables ----------------------------------------------------------------------
     async def session(self, c: httpx.AsyncClient, name: str) -> str:
@@ -246,6 +255,7 @@ class Fuzzer:
             started = time.monotonic()
             try:
                 await self.send(lane, spec)
+                self.progress()
             except (OSError, RuntimeError, TimeoutError, websockets.WebSocketException) as exc:
                 self.tally.problems.append(f"{lane.code}: {spec.category}: {exc!r}"[:300])
                 await asyncio.sleep(0.5)
