@@ -34,14 +34,19 @@ def new_ip() -> str:
     return f"2001:db8::{n // 256:x}:{n % 256:x}"
 
 
+TIGHT = {
+    "QUATRO_TRUSTED_PROXIES": "127.0.0.1/32",
+    "QUATRO_SESSION_RATE": "0.01",
+    "QUATRO_SESSION_BURST": "3",
+}
+
+
 @pytest.fixture(scope="module")
 def tight(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     logs: Path = tmp_path_factory.mktemp("tight")
     gw = stack.gateway(
         logs,
-        QUATRO_TRUSTED_PROXIES="127.0.0.1/32",
-        QUATRO_SESSION_RATE="0.01",
-        QUATRO_SESSION_BURST="3",
+        **TIGHT,
         QUATRO_TABLE_RATE="0.01",
         QUATRO_TABLE_BURST="4",
         QUATRO_LOOKUP_RATE="0.01",
@@ -96,6 +101,22 @@ async def test_sessions_are_rate_limited_per_client_ip(tight: Gateway) -> None:
     refused(r, "rate_limited")
     r = await post(tight.url, "/api/sessions", new_ip(), json={"name": "Other"})
     assert r.status_code == 201
+
+
+async def test_every_replica_shares_the_buckets(
+    stack: Stack, tight: Gateway, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Two gateways, one bucket: a client cannot get twice the quota by switching replica."""
+    other = stack.gateway(tmp_path_factory.mktemp("tight2"), QUATRO_POOL_SIZE="0", **TIGHT)
+    try:
+        other.wait_ready()
+        ip = new_ip()
+        for i, gw in enumerate((tight, other, tight)):
+            r = await post(gw.url, "/api/sessions", ip, json={"name": f"R{i}"})
+            assert r.status_code == 201, r.text
+        refused(await post(other.url, "/api/sessions", ip, json={"name": "R3"}), "rate_limited")
+    finally:
+        other.stop()
 
 
 async def test_open_lobbies_per_player_and_table_creation_rate(tight: Gateway) -> None:
