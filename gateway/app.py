@@ -8,16 +8,20 @@ import mimetypes
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import redis.exceptions
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
-from ray.exceptions import RayError
 
 from cluster.settings import Settings, get_settings
 from gateway import ws
 from gateway.body_limit import BodyLimit, BodyTooLarge, body_too_large_handler
-from gateway.errors import ApiError, api_error_handler, unavailable_handler, validation_handler
+from gateway.errors import (
+    BACKEND_DOWN,
+    ApiError,
+    api_error_handler,
+    unavailable_handler,
+    validation_handler,
+)
 from gateway.routes import meta, pages, sessions, tables
 from gateway.security_headers import SecurityHeaders
 from gateway.services import Services
@@ -65,11 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(BodyTooLarge, body_too_large_handler)
     unavailable = unavailable_handler(settings.retry_after_s)
-    for backend_error in (
-        redis.exceptions.ConnectionError,
-        redis.exceptions.TimeoutError,
-        RayError,
-    ):
+    for backend_error in BACKEND_DOWN:
         app.add_exception_handler(backend_error, unavailable)
     routers = [sessions.router, tables.router, meta.router, ws.router, pages.router]
     if settings.public_metrics:

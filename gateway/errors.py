@@ -7,11 +7,24 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import redis.exceptions
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
 
 log = logging.getLogger("quatro.errors")
+
+# A backend out of reach, not a bug: Redis down, a table actor gone, restarting or silent. An
+# exception raised inside an actor (RayTaskError) is a bug and stays a 500 with its traceback.
+BACKEND_DOWN: tuple[type[Exception], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    RayActorError,
+    ActorUnavailableError,
+    GetTimeoutError,
+    TimeoutError,
+)
 
 # WebSocket close codes (RFC 6455 and the 4000–4999 range PROTOCOL.md uses).
 CLOSE_NORMAL = 1000

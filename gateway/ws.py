@@ -17,7 +17,6 @@ import time
 import uuid
 from typing import Any
 
-import redis.exceptions
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 from ray.exceptions import RayError
@@ -27,6 +26,7 @@ from gateway import metrics
 from gateway.client_ip import from_scope
 from gateway.connection import Close, Connection, FloodGuard
 from gateway.errors import (
+    BACKEND_DOWN,
     CLOSE_BAD_TOKEN,
     CLOSE_INTERNAL,
     CLOSE_NO_SEAT,
@@ -44,13 +44,6 @@ log = logging.getLogger("quatro.ws")
 router = APIRouter()
 
 HELLO_WAIT_S = 15.0
-# Redis or Ray out of reach during `hello`: the client is told `unavailable` and closed 1013.
-BACKEND_ERRORS = (
-    redis.exceptions.ConnectionError,
-    redis.exceptions.TimeoutError,
-    RayError,
-    TimeoutError,
-)
 
 
 class _Ended(Exception):
@@ -189,7 +182,7 @@ async def _handshake(
         return None
     try:
         return await _join(ws, svc, frame)
-    except BACKEND_ERRORS as exc:  # Redis or Ray out of reach: our trouble, told as such
+    except BACKEND_DOWN as exc:  # Redis or Ray out of reach: our trouble, told as such
         log.warning("hello failed: backend unavailable (%r)", exc)
         await _refuse(ws, frame.id, "unavailable", "retry in a few seconds", CLOSE_TRY_AGAIN)
         return None

@@ -10,13 +10,12 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from fastapi import APIRouter
-from ray.exceptions import RayError
 
 from actors.directory import TableGone
 from engine import DealSpec, ScenarioError, TableConfig
 from engine.seating import team_of
 from gateway.deps import Me, Svc, quota
-from gateway.errors import ApiError
+from gateway.errors import BACKEND_DOWN, ApiError
 from gateway.models import BotIn, NewTable, Ok, SeatOut, TableOut, TableSummary
 
 router = APIRouter(prefix="/api/tables", tags=["tables"])
@@ -30,7 +29,7 @@ async def _within(svc: Svc, call: Awaitable[T]) -> T:
     try:
         async with asyncio.timeout(svc.settings.actor_timeout_s):
             return await call
-    except (TimeoutError, RayError) as exc:
+    except BACKEND_DOWN as exc:
         raise ApiError(
             "unavailable",
             "the table did not answer in time, retry",
