@@ -32,7 +32,7 @@ async def _within(svc: Svc, call: Awaitable[T]) -> T:
     except BACKEND_DOWN as exc:
         raise ApiError(
             "unavailable",
-            "the table did not answer in time, retry",
+            "the table did not answer in time (or is out of reach), retry",
             503,
             svc.settings.retry_after_s,
         ) from exc
@@ -66,15 +66,7 @@ async def _act(svc: Svc, code: str, me: Me, kind: str, args: dict[str, Any]) -> 
     try:
         reply: dict[str, Any] = await _within(
             svc,
-            svc.hubs.call(
-                code.upper(),
-                "act",
-                f"rest-{uuid.uuid4().hex}",
-                svc.gateway,
-                me.player_id,
-                kind,
-                args,
-            ),
+            svc.hubs.call(code.upper(), "act", _rest_id(), svc.gateway, me.player_id, kind, args),
         )
     except TableGone as exc:
         raise ApiError("unknown_table", f"no table {code}") from exc
