@@ -175,7 +175,8 @@ def spec(draw: st.DrawFn) -> Spec:
 
 
 def generate(count: int, seed: int) -> list[Spec]:
-    """`count` specs, the same ones for the same seed."""
+    """`count` specs, drawn from `seed` (hypothesis's own choices may still differ a little
+    from one run to the next)."""
     out: list[Spec] = []
     round_ = 0
     while len(out) < count:
