@@ -38,3 +38,13 @@ def session(token_hash: str) -> str:
 def player_tables(player_id: str) -> str:
     """player -> hash {code: seat}."""
     return f"quatro:player:{player_id}"
+
+
+def rate_limit(kind: str, ip: str) -> str:
+    """A token bucket of one client IP (hash {tokens, at}, expiring once full again)."""
+    return f"quatro:rl:{kind}:{ip}"
+
+
+def open_lobbies(player_id: str) -> str:
+    """player -> set of codes of the tables they created that may still be in their lobby."""
+    return f"quatro:lobbies:{player_id}"

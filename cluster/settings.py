@@ -61,6 +61,54 @@ class Settings(BaseSettings):
     flood_burst: float = Field(default=60.0, validation_alias=_env("QUATRO_FLOOD_BURST"))
     log_level: str = Field(default="info", validation_alias=_env("QUATRO_LOG_LEVEL"))
 
+    # -- the edge (docs/security-edge.md) ---------------------------------------------------------
+    # Every REST body is refused with 413 past this size, before the rest is read.
+    max_body_bytes: int = Field(default=16 * 1024, validation_alias=_env("QUATRO_MAX_BODY"))
+    # Comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed; empty: the
+    # peer address is the client's.
+    trusted_proxies: str = Field(default="", validation_alias=_env("QUATRO_TRUSTED_PROXIES"))
+    # Host headers served (comma-separated, `*.example.com` allowed; `*` serves any). Empty:
+    # the loopback names when the gateway listens on loopback (`make run`), else any (a pod is
+    # reached by its IP and the ingress host; set it to the ingress host there).
+    trusted_hosts: str = Field(default="", validation_alias=_env("QUATRO_TRUSTED_HOSTS"))
+    # Origins a browser may open /ws from, besides the gateway's own and localhost (any port).
+    ws_origins: str = Field(default="", validation_alias=_env("QUATRO_WS_ORIGINS"))
+    # /metrics and /docs on the public port (today's behaviour), and/or on an internal one.
+    public_metrics: bool = Field(default=True, validation_alias=_env("QUATRO_PUBLIC_METRICS"))
+    docs: bool = Field(default=True, validation_alias=_env("QUATRO_DOCS"))
+    internal_port: int | None = Field(default=None, validation_alias=_env("QUATRO_INTERNAL_PORT"))
+    # Quotas, per client IP, shared by every replica through Redis: a token bucket each
+    # (`rate` a second, bursts of `burst`). Generous: the test suite and the load tests create
+    # hundreds of sessions and tables from 127.0.0.1 within minutes.
+    session_rate: float = Field(default=10.0, validation_alias=_env("QUATRO_SESSION_RATE"))
+    session_burst: float = Field(default=300.0, validation_alias=_env("QUATRO_SESSION_BURST"))
+    table_rate: float = Field(default=5.0, validation_alias=_env("QUATRO_TABLE_RATE"))
+    table_burst: float = Field(default=150.0, validation_alias=_env("QUATRO_TABLE_BURST"))
+    # GET /api/tables/{code}: enough for a lobby page's polling, far too few to scan codes.
+    lookup_rate: float = Field(default=20.0, validation_alias=_env("QUATRO_LOOKUP_RATE"))
+    lookup_burst: float = Field(default=200.0, validation_alias=_env("QUATRO_LOOKUP_BURST"))
+    # Tables a player created that are still in their lobby (each is a ~105 MB process).
+    max_open_lobbies: int = Field(default=3, validation_alias=_env("QUATRO_MAX_OPEN_LOBBIES"))
+    # WebSocket connections per gateway process: per client IP and in all.
+    max_conns_per_ip: int = Field(default=1000, validation_alias=_env("QUATRO_MAX_CONNS_PER_IP"))
+    max_conns: int = Field(default=20000, validation_alias=_env("QUATRO_MAX_CONNS"))
+    # A REST route waits this long for a table actor, then answers 503 `unavailable`.
+    actor_timeout_s: float = Field(default=15.0, validation_alias=_env("QUATRO_ACTOR_TIMEOUT"))
+    # `Retry-After` of a 503 (Redis or a table out of reach).
+    retry_after_s: int = Field(default=5, validation_alias=_env("QUATRO_RETRY_AFTER"))
+    # A connection still over its flood guard after this many refused frames is closed (1008).
+    flood_strikes: int = Field(default=100, validation_alias=_env("QUATRO_FLOOD_STRIKES"))
+
+    def csv(self, value: str) -> list[str]:
+        return [item.strip() for item in value.split(",") if item.strip()]
+
+    def allowed_hosts(self) -> list[str]:
+        if self.trusted_hosts.strip():
+            return self.csv(self.trusted_hosts)
+        if self.host in ("127.0.0.1", "localhost", "::1"):
+            return ["localhost", "127.0.0.1", "::1", "[::1]"]
+        return ["*"]
+
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:

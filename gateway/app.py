@@ -14,9 +14,18 @@ from fastapi.staticfiles import StaticFiles
 
 from cluster.settings import Settings, get_settings
 from gateway import ws
-from gateway.errors import ApiError, api_error_handler, validation_handler
+from gateway.body_limit import BodyLimit, BodyTooLarge, body_too_large_handler
+from gateway.errors import (
+    BACKEND_DOWN,
+    ApiError,
+    api_error_handler,
+    unavailable_handler,
+    validation_handler,
+)
 from gateway.routes import meta, pages, sessions, tables
+from gateway.security_headers import SecurityHeaders
 from gateway.services import Services
+from gateway.trusted_host import TrustedHost
 
 # Debian's mime table may lack these; browsers refuse modules served as text/plain.
 for _type, _ext in (
@@ -45,15 +54,31 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await services.close()
 
+    # The docs are public unless turned off or moved to the internal port (gateway.internal).
+    public_docs = settings.docs and settings.internal_port is None
     app = FastAPI(
         title="Quatro",
         summary="A real-time team card game: REST for tables and seats, a WebSocket for play.",
         version="0.1.0",
         lifespan=lifespan,
+        docs_url="/docs" if public_docs else None,
+        redoc_url="/redoc" if public_docs else None,
+        openapi_url="/openapi.json" if public_docs else None,
     )
     app.add_exception_handler(ApiError, api_error_handler)
     app.add_exception_handler(RequestValidationError, validation_handler)
-    for router in (sessions.router, tables.router, meta.router, ws.router, pages.router):
+    app.add_exception_handler(BodyTooLarge, body_too_large_handler)
+    unavailable = unavailable_handler(settings.retry_after_s)
+    for backend_error in BACKEND_DOWN:
+        app.add_exception_handler(backend_error, unavailable)
+    routers = [sessions.router, tables.router, meta.router, ws.router, pages.router]
+    if settings.public_metrics:
+        routers.append(meta.metrics_router)
+    for router in routers:
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=pages.STATIC, check_dir=False), name="static")
+    # Outermost last: headers on every answer (refusals included), then Host, then body size.
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(TrustedHost, allowed_hosts=settings.allowed_hosts())
+    app.add_middleware(SecurityHeaders, index=pages.STATIC / "index.html")
     return app

@@ -112,19 +112,31 @@ def body_of(wire: dict[str, Any]) -> str:
 
 
 class FloodGuard:
-    """A token bucket: `rate` frames a second, bursts of `burst`."""
+    """A token bucket: `rate` frames a second, bursts of `burst`. Refused frames fill a second
+    bucket that leaks at `rate`: past `strikes` of them the connection is `flooding` and is
+    closed (1008) rather than answered frame by frame. A client a little over the rate is
+    only refused; one sending thousands a second is gone after `strikes` refusals."""
 
-    def __init__(self, rate: float, burst: float) -> None:
+    def __init__(self, rate: float, burst: float, strikes: float = 100) -> None:
         self.rate = rate
         self.burst = burst
         self.tokens = burst
+        self.strikes = strikes
+        self.refused = 0.0
         self.at = time.monotonic()
+
+    @property
+    def flooding(self) -> bool:
+        return self.refused > self.strikes
 
     def allow(self) -> bool:
         now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        elapsed = now - self.at
+        self.tokens = min(self.burst, self.tokens + elapsed * self.rate)
+        self.refused = max(0.0, self.refused - elapsed * self.rate)
         self.at = now
         if self.tokens >= 1:
             self.tokens -= 1
             return True
+        self.refused += 1
         return False

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Header, Request, params
 
+from gateway.client_ip import from_scope
 from gateway.errors import ApiError
 from gateway.services import Services
 from gateway.sessions import Session
@@ -31,3 +32,21 @@ async def current_session(
 
 
 Me = Annotated[Session, Depends(current_session)]
+
+
+def client_ip(request: Request, svc: Svc) -> str:
+    """The real client's address (X-Forwarded-For believed only from trusted proxies)."""
+    return from_scope(dict(request.scope), svc.proxies)
+
+
+ClientIp = Annotated[str, Depends(client_ip)]
+
+
+def quota(kind: str) -> params.Depends:
+    """A dependency taking one token of `kind` for the client's IP: 429 `rate_limited`."""
+
+    async def take(svc: Svc, ip: ClientIp) -> None:
+        await svc.limits.take(kind, ip)
+
+    depends: params.Depends = Depends(take)
+    return depends

@@ -3,11 +3,28 @@ name, and the `{"error": {...}}` body. Anything unexpected becomes close 1011 an
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import redis.exceptions
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
+
+log = logging.getLogger("quatro.errors")
+
+# A backend out of reach, not a bug: Redis down, a table actor gone, restarting or silent. An
+# exception raised inside an actor (RayTaskError) is a bug and stays a 500 with its traceback.
+BACKEND_DOWN: tuple[type[Exception], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    RayActorError,
+    ActorUnavailableError,
+    GetTimeoutError,
+    TimeoutError,
+)
 
 # WebSocket close codes (RFC 6455 and the 4000–4999 range PROTOCOL.md uses).
 CLOSE_NORMAL = 1000
@@ -15,7 +32,9 @@ CLOSE_GOING_AWAY = 1001
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_INTERNAL = 1011
-CLOSE_TRY_AGAIN = 1013  # the client could not keep up with its events; reconnect for a snapshot
+# Reconnect later: the client could not keep up with its events, the gateway is full, or Redis
+# is out of reach.
+CLOSE_TRY_AGAIN = 1013
 CLOSE_BAD_TOKEN = 4401
 CLOSE_NO_SEAT = 4403
 CLOSE_UNKNOWN_TABLE = 4404
@@ -49,17 +68,22 @@ STATUS = {
     "table_not_full": 409,
     "not_a_bot": 409,
     "wrong_phase": 409,
+    "too_large": 413,
     "rate_limited": 429,
+    "too_many_lobbies": 429,
     "unavailable": 503,
 }
 
 
 class ApiError(Exception):
-    def __init__(self, code: str, message: str, status: int | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, status: int | None = None, retry_after: int | None = None
+    ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
         self.status = status or STATUS.get(code, 409)
+        self.retry_after = retry_after  # seconds, sent as `Retry-After` (429, 503)
 
     @classmethod
     def from_wire(cls, error: dict[str, Any]) -> ApiError:
@@ -72,8 +96,24 @@ def error_body(code: str, message: str) -> dict[str, Any]:
 
 async def api_error_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    headers: dict[str, str] = {}
+    if exc.status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    if exc.retry_after is not None:
+        headers["Retry-After"] = str(max(1, exc.retry_after))
     return JSONResponse(error_body(exc.code, exc.message), exc.status, headers=headers)
+
+
+def unavailable_handler(retry_after_s: int) -> Callable[[Request, Exception], Awaitable[Response]]:
+    """Redis or a table actor out of reach: our trouble, told as `503 unavailable` with
+    `Retry-After` rather than a plain-text 500 (the live games go on meanwhile)."""
+
+    async def handler(request: Request, exc: Exception) -> Response:
+        log.warning("%s %s: unavailable (%r)", request.method, request.url.path, exc)
+        error = ApiError("unavailable", "a backend is out of reach, retry", 503, retry_after_s)
+        return await api_error_handler(request, error)
+
+    return handler
 
 
 async def validation_handler(request: Request, exc: Exception) -> JSONResponse:

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
+
+from gateway.names import check_name
 
 FrameId = Annotated[StrictStr, Field(max_length=64)]
 CardId = Annotated[StrictStr, Field(max_length=8)]
@@ -19,17 +20,12 @@ class Body(BaseModel):
 
 # -- REST ---------------------------------------------------------------------------------------
 class NewSession(Body):
-    name: StrictStr = Field(description="1–24 visible characters")
+    name: StrictStr = Field(description="1–24 visible characters, not a bot's name")
 
     @field_validator("name")
     @classmethod
     def visible(cls, v: str) -> str:
-        v = " ".join(v.split())
-        if not 1 <= len(v) <= 24:
-            raise ValueError("a name has 1 to 24 visible characters")
-        if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in v):
-            raise ValueError("a name has only visible characters")
-        return v
+        return check_name(v)
 
 
 class SessionOut(BaseModel):

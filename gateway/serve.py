@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from cluster.connect import connect_ray
 from cluster.settings import Settings, get_settings
 from gateway.app import create_app
+from gateway.internal import start_internal
 
 
 class GatewayServer(uvicorn.Server):
@@ -49,4 +50,9 @@ def serve(settings: Settings | None = None) -> None:
         log_level=settings.log_level,
         access_log=False,
     )
-    GatewayServer(config, app).run()
+    internal = start_internal(app, settings)
+    try:
+        GatewayServer(config, app).run()
+    finally:
+        if internal is not None:
+            internal.should_exit = True

@@ -12,7 +12,11 @@ from actors.directory import Directory
 from cluster.connect import connect_ray
 from cluster.redis_client import async_redis
 from cluster.settings import Settings
+from gateway.client_ip import Network, networks
+from gateway.conn_caps import ConnectionCaps
 from gateway.hub import Hubs
+from gateway.lobbies import OpenLobbies
+from gateway.rate_limit import Bucket, RateLimits
 from gateway.sessions import Sessions
 
 log = logging.getLogger("quatro.gateway")
@@ -26,6 +30,11 @@ class Services:
     sessions: Sessions
     directory: Directory
     hubs: Hubs
+    limits: RateLimits
+    lobbies: OpenLobbies
+    caps: ConnectionCaps
+    proxies: tuple[Network, ...]  # trusted reverse proxies (X-Forwarded-For)
+    origins: frozenset[str]  # extra origins allowed to open /ws
 
     @classmethod
     def start(cls, settings: Settings) -> Services:
@@ -52,6 +61,18 @@ class Services:
             sessions=Sessions(redis, settings.session_ttl_s),
             directory=directory,
             hubs=Hubs(directory, gateway),
+            limits=RateLimits(
+                redis,
+                {
+                    "session": Bucket(settings.session_rate, settings.session_burst),
+                    "table": Bucket(settings.table_rate, settings.table_burst),
+                    "lookup": Bucket(settings.lookup_rate, settings.lookup_burst),
+                },
+            ),
+            lobbies=OpenLobbies(redis, settings.max_open_lobbies, int(settings.lobby_idle_s) + 60),
+            caps=ConnectionCaps(settings.max_conns_per_ip, settings.max_conns),
+            proxies=networks(settings.csv(settings.trusted_proxies)),
+            origins=frozenset(o.lower().rstrip("/") for o in settings.csv(settings.ws_origins)),
         )
 
     async def close(self) -> None:

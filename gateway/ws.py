@@ -23,17 +23,21 @@ from ray.exceptions import RayError
 
 from actors.directory import TableGone
 from gateway import metrics
+from gateway.client_ip import from_scope
 from gateway.connection import Close, Connection, FloodGuard
 from gateway.errors import (
+    BACKEND_DOWN,
     CLOSE_BAD_TOKEN,
     CLOSE_INTERNAL,
     CLOSE_NO_SEAT,
     CLOSE_POLICY,
+    CLOSE_TRY_AGAIN,
     CLOSE_UNKNOWN_TABLE,
     error_frame,
 )
 from gateway.hub import TABLE_LOST_MESSAGE, welcome_frame
 from gateway.models import ALL_FRAMES, COMMAND_FRAMES, Frame, Hello
+from gateway.origin import origin_allowed
 from gateway.services import Services
 
 log = logging.getLogger("quatro.ws")
@@ -58,7 +62,7 @@ def parse(text: str) -> Frame:
     """A client frame, validated; BadFrame (`bad_message`, `unknown_type`) otherwise."""
     try:
         raw = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting thousands deep
         raise BadFrame(None, "bad_message", "a frame is one JSON object") from exc
     if not isinstance(raw, dict):
         raise BadFrame(None, "bad_message", "a frame is one JSON object")
@@ -84,13 +88,36 @@ def now_ms() -> int:
 
 @router.websocket("/ws")
 async def websocket(ws: WebSocket) -> None:
+    """Refused before accept (HTTP 403) for an Origin not allowed; closed 1013 at once when
+    this gateway is full or holds too many sockets of the client's address."""
     svc: Services = ws.app.state.services
-    await ws.accept()
+    if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host"), svc.origins):
+        metrics.ERRORS.labels("bad_origin").inc()
+        await ws.close(CLOSE_POLICY, "origin not allowed")
+        return
+    ip = from_scope(dict(ws.scope), svc.proxies)
+    refused = svc.caps.admit(ip)
+    if refused is not None:
+        metrics.ERRORS.labels("full").inc()
+        await ws.accept()  # accepted only to say why (a reason needs an open socket)
+        await ws.close(CLOSE_TRY_AGAIN, refused)
+        return
     try:
-        session = await _handshake(ws, svc)
+        await ws.accept()
+        await _serve(ws, svc)
+    finally:
+        svc.caps.release(ip)
+
+
+async def _serve(ws: WebSocket, svc: Services) -> None:
+    guard = FloodGuard(
+        svc.settings.flood_rate, svc.settings.flood_burst, svc.settings.flood_strikes
+    )
+    try:
+        session = await _handshake(ws, svc, guard)
     except WebSocketDisconnect:
         return
-    except Exception:  # Redis or Ray out of reach: our trouble, not the client's
+    except Exception:
         log.exception("hello failed")
         with contextlib.suppress(Exception):
             await ws.close(CLOSE_INTERNAL)
@@ -101,7 +128,7 @@ async def websocket(ws: WebSocket) -> None:
     metrics.PLAYERS.inc()
     try:
         async with asyncio.TaskGroup() as tg:
-            tg.create_task(_reader(ws, svc, conn, code))
+            tg.create_task(_reader(ws, svc, conn, code, guard))
             tg.create_task(_writer(ws, conn))
     except* _Ended:
         pass
@@ -123,12 +150,22 @@ async def _refuse(ws: WebSocket, frame_id: str | None, code: str, msg: str, clos
     await ws.close(close)
 
 
-async def _handshake(ws: WebSocket, svc: Services) -> tuple[Connection, str] | None:
-    """Wait for `hello`; answer `welcome` or refuse and close (4401, 4404, 4403)."""
+async def _handshake(
+    ws: WebSocket, svc: Services, guard: FloodGuard
+) -> tuple[Connection, str] | None:
+    """Wait for `hello`; answer `welcome` or refuse and close (4401, 4404, 4403; 1008 for a
+    flood or no hello in time)."""
     try:
         async with asyncio.timeout(HELLO_WAIT_S):
             while True:
                 text = await _receive(ws)
+                if not guard.allow():
+                    if guard.flooding:
+                        await _flooded(ws)
+                        return None
+                    answer = error_frame(_frame_id(text), "rate_limited", "too many frames")
+                    await ws.send_text(json.dumps(answer))
+                    continue
                 try:
                     frame = parse(text)
                 except BadFrame as bad:
@@ -143,7 +180,16 @@ async def _handshake(ws: WebSocket, svc: Services) -> tuple[Connection, str] | N
     except TimeoutError:
         await ws.close(CLOSE_POLICY, "no hello")
         return None
-    hello = frame
+    try:
+        return await _join(ws, svc, frame)
+    except BACKEND_DOWN as exc:  # Redis or Ray out of reach: our trouble, told as such
+        log.warning("hello failed: backend unavailable (%r)", exc)
+        await _refuse(ws, frame.id, "unavailable", "retry in a few seconds", CLOSE_TRY_AGAIN)
+        return None
+
+
+async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection, str] | None:
+    """`welcome`, or a refusal and close (4401, 4404, 4403)."""
     session = await svc.sessions.lookup(hello.token)
     if session is None:
         await _refuse(ws, hello.id, "bad_token", "unknown or expired token", CLOSE_BAD_TOKEN)
@@ -193,16 +239,45 @@ async def _receive(ws: WebSocket) -> str:
     return str(text)
 
 
-async def _reader(ws: WebSocket, svc: Services, conn: Connection, code: str) -> None:
-    guard = FloodGuard(svc.settings.flood_rate, svc.settings.flood_burst)
+async def _flooded(ws: WebSocket) -> None:
+    metrics.ERRORS.labels("flooding").inc()
+    await ws.close(CLOSE_POLICY, "flooding")
+
+
+def _frame_id(text: str) -> str | None:
+    """The `id` of a refused frame, read only from a small one: a flood is not parsed."""
+    if len(text) > 256:
+        return None
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    frame_id = raw.get("id") if isinstance(raw, dict) else None
+    return frame_id if isinstance(frame_id, str) else None
+
+
+async def _reader(
+    ws: WebSocket, svc: Services, conn: Connection, code: str, guard: FloodGuard
+) -> None:
     counter = itertools.count(1)
     try:
         while True:
             text = await _receive(ws)
             if conn.closing:
                 continue
+            # Every frame counts, malformed ones too, before any parsing.
+            if not guard.allow():
+                if guard.flooding:
+                    conn.close(CLOSE_POLICY, "flooding")
+                    metrics.ERRORS.labels("flooding").inc()
+                    continue
+                metrics.ERRORS.labels("rate_limited").inc()
+                conn.answer(
+                    error_frame(_frame_id(text), "rate_limited", "too many frames", retry_in=1000)
+                )
+                continue
             started = time.perf_counter()
-            answer, events, kind = await _handle(svc, conn, code, text, guard, next(counter))
+            answer, events, kind = await _handle(svc, conn, code, text, next(counter))
             if answer.get("type") == "error":
                 metrics.ERRORS.labels(answer["code"]).inc()
             conn.answer(answer)  # before the events it caused
@@ -213,14 +288,12 @@ async def _reader(ws: WebSocket, svc: Services, conn: Connection, code: str) -> 
 
 
 async def _handle(
-    svc: Services, conn: Connection, code: str, text: str, guard: FloodGuard, n: int
+    svc: Services, conn: Connection, code: str, text: str, n: int
 ) -> tuple[dict[str, Any], list[Any], str]:
     try:
         frame = parse(text)
     except BadFrame as bad:
         return error_frame(bad.frame_id, bad.code, bad.message), [], "bad"
-    if not guard.allow():
-        return error_frame(frame.id, "rate_limited", "too many frames", retry_in=1000), [], "rl"
     if frame.type == "ping":
         return {"type": "pong", "id": frame.id}, [], "ping"
     if frame.type == "hello":

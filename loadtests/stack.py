@@ -69,6 +69,9 @@ class EmbeddedStack:
             QUATRO_LOBBY_IDLE=str(self.lobby_idle_s),
             QUATRO_OVER_IDLE=str(self.lobby_idle_s),
             QUATRO_LOG_LEVEL="warning",
+            # Every simulated player comes from 127.0.0.1: the per-IP socket cap (1,000) would
+            # stop the capacity steps (400 tables of 6); the gateway's total cap still holds.
+            QUATRO_MAX_CONNS_PER_IP="20000",
             PYTHONPATH=str(ROOT),
         )
         if self.data_dir is not None:

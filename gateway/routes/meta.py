@@ -14,6 +14,8 @@ from gateway.deps import Svc
 from gateway.models import ClientConfig, Emojis
 
 router = APIRouter()
+# Prometheus text: on the public port unless QUATRO_PUBLIC_METRICS=0, and on the internal port.
+metrics_router = APIRouter()
 
 
 def _ray_resources() -> bool:
@@ -56,6 +58,6 @@ async def readyz(svc: Svc) -> JSONResponse:
     return JSONResponse({"ready": ready, **checks}, 200 if ready else 503)
 
 
-@router.get("/metrics", tags=["ops"])
+@metrics_router.get("/metrics", tags=["ops"])
 async def metrics() -> Response:
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

@@ -3,20 +3,39 @@ its answers to HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import uuid
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from fastapi import APIRouter
 
 from actors.directory import TableGone
 from engine import DealSpec, ScenarioError, TableConfig
 from engine.seating import team_of
-from gateway.deps import Me, Svc
-from gateway.errors import ApiError
+from gateway.deps import Me, Svc, quota
+from gateway.errors import BACKEND_DOWN, ApiError
 from gateway.models import BotIn, NewTable, Ok, SeatOut, TableOut, TableSummary
 
 router = APIRouter(prefix="/api/tables", tags=["tables"])
+
+T = TypeVar("T")
+
+
+async def _within(svc: Svc, call: Awaitable[T]) -> T:
+    """A table actor's answer within `actor_timeout_s`; 503 `unavailable` otherwise (a call
+    through the hub is shielded: its events still reach the players when it ends later)."""
+    try:
+        async with asyncio.timeout(svc.settings.actor_timeout_s):
+            return await call
+    except BACKEND_DOWN as exc:
+        raise ApiError(
+            "unavailable",
+            "the table did not answer in time (or is out of reach), retry",
+            503,
+            svc.settings.retry_after_s,
+        ) from exc
 
 
 def _config(body: NewTable, test_hooks: bool) -> dict[str, Any]:
@@ -39,10 +58,15 @@ def _config(body: NewTable, test_hooks: bool) -> dict[str, Any]:
     return config
 
 
+def _rest_id() -> str:
+    return f"rest-{uuid.uuid4().hex}"
+
+
 async def _act(svc: Svc, code: str, me: Me, kind: str, args: dict[str, Any]) -> dict[str, Any]:
     try:
-        reply: dict[str, Any] = await svc.hubs.call(
-            code.upper(), "act", f"rest-{uuid.uuid4().hex}", svc.gateway, me.player_id, kind, args
+        reply: dict[str, Any] = await _within(
+            svc,
+            svc.hubs.call(code.upper(), "act", _rest_id(), svc.gateway, me.player_id, kind, args),
         )
     except TableGone as exc:
         raise ApiError("unknown_table", f"no table {code}") from exc
@@ -52,20 +76,47 @@ async def _act(svc: Svc, code: str, me: Me, kind: str, args: dict[str, Any]) -> 
     return reply
 
 
-@router.post("", status_code=201, response_model=TableOut)
+async def _phase(svc: Svc, code: str) -> str | None:
+    """A table's phase, None when it is gone; "lobby" when it does not answer (kept, to be
+    checked again next time)."""
+    try:
+        summary = await _within(svc, svc.directory.call(code, "summary"))
+    except TableGone:
+        return None
+    except ApiError:
+        return "lobby"
+    return None if summary is None else str(summary["phase"])
+
+
+@router.post("", status_code=201, response_model=TableOut, dependencies=[quota("table")])
 async def create_table(body: NewTable, svc: Svc, me: Me) -> TableOut:
+    """429 `too_many_lobbies` when the caller already has `max_open_lobbies` tables that have
+    not started; 429 `rate_limited` past the per-IP quota."""
     config = _config(body, svc.settings.test_hooks)
-    code = await svc.directory.create(body.players, config, me.player_id, me.name)
+    ticket = await svc.lobbies.reserve(me.player_id, lambda code: _phase(svc, code))
+    try:
+        code = await _within(svc, svc.directory.create(body.players, config, me.player_id, me.name))
+    except BaseException:
+        await svc.lobbies.release(me.player_id, ticket)
+        raise
+    await svc.lobbies.opened(me.player_id, ticket, code)
     record = await svc.directory.record(code)
     await svc.sessions.seated(me.player_id, code, 0)
     table_id = record["table_id"] if record else code
     return TableOut(table_id=table_id, code=code, players=body.players, host=0)
 
 
-@router.get("/{code}", response_model=TableSummary)
+@router.get("/{code}", response_model=TableSummary, dependencies=[quota("lookup")])
 async def get_table(code: str, svc: Svc) -> dict[str, Any]:
+    """Rate-limited per IP (429 `rate_limited`), so that invite codes cannot be scanned."""
+    return await _summary(code, svc)
+
+
+async def _summary(code: str, svc: Svc) -> dict[str, Any]:
     try:
-        summary: dict[str, Any] | None = await svc.directory.call(code.upper(), "summary")
+        summary: dict[str, Any] | None = await _within(
+            svc, svc.directory.call(code.upper(), "summary")
+        )
     except TableGone as exc:
         raise ApiError("unknown_table", f"no table {code}") from exc
     if summary is None:
@@ -76,7 +127,7 @@ async def get_table(code: str, svc: Svc) -> dict[str, Any]:
 @router.post("/{code}/seats/{seat}", response_model=SeatOut)
 async def take_seat(code: str, seat: int, svc: Svc, me: Me) -> SeatOut:
     reply = await _act(svc, code, me, "take_seat", {"seat": seat, "name": me.name})
-    summary = await get_table(code, svc)
+    summary = await _summary(code, svc)
     await svc.sessions.seated(me.player_id, code.upper(), reply["seat"])
     return SeatOut(seat=seat, team=team_of(seat, int(summary["players"])))
 
@@ -104,6 +155,7 @@ async def remove_bot(code: str, seat: int, svc: Svc, me: Me) -> Ok:
 @router.post("/{code}/start", response_model=Ok)
 async def start(code: str, svc: Svc, me: Me) -> Ok:
     await _act(svc, code, me, "start", {})
+    await svc.lobbies.release(me.player_id, code.upper())  # no longer an open lobby
     return Ok()
 
 

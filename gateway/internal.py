@@ -1,0 +1,59 @@
+"""The internal port (QUATRO_INTERNAL_PORT): /metrics, and /docs with /openapi.json when the
+docs are on, served by a second uvicorn server in the gateway's process, for Prometheus and
+operators inside the cluster, never through the public ingress.
+
+It runs in a thread of its own with its own event loop: it shares nothing with the public app
+but the process-wide Prometheus registry and the public app's OpenAPI description (built once,
+read-only), and uvicorn installs no signal handlers outside the main thread, so SIGTERM stays
+the public server's."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse
+
+from cluster.settings import Settings
+from gateway.routes.meta import metrics_router
+
+
+def internal_app(public: FastAPI, settings: Settings) -> FastAPI:
+    app = FastAPI(title="Quatro (internal)", docs_url=None, redoc_url=None, openapi_url=None)
+    app.include_router(metrics_router)
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    if settings.docs:
+
+        @app.get("/openapi.json", include_in_schema=False)
+        async def openapi() -> dict[str, Any]:
+            return public.openapi()
+
+        @app.get("/docs", include_in_schema=False)
+        async def docs() -> HTMLResponse:
+            return get_swagger_ui_html(openapi_url="/openapi.json", title="Quatro API")
+
+    return app
+
+
+def start_internal(public: FastAPI, settings: Settings) -> uvicorn.Server | None:
+    """Start the internal server in a daemon thread; None when no internal port is set."""
+    if settings.internal_port is None:
+        return None
+    config = uvicorn.Config(
+        internal_app(public, settings),
+        host=settings.host,
+        port=settings.internal_port,
+        log_level=settings.log_level,
+        access_log=False,
+        lifespan="off",
+    )
+    server = uvicorn.Server(config)
+    threading.Thread(target=server.run, name="internal-http", daemon=True).start()
+    return server

@@ -1,0 +1,87 @@
+"""What a player's name may hold: 1–24 visible characters, no invisible filler, no stack of
+combining marks, no bidi or control character, and nothing that reads as a bot's name ("Bot 3"
+is how the engine names bots). Emoji ZWJ sequences ("👩‍💻") and VS16 are allowed."""
+
+from __future__ import annotations
+
+import unicodedata
+
+MAX_LENGTH = 24
+MAX_STACKED_MARKS = 2
+ZWJ = "\u200d"
+VS16 = "\ufe0f"  # emoji presentation
+
+# Characters that render as nothing (or as blank) yet are not whitespace or a format character,
+# so a category check alone lets them through: Hangul fillers, the blank Braille pattern, the
+# Mongolian vowel separator, invisible operators, variation selectors other than VS16, the
+# combining grapheme joiner, Khmer inherent vowels, musical symbol blanks.
+INVISIBLE = frozenset(
+    [
+        *(0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x180E, 0x034F, 0x17B4, 0x17B5, 0x00AD),
+        *(0x061C, 0x1D159, 0x2028, 0x2029, 0xFEFF),
+        *range(0x2060, 0x2070),
+        *range(0x200B, 0x2010),
+        *range(0x180B, 0x1810),
+        *range(0xFE00, 0xFE0F),
+        *range(0xE0100, 0xE01F0),
+        *range(0x1D173, 0x1D17B),
+    ]
+)
+
+# Letters that look like the Latin ones of "bot" after NFKC (which leaves scripts alone).
+LOOKALIKES = str.maketrans(
+    {"0": "o", "о": "o", "ο": "o", "օ": "o", "в": "b", "β": "b", "ь": "b", "т": "t", "τ": "t"}
+)
+
+
+def _pictographic(ch: str) -> bool:
+    cp = ord(ch)
+    return (
+        0x1F000 <= cp <= 0x1FAFF
+        or 0x2600 <= cp <= 0x27BF
+        or 0x2300 <= cp <= 0x23FF
+        or 0x2B00 <= cp <= 0x2BFF
+        or unicodedata.category(ch) == "So"
+    )
+
+
+def _emoji_before(text: str, i: int) -> bool:
+    """An emoji ends just before index i (its VS16 or skin tone included)."""
+    j = i - 1
+    while j >= 0 and (text[j] == VS16 or 0x1F3FB <= ord(text[j]) <= 0x1F3FF):
+        j -= 1
+    return j >= 0 and _pictographic(text[j])
+
+
+def _bot_like(name: str) -> bool:
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name).casefold())
+    letters = "".join(ch for ch in folded if ch.isalnum())
+    return letters.rstrip("0123456789").translate(LOOKALIKES) == "bot"
+
+
+def check_name(raw: str) -> str:
+    """The name, whitespace collapsed; ValueError saying what is refused."""
+    name = " ".join(raw.split())
+    if not 1 <= len(name) <= MAX_LENGTH:
+        raise ValueError(f"a name has 1 to {MAX_LENGTH} visible characters")
+    marks = 0
+    for i, ch in enumerate(name):
+        cat = unicodedata.category(ch)
+        if ch == ZWJ:
+            after = name[i + 1] if i + 1 < len(name) else ""
+            if not (_emoji_before(name, i) and after and _pictographic(after)):
+                raise ValueError("a zero-width joiner only joins two emoji")
+            continue
+        if ord(ch) in INVISIBLE or cat in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            raise ValueError("a name has only visible characters")
+        if cat in ("Mn", "Me") and ch != VS16:
+            marks += 1
+            if marks > MAX_STACKED_MARKS:
+                raise ValueError("too many combining marks on one character")
+        else:
+            marks = 0
+    if not any(not unicodedata.category(ch).startswith(("M", "Z")) for ch in name):
+        raise ValueError("a name has only visible characters")
+    if _bot_like(name):
+        raise ValueError("bots are named so: choose another name")
+    return name
