@@ -264,6 +264,9 @@ def pair(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[lis
     scenarios never run out of table slots."""
     logs = tmp_path_factory.mktemp("r30")
     knobs = {"QUATRO_LOBBY_IDLE": "60", "QUATRO_ABANDONED_IDLE": "1", "QUATRO_POOL_SIZE": "10"}
+    # Hundreds of players from 127.0.0.1 in minutes: far past what one address may do.
+    for kind in ("SESSION", "TABLE", "LOOKUP"):
+        knobs |= {f"QUATRO_{kind}_RATE": "10000", f"QUATRO_{kind}_BURST": "10000"}
     gws = [stack.gateway(logs, **knobs) for _ in range(2)]
     try:
         for gw in gws:
