@@ -3,7 +3,8 @@ over several tables in lobby, signing, playing and pause, then check that nothin
 
     .venv/bin/python -m loadtests.fuzz_ws --frames 100000              # starts its own stack
     .venv/bin/python -m loadtests.fuzz_ws --url http://127.0.0.1:8000 --frames 100000 \\
-        --log gateway.log --ray-address 127.0.0.1:6379 --namespace quatro
+        --log gateway.log --ray-address 127.0.0.1:6379 --namespace quatro \\
+        --ray-token-path …   # the "Ray token file:" that `make run` prints
 
 The server must run with QUATRO_TEST_HOOKS=1 (the tables use idle bots and a faster clock).
 Each table's human seats are fuzzing lanes: a lane sends a frame, waits for its one answer (or
@@ -393,13 +394,22 @@ async def fuzz(
     return summary
 
 
-def ray_pids(address: str, namespace: str) -> Callable[[str], int]:
-    """table_id (the actor's Ray name) -> the table actor's pid, through its `ping`."""
+def ray_pids(address: str, namespace: str, token_path: str | None) -> Callable[[str], int]:
+    """table_id (the actor's Ray name) -> the table actor's pid, through its `ping`. Joins Ray
+    as the gateway does (loopback kept, the cluster's token)."""
     import ray
 
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    if not ray.is_initialized():
-        ray.init(address=address, namespace=namespace, log_to_driver=False)
+    from cluster.connect import connect_ray
+    from cluster.settings import Settings
+
+    connect_ray(
+        Settings(
+            ray_address=address,
+            ray_namespace=namespace,
+            ray_auth_mode="token" if token_path else None,
+            ray_auth_token_path=token_path,
+        )
+    )
 
     def pid_of(table_id: str) -> int:
         handle = ray.get_actor(table_id, namespace=namespace)
@@ -420,17 +430,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", type=Path, help="the gateway's log, to count tracebacks")
     parser.add_argument("--ray-address", help="to compare table actor pids (crashes)")
     parser.add_argument("--namespace", default="quatro")
+    parser.add_argument("--ray-token-path", help="the file holding that cluster's Ray token")
     args = parser.parse_args(argv)
     own = None
-    url, log, ray_address = args.url, args.log, args.ray_address
+    url, log, ray_address, token = args.url, args.log, args.ray_address, args.ray_token_path
     if url is None:
         from loadtests.stack import EmbeddedStack
 
         log = Path(tempfile.gettempdir()) / f"quatro-fuzz-{os.getpid()}.log"
         own = EmbeddedStack(log=log, test_hooks=True, table_slots=64, pool_size=2).start()
-        url, ray_address = own.url, own.ray_address
+        url, ray_address, token = own.url, own.ray_address, own.ray_token_path
     try:
-        pid_of = ray_pids(ray_address, args.namespace) if ray_address else None
+        pid_of = ray_pids(ray_address, args.namespace, token) if ray_address else None
         summary = asyncio.run(
             fuzz(url, args.frames, seed=args.seed, tables=args.tables, log=log, pid_of=pid_of)
         )
