@@ -48,10 +48,23 @@ def _child_setup(thread_outlives_child: bool = False) -> Callable[[], None] | No
     return _die_with_parent if main or thread_outlives_child else None
 
 
+_GIVEN_PORTS: set[int] = set()
+_GIVEN_LOCK = threading.Lock()
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port free on loopback now, and never one this process handed out before: the
+    kernel may give the same port to two binds in a row, and a Ray node given one port for two
+    of its servers fails to start (seen: the dashboard agent and the object manager)."""
+    with _GIVEN_LOCK:
+        for _ in range(1000):
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+                port = int(s.getsockname()[1])
+            if port not in _GIVEN_PORTS:
+                _GIVEN_PORTS.add(port)
+                return port
+    raise RuntimeError("no free port this process has not handed out already")
 
 
 def wait_for_port(port: int, timeout: float, proc: subprocess.Popen[bytes] | None = None) -> None:
