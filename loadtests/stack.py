@@ -74,6 +74,9 @@ class EmbeddedStack:
             QUATRO_MAX_CONNS_PER_IP="20000",
             PYTHONPATH=str(ROOT),
         )
+        # Likewise the per-IP quotas: a capacity step opens ~1,000 sessions in a minute or two.
+        for kind in ("SESSION", "TABLE", "LOOKUP"):
+            env[f"QUATRO_{kind}_RATE"] = env[f"QUATRO_{kind}_BURST"] = "100000"
         if self.data_dir is not None:
             env["QUATRO_DATA_DIR"] = str(self.data_dir)
         if self.test_hooks:

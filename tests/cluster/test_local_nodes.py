@@ -23,9 +23,9 @@ def test_tables_spread_over_two_local_nodes(tmp_path: Path) -> None:
         assert stack.ray_temp is not None
         assert "Ray node 2 joined" in stack.tail(20000)
         with httpx.Client(base_url=stack.url, timeout=60) as c:
-            token = c.post("/api/sessions", json={"name": "Host"}).json()["token"]
-            auth = {"Authorization": f"Bearer {token}"}
-            for _ in range(TABLES):
+            for i in range(TABLES):  # one host each: a player may keep only 3 lobbies open
+                token = c.post("/api/sessions", json={"name": f"Host {i}"}).json()["token"]
+                auth = {"Authorization": f"Bearer {token}"}
                 r = c.post("/api/tables", json={"players": 4}, headers=auth)
                 assert r.status_code == 201, r.text
         nodes = placement(stack.ray_address, token_path=stack.ray_token_path)
