@@ -42,8 +42,9 @@ async def until(check: Any, limit: float, what: str) -> Any:
 
 
 async def test_a_restarted_table_plays_on_with_nobody_connected(stack: Stack) -> None:
-    # Smart bots play on their own at a fast clock; the host leaves, then the actor dies.
-    code, (host,) = await table_with(stack.a.url, 4, 1, bot_policy="smart", time_scale=0.05)
+    # Smart bots play on their own; the host leaves, then the actor dies. Half-speed clocks: at
+    # 0.05 the bots could finish the whole match before the kill, and an over table is silent.
+    code, (host,) = await table_with(stack.a.url, 4, 1, bot_policy="smart", time_scale=0.5)
     assert (await host.rest("POST", f"/api/tables/{code}/start")).status_code == 200
     await host.wait_event(lambda e: e["type"] == "signing")
     await host.close()
