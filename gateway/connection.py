@@ -94,7 +94,10 @@ class Connection:
         if self.after is None:
             self.early.append(entry)
             return
-        seq, scope, index, _wire, at, _origin, holders = entry
+        seq, scope, index, _wire, at = entry[:5]
+        # A table actor of the previous release (during a rolling upgrade) sends no holders:
+        # its private events then reach nobody, rather than anybody, until it restarts.
+        holders = entry[6] if len(entry) > 6 else ()
         if seq > self.after and self.sees(scope, index, holders):
             self.event_body(body, at)
 

@@ -101,6 +101,14 @@ async def test_r30_a_connection_whose_player_left_the_seat_gets_nothing_private(
     assert [f["type"] for f in frames(c0)] == ["ready"]
 
 
+async def test_r30_entries_of_an_older_actor_without_holders_reveal_nothing() -> None:
+    hub, (c0, c3) = hub_with(0, 3)
+    old: Any = [(1, "seat", 3, {"type": "round", "hand": []}, 1001, ""), entry(2, "all", -1, "x")]
+    hub.feed(old)  # an actor of the previous release: six fields, no holders
+    assert [f["type"] for f in frames(c3)] == ["x"]
+    assert [f["type"] for f in frames(c0)] == ["x"]
+
+
 async def test_a_seat_changing_hands_closes_its_connection_with_4410() -> None:
     hub, (moved, other) = hub_with(0, 1)
     hub.feed([entry(1, "all", -1, "_close", conn=moved.conn_id, code=4410)])
