@@ -243,7 +243,10 @@ class Scenario:
 
 async def one(gws: list[Gateway], redis_url: str, drawn: Drawn) -> tuple[list[str], int, int]:
     players, lobby, during, seed = drawn
-    async with httpx.AsyncClient() as client:
+    # Idle pooled connections are dropped after 1 s, before uvicorn's 5 s keep-alive closes
+    # them: reusing one the server is closing at that instant fails with ReadError (seen in CI).
+    limits = httpx.Limits(keepalive_expiry=1.0)
+    async with httpx.AsyncClient(limits=limits) as client:
         sc = Scenario(gws, players, seed, client)
         try:
             await sc.setup()
