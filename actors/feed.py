@@ -1,8 +1,9 @@
 """A table's published events and the gateways that follow them.
 
 Every event the engine produces gets the table's next `seq` and is kept in a bounded log. Each
-gateway follows a table through one subscription (a Ray streaming generator): it is woken when
-events are published, takes everything past what it was last sent, and yields one batch. Events
+gateway follows a table through one subscription (on its data-plane connection, or a Ray
+streaming generator): it is woken when events are published, takes everything past what it was
+last sent, and sends one batch. Events
 that a gateway's own command caused travel back in that command's reply instead, so they are left
 out of its stream (`origin`); a fresh subscription replays everything after the seq it names.
 """
@@ -16,27 +17,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from actors.protocol import Entry
 from engine.events import Scope
 
 LOG_LENGTH = 1024
-LEASE_S = 30.0  # a subscription not renewed for this long ends: its gateway is gone
-
-# (seq, scope, index, wire event, at, origin, holders): tuples pickle small and fast through
-# Ray. `holders` are the players a private event (scope seat or team) may reach: those who held
-# its seats when it happened; () for public events (R30).
-Entry = tuple[int, Scope, int, dict[str, Any], int, str, tuple[str, ...]]
-
-
-def entry_seq(e: Entry) -> int:
-    return e[0]
-
-
-def entry_from_json(raw: list[Any]) -> Entry:
-    """An entry read back from Redis (JSON turns tuples into lists). Entries saved before
-    holders existed get none: their private events then reach nobody rather than anybody."""
-    seq, scope, index, wire, at, origin = raw[:6]
-    holders = tuple(str(p) for p in raw[6]) if len(raw) > 6 else ()
-    return (int(seq), scope, int(index), dict(wire), int(at), str(origin), holders)
+# A Ray subscription not renewed for this long ends, and a gateway whose data-plane connection
+# broke is given this long to come back: then its gateway is taken for gone.
+LEASE_S = 30.0
 
 
 @dataclass
@@ -68,7 +55,7 @@ class Feed:
         holders: tuple[str, ...] = (),
     ) -> Entry:
         self.seq += 1
-        entry: Entry = (self.seq, scope, index, wire, at, origin, holders)
+        entry = Entry(self.seq, scope, index, wire, at, origin, holders)
         self.log.append(entry)
         return entry
 
@@ -82,16 +69,16 @@ class Feed:
     def since(self, after: int, upto: int, skip_origin: str | None = None) -> list[Entry]:
         out: list[Entry] = []
         for e in reversed(self.log):
-            if e[0] <= after:
+            if e.seq <= after:
                 break
-            if e[0] <= upto and (skip_origin is None or e[5] != skip_origin):
+            if e.seq <= upto and (skip_origin is None or e.origin != skip_origin):
                 out.append(e)
         out.reverse()
         return out
 
     def covers(self, after: int) -> bool:
         """Whether the log still holds every event after `after`."""
-        return after >= self.seq or (bool(self.log) and self.log[0][0] <= after + 1)
+        return after >= self.seq or (bool(self.log) and self.log[0].seq <= after + 1)
 
     def subscribe(self, gateway: str, after: int) -> Subscriber:
         old = self.subs.get(gateway)

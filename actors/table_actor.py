@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
@@ -25,7 +26,24 @@ import redis.asyncio as aioredis
 
 from actors import keys
 from actors.bots import BotDriver
-from actors.feed import LEASE_S, Entry, Feed, entry_from_json
+from actors.feed import LEASE_S, Feed
+from actors.link_server import LinkServer, port_range
+from actors.protocol import (
+    Act,
+    Batch,
+    Entry,
+    ErrorBody,
+    Join,
+    Joined,
+    Leave,
+    Outcome,
+    Reply,
+    Request,
+    Views,
+    ViewSet,
+    entry_from_json,
+)
+from cluster.link_secret import link_secret
 from cluster.redis_client import async_redis
 from engine import (
     Command,
@@ -51,8 +69,8 @@ STOPPED_TTL_S = 300
 SAVE_TIMEOUT_S = 2.0
 RESTORE_WAIT_S = 120.0
 # Made-up codes the gateway maps like the engine's: the player holds no seat here.
-NO_SEAT = {"code": "no_seat", "message": "you hold no seat at this table"}
-NOT_OPEN = {"code": "unknown_table", "message": "this table is not open"}
+NO_SEAT = ErrorBody("no_seat", "you hold no seat at this table")
+NOT_OPEN = ErrorBody("unknown_table", "this table is not open")
 # Close codes the actor asks a gateway to use on one connection (gateway/errors.py names them).
 CLOSE_REPLACED = 4409  # a newer connection of the same player took the seat
 CLOSE_SEAT_CHANGED = 4410  # the seat changed hands: this connection's player no longer holds it
@@ -61,6 +79,11 @@ SNAPSHOT_FORMAT = 2
 LOST_TTL_S = 24 * 3600  # how long `hello` can still say why a lost table is gone
 # over, lobby, abandoned: how long a table waits before it stops (see `_idle_due`).
 DEFAULT_IDLE = (600.0, 600.0, 1800.0)
+# The data plane: the ports table actors may listen on (outside Ray's worker ports, 10002-19999
+# by default, and the kernel's ephemeral ones), and how long a silent gateway is kept.
+PORTS_ENV = "QUATRO_TABLE_PORTS"
+DEFAULT_PORTS = "20000-29999"
+LINK_SILENCE_S = float(os.environ.get("QUATRO_LINK_SILENCE", "20"))
 
 
 class SnapshotUnreadable(Exception):
@@ -96,6 +119,12 @@ class TableActor:
         self._wake: asyncio.Event | None = None
         self._clock: asyncio.Task[None] | None = None
         self._retry: asyncio.Task[None] | None = None
+        # Which process this is: a gateway that reaches another (a port reused after a
+        # restart) is refused and asks Ray again.
+        self.incarnation = secrets.token_hex(8)
+        self.link: LinkServer | None = None
+        self._listening: asyncio.Task[tuple[str, int]] | None = None
+        self._gone_checks: dict[str, asyncio.Task[None]] = {}
         self._restore()
         if self.table is not None or self.lost:
             # Nobody may call a restarted table for a long time (everyone left): a call to
@@ -148,7 +177,7 @@ class TableActor:
         except Exception as exc:  # whatever a damaged blob makes the parsers raise
             raise SnapshotUnreadable(f"{type(exc).__name__}: {exc}") from exc
         self.table = table
-        self.feed = Feed(seq, [e for e in entries if e[0] <= seq])
+        self.feed = Feed(seq, [e for e in entries if e.seq <= seq])
         self.stored_seq = seq
         self.conns = conns
         self.done = done
@@ -298,11 +327,11 @@ class TableActor:
         assert self.table is not None
         return record_json(self.name, self.table.players)
 
-    def _remember(self, cmd_id: str, reply: dict[str, Any]) -> dict[str, Any]:
-        self.done[cmd_id] = {k: v for k, v in reply.items() if k in ("ok", "error", "seat")}
+    def _remember(self, cmd_id: str, reply: Outcome) -> None:
+        error = None if reply.error is None else reply.error.to_wire()
+        self.done[cmd_id] = {"ok": reply.ok, "error": error, "seat": reply.seat}
         while len(self.done) > REMEMBERED_COMMANDS:
             self.done.popitem(last=False)
-        return reply
 
     def _touch(self) -> None:
         self.last_activity = time.monotonic()
@@ -378,6 +407,10 @@ class TableActor:
         for sub in self.feed.subs.values():
             sub.ended = True
             sub.wake.set()
+        if self.link is not None:
+            # Each link's pusher now says `Gone` to its gateway; let those lines leave.
+            await self.link.close()
+            await asyncio.sleep(0.2)
         ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
 
     # -- calls from gateways ------------------------------------------------------------------
@@ -386,7 +419,34 @@ class TableActor:
             ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
         self._start()
         node = ray.get_runtime_context().get_node_id()
-        return {"pid": os.getpid(), "node": node, "code": self.code, "seq": self.feed.seq}
+        refused = self.link.refused if self.link is not None else 0
+        return {
+            "pid": os.getpid(),
+            "node": node,
+            "code": self.code,
+            "seq": self.feed.seq,
+            "incarnation": self.incarnation,
+            "links_refused": refused,
+        }
+
+    async def endpoint(self) -> dict[str, Any] | None:
+        """Where this incarnation serves its data plane (None: no table here). Listening starts
+        with the first ask, so pooled actors hold no port."""
+        self._start()
+        if self.table is None or self.lost:
+            return None
+        if self._listening is None:
+            self._listening = asyncio.get_running_loop().create_task(self._listen())
+        host, port = await asyncio.shield(self._listening)
+        return {"host": host, "port": port, "incarnation": self.incarnation}
+
+    async def _listen(self) -> tuple[str, int]:
+        host = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
+        secret = await asyncio.to_thread(link_secret, self.redis_url)
+        self.link = LinkServer(self, secret, self.incarnation, LINK_SILENCE_S)
+        port = await self.link.start(host, port_range(os.environ.get(PORTS_ENV, DEFAULT_PORTS)))
+        log.info("table %s: data plane on %s:%d", self.code, host, port)
+        return host, port
 
     async def open(
         self, code: str, config: dict[str, Any], host: str, name: str, idle: tuple[float, ...]
@@ -415,97 +475,145 @@ class TableActor:
         self._start()
         return None if self.table is None else self.table.summary()
 
-    async def act(
-        self, cmd_id: str, origin: str, player_id: str, kind: str, args: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Judge one command of a seated player. The answer: `ok`, the `error` (wire) when
-        refused, and the events it caused (those go to `origin` here, not through its stream)."""
+    async def serve(self, request: Request) -> Reply:
+        """One request of a gateway, from either plane (`LinkServer`, or a Ray call)."""
         self._start()
-        if cmd_id in self.done:
-            return {**self.done[cmd_id], "events": [], "replayed": True}
+        if isinstance(request, Act):
+            return await self._act(request)
+        if isinstance(request, Join):
+            return await self._join(request)
+        if isinstance(request, Leave):
+            return await self._leave(request)
+        return self._views(request)
+
+    async def _act(self, req: Act) -> Outcome:
+        """Judge one command of a seated player. The answer: `ok`, the `error` (wire) when
+        refused, and the events it caused (those go to its gateway here, not through its
+        stream)."""
+        if req.cmd_id in self.done:
+            return _outcome(self.done[req.cmd_id], replayed=True)
         if self.table is None:
-            return {"ok": False, "error": NOT_OPEN, "events": []}
+            return Outcome(False, NOT_OPEN)
         t = self.table
         now = now_ms()
-        error: dict[str, Any] | None = None
+        error: ErrorBody | None = None
         command: Command
-        seat = t.seat_of(player_id)
-        if kind != "take_seat" and seat is None:
-            return {"ok": False, "error": NO_SEAT, "events": []}
+        seat = t.seat_of(req.player_id)
+        if req.kind != "take_seat" and seat is None:
+            return Outcome(False, NO_SEAT)
         owners = t.owners()
+        origin = req.origin
         try:
-            if kind == "take_seat":
-                command = TakeSeat(seat=args["seat"], player_id=player_id, name=args["name"])
+            if req.kind == "take_seat":
+                args = req.args
+                command = TakeSeat(seat=args["seat"], player_id=req.player_id, name=args["name"])
             else:
                 assert seat is not None
-                command = command_from_frame(kind, seat, args)
+                command = command_from_frame(req.kind, seat, req.args)
             entries = self._commit(t.apply(command, now), origin)
         except Refusal as refusal:
             entries = self._commit(refusal.events, origin) if refusal.events else []
-            error = refusal.to_wire()
+            error = ErrorBody.from_wire(refusal.to_wire())
         entries += self._release_changed_seats(owners, now)
         self._touch()
         # Remembered before saving, so the saved snapshot knows this id if we die right after.
-        reply = {"ok": error is None, "error": error, "seat": t.seat_of(player_id)}
-        self._remember(cmd_id, reply)
+        reply = Outcome(error is None, error, t.seat_of(req.player_id), tuple(entries))
+        self._remember(req.cmd_id, reply)
         if entries or error is None:
             await self._save_and_publish()
-        return {**reply, "events": entries}
+        return reply
 
-    async def join(self, cmd_id: str, origin: str, conn: str, player_id: str) -> dict[str, Any]:
+    async def _join(self, req: Join) -> Joined | Outcome:
         """A player's connection (re)takes their seat (R25): the answer is their snapshot and
         the seq it stands at. An older connection to the same seat is told to go (4409)."""
-        self._start()
         if self.table is None:
-            return {"ok": False, "error": NOT_OPEN, "events": []}
+            return Outcome(False, NOT_OPEN)
         t = self.table
-        seat = t.seat_of(player_id)
+        seat = t.seat_of(req.player_id)
         if seat is None:
-            return {"ok": False, "error": NO_SEAT, "events": []}
+            return Outcome(False, NO_SEAT)
         old = self.conns.get(seat)
-        self.conns[seat] = conn
+        self.conns[seat] = req.conn
         now = now_ms()
-        entries = self._commit(t.apply(Connect(seat=seat), now), origin)
-        if old is not None and old != conn:
+        entries = self._commit(t.apply(Connect(seat=seat), now), req.origin)
+        if old is not None and old != req.conn:
             entries.append(self._close_conn(old, CLOSE_REPLACED, now))
         self._touch()
         await self._save_and_publish()
-        return {
-            "ok": True,
-            "seat": seat,
-            "team": team_of(seat, t.players),
-            "events": entries,
-            "view": t.view(seat),
-            "seq": self.feed.seq,
-        }
+        return Joined(seat, team_of(seat, t.players), t.view(seat), self.feed.seq, tuple(entries))
 
-    async def leave(self, origin: str, conn: str) -> dict[str, Any]:
-        """A connection ended. Only the connection that holds the seat can disconnect it."""
-        self._start()
-        seat = next((s for s, c in self.conns.items() if c == conn), None)
+    async def _leave(self, req: Leave) -> Outcome:
+        seat = next((s for s, c in self.conns.items() if c == req.conn), None)
         if seat is None or self.table is None:
-            return {"ok": True, "events": []}
+            return Outcome(True)
         del self.conns[seat]
+        origin = req.origin
         entries = self._commit(self.table.apply(Disconnect(seat=seat), now_ms()), origin)
         self._touch()
         await self._save_and_publish()
-        return {"ok": True, "events": entries}
+        return Outcome(True, events=tuple(entries))
 
-    async def views(self, wanted: list[tuple[int, str]]) -> dict[str, Any]:
+    def _views(self, req: Views) -> ViewSet:
         """Fresh snapshots for a gateway that lost track, all at one seq: one per (seat,
         player) asked for, and only while that player still holds that seat (R30)."""
-        self._start()
         if self.table is None:
-            return {"seq": self.feed.seq, "views": {}, "teams": {}, "at": now_ms()}
+            return ViewSet(self.feed.seq, now_ms())
         t = self.table
-        seats = {s for s, player in wanted if t.seat_of(player) == s}
-        return {
-            "seq": self.feed.seq,
-            "views": {s: t.view(s) for s in seats},
-            "teams": {s: team_of(s, t.players) for s in seats},
-            "holders": {s: t.owners()[s] for s in seats},
-            "at": now_ms(),
-        }
+        seats = {s for s, player in req.wanted if t.seat_of(player) == s}
+        owners = t.owners()
+        seq = self.feed.seq
+        return ViewSet(
+            seq,
+            now_ms(),
+            {s: Joined(s, team_of(s, t.players), t.view(s), seq) for s in seats},
+            {s: str(owners[s]) for s in seats},
+        )
+
+    # -- subscriptions -----------------------------------------------------------------------
+    async def subscribe(self, gateway: str, after: int) -> AsyncIterator[Batch]:
+        """The control plane's way to follow the table (a Ray streaming generator, renewed
+        every few seconds): what gateways used before the data plane, kept for A/B runs
+        (`QUATRO_DATA_PLANE=ray`). A lease that runs out means its gateway died."""
+        self._start()
+        async for batch in self.follow(gateway, after, True):
+            yield batch
+
+    async def follow(self, gateway: str, after: int, leased: bool) -> AsyncIterator[Batch]:
+        """Batches of events for one gateway. The first replays everything after `after` (or
+        says `resync` when the log no longer holds it); later ones leave out the events of
+        this gateway's own commands, which reached it in their replies."""
+        sub = self.feed.subscribe(gateway, after)
+        self._gone_checks.pop(gateway, None)
+        expired = False
+        try:
+            upto = self.feed.published
+            if after < 0:  # a new follower: from now on
+                yield Batch((), upto)
+            elif self.feed.covers(after):
+                yield Batch(tuple(self.feed.since(after, upto)), upto)
+            else:
+                yield Batch((), upto, resync=True)
+            sub.sent = upto
+            while not sub.ended:
+                remaining = sub.lease_until - time.monotonic() if leased else None
+                if remaining is not None and remaining <= 0:
+                    expired = True
+                    break
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(remaining):
+                        await sub.wake.wait()
+                sub.wake.clear()
+                if sub.ended:
+                    break
+                upto = self.feed.published
+                batch = self.feed.since(sub.sent, upto, skip_origin=gateway)
+                sub.sent = upto
+                if batch:
+                    yield Batch(tuple(batch))
+        finally:
+            current = self.feed.drop(sub)
+            if current and expired:
+                await self._gateway_gone(gateway)
 
     async def renew(self, gateway: str) -> bool:
         sub = self.feed.subs.get(gateway)
@@ -519,43 +627,24 @@ class TableActor:
             sub.ended = True
             sub.wake.set()
 
-    async def subscribe(self, gateway: str, after: int) -> AsyncIterator[dict[str, Any]]:
-        """Stream batches of events for one gateway. The first batch replays everything after
-        `after` (or says `resync` when the log no longer holds it); later ones leave out the
-        events of this gateway's own commands, which reached it in their replies."""
-        self._start()
-        sub = self.feed.subscribe(gateway, after)
-        try:
-            upto = self.feed.published
-            if after < 0:  # a new follower: from now on
-                yield {"events": [], "head": upto}
-            elif self.feed.covers(after):
-                yield {"events": self.feed.since(after, upto), "head": upto}
-            else:
-                yield {"events": [], "head": upto, "resync": True}
-            sub.sent = upto
-            while not sub.ended:
-                remaining = sub.lease_until - time.monotonic()
-                if remaining <= 0:
-                    break
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(remaining):
-                        await sub.wake.wait()
-                sub.wake.clear()
-                if sub.ended:
-                    break
-                upto = self.feed.published
-                batch = self.feed.since(sub.sent, upto, skip_origin=gateway)
-                sub.sent = upto
-                if batch:
-                    yield {"events": batch}
-        finally:
-            current = self.feed.drop(sub)
-            if current and not sub.ended:
+    def link_ended(self, gateway: str, orderly: bool) -> None:
+        """A gateway's data-plane connection closed. Said goodbye: nothing to do. Otherwise it
+        may be back in a moment (a blip, a restart of ours it is catching up with); if it is
+        not back within the lease, its players are disconnected."""
+        if orderly or gateway in self.feed.subs:
+            return
+        task = asyncio.get_running_loop().create_task(self._gone_after_grace(gateway))
+        self._gone_checks[gateway] = task
+
+    async def _gone_after_grace(self, gateway: str) -> None:
+        await asyncio.sleep(LEASE_S)
+        if self._gone_checks.get(gateway) is asyncio.current_task():
+            del self._gone_checks[gateway]
+            if gateway not in self.feed.subs:
                 await self._gateway_gone(gateway)
 
     async def _gateway_gone(self, gateway: str) -> None:
-        """A lease ran out: its gateway died without saying so. Its players are disconnected."""
+        """A gateway died without saying so. Its players are disconnected."""
         if self.table is None:
             return
         log.info("table %s: gateway %s gone (lease of %.0f s)", self.code, gateway, LEASE_S)
@@ -565,6 +654,16 @@ class TableActor:
                 del self.conns[seat]
                 self._commit(self.table.apply(Disconnect(seat=seat), now), "")
         await self._save_and_publish()
+
+
+def _outcome(saved: dict[str, Any], replayed: bool) -> Outcome:
+    error = saved.get("error")
+    return Outcome(
+        bool(saved.get("ok")),
+        None if error is None else ErrorBody.from_wire(error),
+        saved.get("seat"),
+        replayed=replayed,
+    )
 
 
 def record_json(actor_name: str, players: int) -> str:

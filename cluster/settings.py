@@ -94,6 +94,12 @@ class Settings(BaseSettings):
     max_conns: int = Field(default=20000, validation_alias=_env("QUATRO_MAX_CONNS"))
     # A REST route waits this long for a table actor, then answers 503 `unavailable`.
     actor_timeout_s: float = Field(default=15.0, validation_alias=_env("QUATRO_ACTOR_TIMEOUT"))
+    # The gateway ↔ table traffic of play: `socket` (a TCP connection per table, the data
+    # plane) or `ray` (Ray calls and streaming generators, the path before it; for A/B runs).
+    data_plane: str = Field(default="socket", validation_alias=_env("QUATRO_DATA_PLANE"))
+    # A data-plane connection pings this often, and is given up after this long unheard.
+    link_heartbeat_s: float = Field(default=5.0, validation_alias=_env("QUATRO_LINK_HEARTBEAT"))
+    link_dead_after_s: float = Field(default=15.0, validation_alias=_env("QUATRO_LINK_DEAD_AFTER"))
     # `Retry-After` of a 503 (Redis or a table out of reach).
     retry_after_s: int = Field(default=5, validation_alias=_env("QUATRO_RETRY_AFTER"))
     # A connection still over its flood guard after this many refused frames is closed (1008).

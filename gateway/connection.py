@@ -13,7 +13,7 @@ import json
 import time
 from typing import Any
 
-from actors.feed import Entry
+from actors.protocol import Entry
 from engine.events import Audience, Scope
 from gateway import metrics
 from gateway.errors import CLOSE_TRY_AGAIN
@@ -94,19 +94,15 @@ class Connection:
         if self.after is None:
             self.early.append(entry)
             return
-        seq, scope, index, _wire, at = entry[:5]
-        # A table actor of the previous release (during a rolling upgrade) sends no holders:
-        # its private events then reach nobody, rather than anybody, until it restarts.
-        holders = entry[6] if len(entry) > 6 else ()
-        if seq > self.after and self.sees(scope, index, holders):
-            self.event_body(body, at)
+        if entry.seq > self.after and self.sees(entry.scope, entry.scope_index, entry.holders):
+            self.event_body(body, entry.at)
 
     def welcomed(self, seat: int, players: int, after: int) -> None:
         """The snapshot at `after` is queued: now send the events seen meanwhile that follow it."""
         self.seat, self.players, self.after = seat, players, after
         early, self.early = self.early, []
         for entry in early:
-            self.deliver(entry, body_of(entry[3]))
+            self.deliver(entry, body_of(entry.wire))
 
 
 def body_of(wire: dict[str, Any]) -> str:

@@ -51,6 +51,24 @@ def close_reason(code: int) -> str:
     return _REASONS.get(code, "")
 
 
+# The close code that follows a refused `hello`, by the error's code.
+_CLOSE_FOR = {
+    "bad_token": CLOSE_BAD_TOKEN,
+    "no_seat": CLOSE_NO_SEAT,
+    "unknown_table": CLOSE_UNKNOWN_TABLE,
+    "table_lost": CLOSE_UNKNOWN_TABLE,
+    "unavailable": CLOSE_TRY_AGAIN,
+    "rate_limited": CLOSE_POLICY,
+    "flooding": CLOSE_POLICY,
+}
+
+
+def close_code_for(code: str) -> int:
+    """How a socket refused with error `code` is closed; 1011 for a code that should never end
+    a socket."""
+    return _CLOSE_FOR.get(code, CLOSE_INTERNAL)
+
+
 STATUS = {
     "bad_message": 422,
     "bad_seat": 422,

@@ -1,11 +1,12 @@
-"""A gateway's side of the push path: one subscription per table this gateway serves.
+"""A gateway's side of the push path: one link per table this gateway serves.
 
-Each `TableHub` follows its table through one Ray streaming generator and fans every event out to
-the connections whose seat its audience includes (R30). Events reach it from two sources — the
-stream, and the replies of this gateway's own commands — and are put back in the table's `seq`
-order, duplicates dropped. A gap that does not fill (a reply lost with a crashed actor) or an
-actor that came back behind us starts the subscription again from the last seq delivered; when
-the table's log no longer reaches back that far, every connection gets a fresh `welcome`.
+Each `TableHub` follows its table through one link (`gateway/table_link.py`: a TCP connection
+to the actor, or Ray calls for A/B runs) and fans every event out to the connections whose seat
+its audience includes (R30). Events reach it from two sources — the stream, and the replies of
+this gateway's own commands — and are put back in the table's `seq` order, duplicates dropped.
+A gap that does not fill (a reply lost with a crashed actor) or an actor that came back behind
+us starts the link again from the last seq delivered; when the table's log no longer reaches
+back that far, every connection gets a fresh `welcome`.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any
 
-import ray
 from ray.exceptions import ActorDiedError
 
 from actors.directory import Directory, TableGone, restarting
-from actors.feed import Entry
+from actors.protocol import Batch, Entry, Joined, Outcome, Reply, Request, Views, ViewSet
 from gateway import metrics
 from gateway.connection import Connection, body_of
 from gateway.errors import (
@@ -30,37 +31,45 @@ from gateway.errors import (
     close_reason,
     error_frame,
 )
+from gateway.table_link import Link
 
 log = logging.getLogger("quatro.hub")
 
-RENEW_S = 10.0  # the actor's lease on a subscription is 30 s
 GAP_WAIT_S = 2.0
 START_WAIT_S = 30.0
 TABLE_LOST_MESSAGE = "this table was lost: its saved state could not be read back"
 
+LinkFactory = Callable[[str], Link]
 
-def welcome_frame(frame_id: str | None, reply: dict[str, Any], player_id: str) -> dict[str, Any]:
-    seat = reply["seat"]
+
+def welcome_frame(frame_id: str | None, joined: Joined, player_id: str) -> dict[str, Any]:
+    """The one place a `welcome` is built: after hello, and after a resync."""
     return {
         "type": "welcome",
         "id": frame_id,
-        "you": {"player_id": player_id, "seat": seat, "team": reply["team"], "host": seat == 0},
-        "table": reply["view"],
+        "you": {
+            "player_id": player_id,
+            "seat": joined.seat,
+            "team": joined.team,
+            "host": joined.seat == 0,
+        },
+        "table": joined.view,
     }
 
 
 class TableHub:
-    def __init__(self, code: str, directory: Directory, gateway: str) -> None:
+    def __init__(self, code: str, directory: Directory, link: Link) -> None:
         self.code = code
         self.directory = directory
-        self.gateway = gateway
+        self.link = link
         self.conns: dict[str, Connection] = {}
         self.delivered = -1  # last seq fanned out; -1 until the first batch says where we are
         self.pending: dict[int, Entry] = {}
         self.ready = asyncio.Event()
         self.failed: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
-        self._stream: asyncio.Task[None] | None = None
+        self._session: asyncio.Task[None] | None = None
+        self._resyncing: asyncio.Task[None] | None = None
         self._gap_timer: asyncio.TimerHandle | None = None
 
     # -- life ---------------------------------------------------------------------------------
@@ -75,33 +84,38 @@ class TableHub:
     async def stop(self) -> None:
         if self._gap_timer is not None:
             self._gap_timer.cancel()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
         with contextlib.suppress(Exception):
-            handle = await self.directory.handle(self.code)
-            await handle.unsubscribe.remote(self.gateway)
+            await self.link.close()
+        for task in (self._resyncing, self._task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
 
     async def _follow(self) -> None:
+        """The link's owner: one session after another until the table is gone."""
         delay = 0.1
         while True:
-            stream = self._stream = asyncio.get_running_loop().create_task(self._stream_once())
+            session = self._session = asyncio.get_running_loop().create_task(
+                self.link.session(self)
+            )
             try:
-                await asyncio.wait([stream])
+                await asyncio.wait([session])
             except asyncio.CancelledError:
-                stream.cancel()
+                session.cancel()
+                with contextlib.suppress(BaseException):
+                    await session  # its owner waits for it, whatever it ended with
                 raise
             try:
-                stream.result()
-                delay = 0.1
+                session.result()
             except asyncio.CancelledError:
-                log.info("table %s: resubscribing after a gap", self.code)
+                log.info("table %s: following again after a gap", self.code)
+                delay = 0.1
             except TableGone as exc:
                 await self._closed(exc)
                 return
             except Exception as exc:
-                log.warning("table %s: subscription broke (%r)", self.code, exc)
+                log.warning("table %s: link broke (%r)", self.code, exc)
                 if isinstance(exc, ActorDiedError) and not restarting(exc):
                     self.directory.forget(self.code)  # look it up again: it may be re-created
                 if await self._stopped():
@@ -130,56 +144,45 @@ class TableHub:
         except Exception:
             return False
 
-    async def _stream_once(self) -> None:
-        handle = await self.directory.handle(self.code)
-        gen: Any = handle.subscribe.remote(self.gateway, self.delivered)
-        renew = asyncio.get_running_loop().create_task(self._renew(handle))
-        try:
-            async for ref in gen:
-                batch = await ref
-                metrics.STREAM_BATCHES.inc()
-                if "head" in batch:
-                    await self._first_batch(batch)
-                else:
-                    self.feed(batch["events"])
-        finally:
-            renew.cancel()
-            with contextlib.suppress(Exception):
-                ray.cancel(gen)
-
-    async def _renew(self, handle: Any) -> None:
-        while True:
-            await asyncio.sleep(RENEW_S)
-            with contextlib.suppress(Exception):
-                await handle.renew.remote(self.gateway)
-
-    async def _first_batch(self, batch: dict[str, Any]) -> None:
-        head = int(batch["head"])
+    def on_batch(self, batch: Batch) -> None:
+        if batch.head is None:
+            self.feed(list(batch.events))
+            return
         if self.delivered < 0:
-            self.delivered = head
-        elif batch.get("resync") or head < self.delivered:
-            # The table came back without the events we miss (or behind what we sent):
-            # a new snapshot for everyone is the whole truth (R25).
-            await self._resync()
-        self.feed(batch["events"])
+            self.delivered = batch.head
+        elif batch.resync or batch.head < self.delivered:
+            # The table came back without the events we miss (or behind what we sent): a new
+            # snapshot for everyone is the whole truth (R25). Until it is here, events wait.
+            self._resyncing = asyncio.get_running_loop().create_task(self._resync(batch))
+            return
+        self.feed(list(batch.events))
         self.ready.set()
 
-    async def _resync(self) -> None:
-        handle = await self.directory.handle(self.code)
-        wanted = {(c.seat, c.player_id) for c in self.conns.values() if c.after is not None}
-        reply = await handle.views.remote(sorted(wanted))
-        self.delivered = int(reply["seq"])
+    async def _resync(self, batch: Batch) -> None:
+        try:
+            wanted = {(c.seat, c.player_id) for c in self.conns.values() if c.after is not None}
+            reply = await self.link.request(Views(tuple(sorted(wanted))))
+            assert isinstance(reply, ViewSet)
+        except Exception as exc:
+            log.warning("table %s: resync failed (%r); following again", self.code, exc)
+            self._resyncing = None
+            if self._session is not None:
+                self._session.cancel()
+            return
+        self._resyncing = None
+        self.delivered = reply.seq
         self.pending = {s: e for s, e in self.pending.items() if s > self.delivered}
         for conn in self.conns.values():
             if conn.after is None:
                 continue
-            view = reply["views"].get(conn.seat)
-            if view is None or reply["holders"].get(conn.seat) != conn.player_id:
+            joined = reply.joined.get(conn.seat)
+            if joined is None or reply.holders.get(conn.seat) != conn.player_id:
                 conn.close(CLOSE_SEAT_CHANGED, close_reason(CLOSE_SEAT_CHANGED))
                 continue
             conn.after = self.delivered
-            answer = {"seat": conn.seat, "team": reply["teams"][conn.seat], "view": view}
-            conn.event(welcome_frame(None, answer, conn.player_id), reply["at"])
+            conn.event(welcome_frame(None, joined, conn.player_id), reply.at)
+        self.feed(list(batch.events))
+        self.ready.set()
 
     # -- events -------------------------------------------------------------------------------
     def feed(self, entries: list[Entry]) -> None:
@@ -187,8 +190,10 @@ class TableHub:
         if self.delivered < 0:
             return  # not following yet: whatever this is, the first batch's head covers it
         for entry in entries:
-            if entry[0] > self.delivered:
-                self.pending[entry[0]] = entry
+            if entry.seq > self.delivered:
+                self.pending[entry.seq] = entry
+        if self._resyncing is not None:
+            return  # fanned out once the fresh snapshots are queued
         while (nxt := self.pending.pop(self.delivered + 1, None)) is not None:
             self.delivered += 1
             self._fan_out(nxt)
@@ -198,13 +203,13 @@ class TableHub:
 
     def _gap_check(self, at: int) -> None:
         self._gap_timer = None
-        if self.pending and self.delivered == at and self._stream is not None:
-            self._stream.cancel()  # _follow subscribes again from `delivered`
+        if self.pending and self.delivered == at and self._session is not None:
+            self._session.cancel()  # _follow starts a new session from `delivered`
         elif self.pending:
             self.feed([])
 
     def _fan_out(self, entry: Entry) -> None:
-        wire = entry[3]
+        wire = entry.wire
         kind = wire.get("type")
         if isinstance(kind, str) and kind.startswith("_"):
             # Orders for one connection, never forwarded. `_kick` is `_close` 4409 as tables
@@ -223,16 +228,16 @@ class TableHub:
 class Hubs:
     """Every table this gateway follows, by code."""
 
-    def __init__(self, directory: Directory, gateway: str) -> None:
+    def __init__(self, directory: Directory, links: LinkFactory) -> None:
         self.directory = directory
-        self.gateway = gateway
+        self.links = links
         self.hubs: dict[str, TableHub] = {}
         self._background: set[asyncio.Task[Any]] = set()
 
     async def attach(self, code: str, conn: Connection) -> TableHub:
         hub = self.hubs.get(code)
         if hub is None:
-            hub = self.hubs[code] = TableHub(code, self.directory, self.gateway)
+            hub = self.hubs[code] = TableHub(code, self.directory, self.links(code))
             metrics.TABLES.set(len(self.hubs))
         hub.conns[conn.conn_id] = conn
         try:
@@ -256,12 +261,19 @@ class Hubs:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def call(self, code: str, method: str, *args: Any) -> Any:
-        """Call the table actor for a command of ours. Its events are left out of our stream
-        (they travel in the reply), so they must reach our players even when the caller is
-        cancelled meanwhile (a socket closing mid-command): the call is shielded, and an
-        abandoned reply is still fanned out when it arrives."""
-        task = asyncio.get_running_loop().create_task(self.directory.call(code, method, *args))
+    async def call(self, code: str, request: Request) -> Reply:
+        """Ask the table, through its hub's link when this gateway follows it (Ray otherwise:
+        a REST lobby call from a player with no socket here). The events a command causes are
+        left out of our stream (they travel in the reply), so they must reach our players even
+        when the caller is cancelled meanwhile (a socket closing mid-command): the call is
+        shielded, and an abandoned reply is still fanned out when it arrives."""
+        hub = self.hubs.get(code)
+        asking = (
+            hub.link.request(request)
+            if hub is not None
+            else self.directory.call(code, "serve", request)
+        )
+        task: asyncio.Task[Reply] = asyncio.get_running_loop().create_task(asking)
         self._own(task)
         try:
             return await asyncio.shield(task)
@@ -269,12 +281,12 @@ class Hubs:
             task.add_done_callback(lambda t: self._feed_abandoned(code, t))
             raise
 
-    def _feed_abandoned(self, code: str, task: asyncio.Task[Any]) -> None:
+    def _feed_abandoned(self, code: str, task: asyncio.Task[Reply]) -> None:
         if task.cancelled() or task.exception() is not None:
             return
         reply = task.result()
-        if isinstance(reply, dict):
-            self.feed(code, reply.get("events") or [])
+        if isinstance(reply, (Outcome, Joined)):
+            self.feed(code, list(reply.events))
 
     def feed(self, code: str, entries: list[Entry]) -> None:
         hub = self.hubs.get(code)

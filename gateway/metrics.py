@@ -16,7 +16,10 @@ COMMAND_SECONDS = Histogram(
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
 )
 SLOW_CLOSES = Counter("quatro_slow_client_closes_total", "Clients closed for falling behind")
-STREAM_BATCHES = Counter(
-    "quatro_stream_batches", "Event batches received from table actors' streams (a Ray call each)"
-)
+STREAM_BATCHES = Counter("quatro_stream_batches", "Event batches received from table actors")
 RESUBSCRIBES = Counter("quatro_resubscribes_total", "Table subscriptions started again")
+LINK_FAULTS = Counter(
+    "quatro_link_faults_total",
+    "Data-plane connections to table actors that broke, by why (eof, silent, refused)",
+    ["why"],
+)

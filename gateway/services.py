@@ -10,14 +10,16 @@ import redis.asyncio as aioredis
 
 from actors.directory import Directory
 from cluster.connect import connect_ray
+from cluster.link_secret import link_secret
 from cluster.redis_client import async_redis
 from cluster.settings import Settings
 from gateway.client_ip import Network, networks
 from gateway.conn_caps import ConnectionCaps
-from gateway.hub import Hubs
+from gateway.hub import Hubs, LinkFactory
 from gateway.lobbies import OpenLobbies
 from gateway.rate_limit import Bucket, RateLimits
 from gateway.sessions import Sessions
+from gateway.table_link import RayLink, SocketLink
 
 log = logging.getLogger("quatro.gateway")
 
@@ -60,7 +62,7 @@ class Services:
             redis=redis,
             sessions=Sessions(redis, settings.session_ttl_s),
             directory=directory,
-            hubs=Hubs(directory, gateway),
+            hubs=Hubs(directory, _links(settings, directory, gateway)),
             limits=RateLimits(
                 redis,
                 {
@@ -79,3 +81,21 @@ class Services:
         await self.hubs.close()
         await self.directory.close()
         await self.redis.aclose()
+
+
+def _links(settings: Settings, directory: Directory, gateway: str) -> LinkFactory:
+    if settings.data_plane == "ray":
+        log.warning("QUATRO_DATA_PLANE=ray: play goes through Ray calls (the path for A/B runs)")
+        return lambda code: RayLink(code, directory, gateway)
+    if settings.data_plane != "socket":
+        raise RuntimeError(f"QUATRO_DATA_PLANE must be socket or ray, not {settings.data_plane!r}")
+    assert settings.redis_url is not None
+    secret = link_secret(settings.redis_url)
+    return lambda code: SocketLink(
+        code,
+        directory,
+        gateway,
+        secret,
+        settings.link_heartbeat_s,
+        settings.link_dead_after_s,
+    )

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from ray.exceptions import RayError
 
 from actors.directory import TableGone
+from actors.protocol import Act, ErrorBody, Join, Joined, Leave, Outcome
 from gateway import metrics
 from gateway.client_ip import from_scope
 from gateway.connection import Close, Connection, FloodGuard
@@ -29,10 +30,10 @@ from gateway.errors import (
     BACKEND_DOWN,
     CLOSE_BAD_TOKEN,
     CLOSE_INTERNAL,
-    CLOSE_NO_SEAT,
     CLOSE_POLICY,
     CLOSE_TRY_AGAIN,
     CLOSE_UNKNOWN_TABLE,
+    close_code_for,
     error_frame,
 )
 from gateway.hub import TABLE_LOST_MESSAGE, welcome_frame
@@ -138,10 +139,14 @@ async def _serve(ws: WebSocket, svc: Services) -> None:
             await ws.close(CLOSE_INTERNAL)
     finally:
         metrics.PLAYERS.dec()
-        svc.hubs.detach(code, conn)
-        with contextlib.suppress(Exception):
-            reply = await svc.hubs.call(code, "leave", svc.gateway, conn.conn_id)
-            svc.hubs.feed(code, reply["events"])
+        # Told while the hub still holds the table's link, so a leave travels on it too.
+        try:
+            with contextlib.suppress(Exception):
+                reply = await svc.hubs.call(code, Leave(svc.gateway, conn.conn_id))
+                if isinstance(reply, Outcome):
+                    svc.hubs.feed(code, list(reply.events))
+        finally:
+            svc.hubs.detach(code, conn)
 
 
 async def _refuse(ws: WebSocket, frame_id: str | None, code: str, msg: str, close: int) -> None:
@@ -206,7 +211,7 @@ async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection,
     try:
         await svc.hubs.attach(code, conn)
         reply = await svc.hubs.call(
-            code, "join", conn.conn_id, svc.gateway, conn.conn_id, session.player_id
+            code, Join(conn.conn_id, svc.gateway, conn.conn_id, session.player_id)
         )
     except TableGone:
         svc.hubs.detach(code, conn)
@@ -215,15 +220,15 @@ async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection,
     except BaseException:
         svc.hubs.detach(code, conn)
         raise
-    if not reply["ok"]:
+    if not isinstance(reply, Joined):
         svc.hubs.detach(code, conn)
-        error = reply["error"]
-        close = CLOSE_NO_SEAT if error["code"] == "no_seat" else CLOSE_UNKNOWN_TABLE
-        await _refuse(ws, hello.id, error["code"], error["message"], close)
+        error = reply.error if isinstance(reply, Outcome) and reply.error else None
+        error = error or ErrorBody("unknown_table", f"no table {code}")
+        await _refuse(ws, hello.id, error.code, error.message, close_code_for(error.code))
         return None
-    svc.hubs.feed(code, reply["events"])
+    svc.hubs.feed(code, list(reply.events))
     conn.event(welcome_frame(hello.id, reply, session.player_id), now_ms())
-    conn.welcomed(reply["seat"], int(reply["view"]["players"]), int(reply["seq"]))
+    conn.welcomed(reply.seat, int(reply.view["players"]), reply.seq)
     return conn, code
 
 
@@ -303,14 +308,18 @@ async def _handle(
     cmd_id = f"{conn.conn_id}:{n}"
     try:
         reply = await svc.hubs.call(
-            code, "act", cmd_id, svc.gateway, conn.player_id, frame.type, args
+            code, Act(cmd_id, svc.gateway, conn.player_id, frame.type, args)
         )
     except (RayError, TableGone, TimeoutError) as exc:
         log.warning("table %s unavailable for %s: %r", code, frame.type, exc)
         return error_frame(frame.id, "unavailable", "the table is unavailable, retry"), [], "x"
-    if reply["ok"]:
-        return {"type": "ack", "id": frame.id}, reply["events"], frame.type
-    return error_frame(frame.id, **reply["error"]), reply["events"], frame.type
+    assert isinstance(reply, Outcome)
+    if reply.ok:
+        return {"type": "ack", "id": frame.id}, list(reply.events), frame.type
+    error = reply.error or ErrorBody("internal", "refused without a reason")
+    extra = error.to_wire()
+    frame_out = error_frame(frame.id, extra.pop("code"), extra.pop("message"), **extra)
+    return frame_out, list(reply.events), frame.type
 
 
 async def _writer(ws: WebSocket, conn: Connection) -> None:

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from fastapi import APIRouter
 
 from actors.directory import TableGone
+from actors.protocol import Act, ErrorBody, Outcome
 from engine import DealSpec, ScenarioError, TableConfig
 from engine.seating import team_of
 from gateway.deps import Me, Svc, quota
@@ -62,17 +63,17 @@ def _rest_id() -> str:
     return f"rest-{uuid.uuid4().hex}"
 
 
-async def _act(svc: Svc, code: str, me: Me, kind: str, args: dict[str, Any]) -> dict[str, Any]:
+async def _act(svc: Svc, code: str, me: Me, kind: str, args: dict[str, Any]) -> Outcome:
+    request = Act(_rest_id(), svc.gateway, me.player_id, kind, args)
     try:
-        reply: dict[str, Any] = await _within(
-            svc,
-            svc.hubs.call(code.upper(), "act", _rest_id(), svc.gateway, me.player_id, kind, args),
-        )
+        reply = await _within(svc, svc.hubs.call(code.upper(), request))
     except TableGone as exc:
         raise ApiError("unknown_table", f"no table {code}") from exc
-    svc.hubs.feed(code.upper(), reply["events"])
-    if not reply["ok"]:
-        raise ApiError.from_wire(reply["error"])
+    assert isinstance(reply, Outcome)
+    svc.hubs.feed(code.upper(), list(reply.events))
+    if not reply.ok:
+        error = reply.error or ErrorBody("internal", "refused without a reason")
+        raise ApiError(error.code, error.message)
     return reply
 
 
@@ -128,14 +129,14 @@ async def _summary(code: str, svc: Svc) -> dict[str, Any]:
 async def take_seat(code: str, seat: int, svc: Svc, me: Me) -> SeatOut:
     reply = await _act(svc, code, me, "take_seat", {"seat": seat, "name": me.name})
     summary = await _summary(code, svc)
-    await svc.sessions.seated(me.player_id, code.upper(), reply["seat"])
+    await svc.sessions.seated(me.player_id, code.upper(), reply.seat)
     return SeatOut(seat=seat, team=team_of(seat, int(summary["players"])))
 
 
 @router.delete("/{code}/seats/{seat}", response_model=Ok)
 async def leave_seat(code: str, seat: int, svc: Svc, me: Me) -> Ok:
     reply = await _act(svc, code, me, "leave_seat", {"seat": seat})
-    if reply["seat"] is None:
+    if reply.seat is None:
         await svc.sessions.seated(me.player_id, code.upper(), None)
     return Ok()
 

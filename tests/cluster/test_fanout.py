@@ -8,10 +8,12 @@ import json
 from typing import Any, cast
 
 from actors.directory import Directory
-from actors.feed import Entry, Feed
+from actors.feed import Feed
+from actors.protocol import Entry, entry_from_json
 from engine.events import Scope
 from gateway.connection import Close, Connection
 from gateway.hub import TableHub
+from gateway.table_link import Link
 
 
 def entry(
@@ -27,7 +29,7 @@ def entry(
     if holders is None:
         seats = {"all": [], "seat": [index], "team": [index, index + 2]}[scope]
         holders = tuple(f"p{s}" for s in seats)
-    return (seq, scope, index, {"type": kind, **fields}, 1000 + seq, "", holders)
+    return Entry(seq, scope, index, {"type": kind, **fields}, 1000 + seq, "", holders)
 
 
 def frames(conn: Connection) -> list[dict[str, Any]]:
@@ -39,7 +41,7 @@ def frames(conn: Connection) -> list[dict[str, Any]]:
 
 
 def hub_with(*seats: int) -> tuple[TableHub, list[Connection]]:
-    hub = TableHub("ABCDEF", cast(Directory, None), "gw-test")
+    hub = TableHub("ABCDEF", cast(Directory, None), cast(Link, None))
     hub.delivered = 0
     conns = []
     for seat in seats:
@@ -103,8 +105,9 @@ async def test_r30_a_connection_whose_player_left_the_seat_gets_nothing_private(
 
 async def test_r30_entries_of_an_older_actor_without_holders_reveal_nothing() -> None:
     hub, (c0, c3) = hub_with(0, 3)
-    old: Any = [(1, "seat", 3, {"type": "round", "hand": []}, 1001, ""), entry(2, "all", -1, "x")]
-    hub.feed(old)  # an actor of the previous release: six fields, no holders
+    # A log saved by a release before holders existed: six fields, read back with none.
+    saved = [1, "seat", 3, {"type": "round", "hand": []}, 1001, ""]
+    hub.feed([entry_from_json(saved), entry(2, "all", -1, "x")])
     assert [f["type"] for f in frames(c3)] == ["x"]
     assert [f["type"] for f in frames(c0)] == ["x"]
 

@@ -1,0 +1,360 @@
+"""What gateways and table actors say to each other, typed, and how it travels.
+
+The same messages cross both planes. On the data plane (a TCP connection per gateway and table,
+`actors/link_server.py` ↔ `gateway/table_link.py`) each message is one line of JSON: measured
+against msgpack by `python -m loadtests.link_codec`, JSON costs about the same for these small
+messages and needs no other library, and a line can be read in a packet capture. On the control
+plane (Ray calls: open, restore, stop, admin) the same dataclasses travel pickled.
+
+A gateway never names the seat a command acts for: the actor finds it from the player, so a
+gateway cannot act for a seat its player does not hold (R30).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, NamedTuple
+
+from engine.events import Scope
+
+
+class Entry(NamedTuple):
+    """One published event. `holders` are the players a private event (scope seat or team) may
+    reach: those who held its seats when it happened; () for public events (R30). `origin` is
+    the gateway whose command caused it: that gateway gets it in the command's reply."""
+
+    seq: int
+    scope: Scope
+    scope_index: int  # which seat or team, for scopes seat and team
+    wire: dict[str, Any]
+    at: int
+    origin: str
+    holders: tuple[str, ...] = ()
+
+
+def entry_from_json(raw: Any) -> Entry:
+    """An entry read back from JSON (Redis, or the data plane), which turns tuples into lists.
+    Entries saved before holders existed get none: their private events then reach nobody
+    rather than anybody."""
+    seq, scope, index, wire, at, origin = raw[:6]
+    holders = tuple(str(p) for p in raw[6]) if len(raw) > 6 else ()
+    if scope not in ("all", "seat", "team") or not isinstance(wire, dict):
+        raise ValueError(f"not an event entry: {raw!r:.80}")
+    return Entry(int(seq), scope, int(index), dict(wire), int(at), str(origin), holders)
+
+
+# -- requests: a gateway asks a table ---------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Act:
+    """A command of a player (a frame of `/ws`, or a REST lobby call), validated at the edge by
+    `engine.wire`; `cmd_id` makes a retry harmless."""
+
+    cmd_id: str
+    origin: str  # the gateway asking: the events it causes come back in the reply
+    player_id: str
+    kind: str
+    args: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """A player's connection (re)takes their seat (R25)."""
+
+    cmd_id: str
+    origin: str
+    conn: str
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """A connection ended; only the connection that holds the seat disconnects it."""
+
+    origin: str
+    conn: str
+
+
+@dataclass(frozen=True, slots=True)
+class Views:
+    """Fresh snapshots for a gateway that lost track: one per (seat, player) still true."""
+
+    wanted: tuple[tuple[int, str], ...]
+
+
+Request = Act | Join | Leave | Views
+
+
+# -- replies ----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ErrorBody:
+    """A refusal as the player's `error` frame says it (`retry_in` for a cooldown, `reason`)."""
+
+    code: str
+    message: str
+    retry_in: int | None = None
+    reason: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.retry_in is not None:
+            out["retry_in"] = self.retry_in
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
+
+    @classmethod
+    def from_wire(cls, raw: Mapping[str, Any]) -> ErrorBody:
+        retry_in, reason = raw.get("retry_in"), raw.get("reason")
+        return cls(
+            str(raw["code"]),
+            str(raw["message"]),
+            None if retry_in is None else int(retry_in),
+            None if reason is None else str(reason),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The answer to Act and Leave, and a refused Join: the events it caused travel here,
+    not through the stream of the gateway that asked."""
+
+    ok: bool
+    error: ErrorBody | None = None
+    seat: int | None = None
+    events: tuple[Entry, ...] = ()
+    replayed: bool = False  # a retry of a command already judged: its events went before
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """A connection holds its seat: the snapshot it starts from, at `seq`."""
+
+    seat: int
+    team: int
+    view: dict[str, Any]
+    seq: int
+    events: tuple[Entry, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ViewSet:
+    seq: int
+    at: int
+    joined: dict[int, Joined] = field(default_factory=dict)
+    holders: dict[int, str] = field(default_factory=dict)
+
+
+Reply = Outcome | Joined | ViewSet
+
+
+# -- the data plane's own messages ------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Hello:
+    """The first line of a connection: nothing is served before it checks out."""
+
+    secret: str
+    gateway: str
+    table: str  # the code the gateway expects: a port reused by another table is told apart
+    incarnation: str  # the actor process the gateway was told about
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome:
+    incarnation: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """Said once before the actor closes a connection whose hello failed."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Follow:
+    """Send me every published event after `after` (-1: from now on)."""
+
+    after: int
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Events in seq order. The first batch after Follow says where the table stands (`head`)
+    and whether the log still reached back to `after` (`resync` when it did not)."""
+
+    events: tuple[Entry, ...]
+    head: int | None = None
+    resync: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    rid: int
+    request: Request
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    rid: int
+    reply: Reply
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class Pong:
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class Bye:
+    """The gateway has no player left at this table: not a fault, nothing to clean up."""
+
+
+@dataclass(frozen=True, slots=True)
+class Gone:
+    """The table stopped for good (idle, or lost)."""
+
+
+Message = Hello | Welcome | Refused | Follow | Batch | Call | Answer | Ping | Pong | Bye | Gone
+
+# -- framing ----------------------------------------------------------------------------------
+MAX_LINE = 8 * 1024 * 1024  # a welcome of 8 seats is ~10 KB; a resync batch at most ~1 MB
+
+_TAGS: dict[type[Any], str] = {
+    Act: "act",
+    Join: "join",
+    Leave: "leave",
+    Views: "views",
+    Outcome: "outcome",
+    Joined: "joined",
+    ViewSet: "viewset",
+    Hello: "hello",
+    Welcome: "welcome",
+    Refused: "refused",
+    Follow: "follow",
+    Batch: "batch",
+    Call: "call",
+    Answer: "answer",
+    Ping: "ping",
+    Pong: "pong",
+    Bye: "bye",
+    Gone: "gone",
+}
+_CLASSES = {tag: cls for cls, tag in _TAGS.items()}
+
+
+class BadMessage(ValueError):
+    """A line that is not a message of this protocol."""
+
+
+def to_json(msg: Any) -> Any:
+    """Plain JSON values for a message (nested messages tagged with `t`)."""
+    if type(msg) in _TAGS:
+        out: dict[str, Any] = {"t": _TAGS[type(msg)]}
+        for f in fields(msg):
+            out[f.name] = to_json(getattr(msg, f.name))
+        return out
+    if isinstance(msg, ErrorBody):
+        return msg.to_wire()
+    if isinstance(msg, Entry):
+        return list(msg)
+    if isinstance(msg, (list, tuple)):
+        return [to_json(x) for x in msg]
+    if isinstance(msg, Mapping):
+        return {str(k): to_json(v) for k, v in msg.items()}
+    return msg
+
+
+def encode(msg: Message) -> bytes:
+    return json.dumps(to_json(msg), ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def decode(line: bytes) -> Message:
+    try:
+        raw = json.loads(line)
+        msg = from_json(raw)
+    except BadMessage:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
+        raise BadMessage(f"{type(exc).__name__}: {exc}"[:200]) from exc
+    if not isinstance(msg, Message):
+        raise BadMessage(f"not a message: {type(msg).__name__}")
+    return msg
+
+
+def from_json(raw: Any) -> Any:
+    if not isinstance(raw, dict):
+        raise BadMessage("a message is a JSON object")
+    cls = _CLASSES.get(str(raw.get("t")))
+    if cls is None:
+        raise BadMessage(f"unknown message {str(raw.get('t'))[:32]!r}")
+    args = {f.name: raw[f.name] for f in fields(cls) if f.name in raw}
+    return _BUILD.get(cls, lambda a: cls(**a))(args)
+
+
+def _entries(raw: Any) -> tuple[Entry, ...]:
+    return tuple(entry_from_json(e) for e in raw)
+
+
+def _error(raw: Any) -> ErrorBody | None:
+    return None if raw is None else ErrorBody.from_wire(raw)
+
+
+def _joined(a: dict[str, Any]) -> Joined:
+    return Joined(
+        int(a["seat"]),
+        int(a["team"]),
+        dict(a["view"]),
+        int(a["seq"]),
+        _entries(a.get("events", [])),
+    )
+
+
+_BUILD: dict[type[Any], Any] = {
+    Act: lambda a: Act(
+        str(a["cmd_id"]), str(a["origin"]), str(a["player_id"]), str(a["kind"]), dict(a["args"])
+    ),
+    Views: lambda a: Views(tuple((int(s), str(p)) for s, p in a["wanted"])),
+    Outcome: lambda a: Outcome(
+        bool(a["ok"]),
+        _error(a.get("error")),
+        None if a.get("seat") is None else int(a["seat"]),
+        _entries(a.get("events", [])),
+        bool(a.get("replayed", False)),
+    ),
+    Joined: _joined,
+    ViewSet: lambda a: ViewSet(
+        int(a["seq"]),
+        int(a["at"]),
+        {int(s): _joined(j) for s, j in a.get("joined", {}).items()},
+        {int(s): str(p) for s, p in a.get("holders", {}).items()},
+    ),
+    Batch: lambda a: Batch(
+        _entries(a["events"]),
+        None if a.get("head") is None else int(a["head"]),
+        bool(a.get("resync", False)),
+    ),
+    Call: lambda a: Call(int(a["rid"]), _request(from_json(a["request"]))),
+    Answer: lambda a: Answer(int(a["rid"]), _reply(from_json(a["reply"]))),
+    Follow: lambda a: Follow(int(a["after"])),
+    Ping: lambda a: Ping(int(a["n"])),
+    Pong: lambda a: Pong(int(a["n"])),
+}
+
+
+def _request(msg: Any) -> Request:
+    if not isinstance(msg, (Act, Join, Leave, Views)):
+        raise BadMessage(f"not a request: {type(msg).__name__}")
+    return msg
+
+
+def _reply(msg: Any) -> Reply:
+    if not isinstance(msg, (Outcome, Joined, ViewSet)):
+        raise BadMessage(f"not a reply: {type(msg).__name__}")
+    return msg

@@ -1,0 +1,249 @@
+"""How a gateway talks to one table actor: its calls, and the events it follows.
+
+`SocketLink` (the data plane, the default) keeps one TCP connection to the actor: Ray is asked
+only where the actor listens (and again after a fault: it may have restarted elsewhere, with a
+new address and incarnation); commands, replies and the event stream all flow on the socket.
+`RayLink` does the same through Ray actor calls and a Ray streaming generator — the path used
+before the data plane, kept for A/B capacity runs (`QUATRO_DATA_PLANE=ray`).
+
+Either way, a `session` lasts until a fault and raises; the hub that owns the link starts a new
+one. Requests outlive sessions: one still unanswered when a connection breaks is sent again, with
+its id, on the next (the actor's de-duplication makes that harmless), and the subscription starts
+again from the last seq the hub delivered only once those are answered, so that every command
+is still answered before the events it caused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from typing import Any, Protocol
+
+import ray
+
+from actors.directory import Directory, TableGone
+from actors.protocol import (
+    MAX_LINE,
+    Answer,
+    BadMessage,
+    Batch,
+    Bye,
+    Call,
+    Follow,
+    Gone,
+    Hello,
+    Ping,
+    Refused,
+    Reply,
+    Request,
+    Welcome,
+    decode,
+    encode,
+)
+from gateway import metrics
+
+log = logging.getLogger("quatro.link")
+
+CONNECT_S = 5.0
+HELLO_S = 5.0
+REQUEST_WAIT_S = 20.0  # how long a command waits through faults before `unavailable`
+RENEW_S = 10.0  # RayLink: the actor's lease on a subscription is 30 s
+
+
+class Follower(Protocol):
+    """The hub that owns a link: where batches go, and where it stands."""
+
+    delivered: int
+
+    def on_batch(self, batch: Batch) -> None: ...
+
+
+class LinkFault(Exception):
+    """The connection broke (EOF, reset, silence, a refused hello): start a new session."""
+
+
+class Link(Protocol):
+    async def session(self, follower: Follower) -> None: ...
+
+    async def request(self, req: Request) -> Reply: ...
+
+    async def close(self) -> None: ...
+
+
+class SocketLink:
+    def __init__(
+        self,
+        code: str,
+        directory: Directory,
+        gateway: str,
+        secret: str,
+        heartbeat_s: float = 5.0,
+        dead_after_s: float = 15.0,
+    ) -> None:
+        self.code = code
+        self.directory = directory
+        self.gateway = gateway
+        self.secret = secret
+        self.heartbeat_s = heartbeat_s
+        self.dead_after_s = dead_after_s
+        self.pending: dict[int, tuple[Request, asyncio.Future[Reply]]] = {}
+        self._ids = itertools.count(1)
+        self._writer: asyncio.StreamWriter | None = None
+        self._heard = 0.0
+
+    # -- requests -----------------------------------------------------------------------------
+    async def request(self, req: Request) -> Reply:
+        rid = next(self._ids)
+        fut: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self.pending[rid] = (req, fut)
+        try:
+            if self._writer is not None:
+                self._writer.write(encode(Call(rid, req)))
+            # else: sent when the next session starts
+            async with asyncio.timeout(REQUEST_WAIT_S):
+                return await asyncio.shield(fut)
+        finally:
+            self.pending.pop(rid, None)
+
+    # -- sessions -----------------------------------------------------------------------------
+    async def session(self, follower: Follower) -> None:
+        where = await self.directory.call(self.code, "endpoint")
+        if where is None:
+            raise TableGone(self.code)
+        try:
+            async with asyncio.timeout(CONNECT_S):
+                reader, writer = await asyncio.open_connection(
+                    where["host"], where["port"], limit=MAX_LINE
+                )
+        except (OSError, TimeoutError) as exc:
+            raise LinkFault(f"connect to {where['host']}:{where['port']}: {exc!r}") from exc
+        try:
+            await self._hello(reader, writer, str(where["incarnation"]))
+            self._heard = asyncio.get_running_loop().time()
+            async with asyncio.TaskGroup() as tg:
+                reading = tg.create_task(self._read(reader, follower))
+                tg.create_task(self._heartbeat(writer))
+                tg.create_task(self._resume(writer, follower, reading))
+        except* (LinkFault, TableGone) as group:
+            raise group.exceptions[0] from None
+        finally:
+            self._writer = None
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _hello(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, incarnation: str
+    ) -> None:
+        writer.write(encode(Hello(self.secret, self.gateway, self.code, incarnation)))
+        try:
+            async with asyncio.timeout(HELLO_S):
+                answer = decode(await reader.readline())
+        except (TimeoutError, BadMessage, OSError, ValueError) as exc:
+            raise LinkFault(f"no welcome: {exc!r}") from exc
+        if isinstance(answer, Refused):
+            metrics.LINK_FAULTS.labels("refused").inc()
+            raise LinkFault(f"refused: {answer.reason}")
+        if not isinstance(answer, Welcome):
+            raise LinkFault(f"unexpected {type(answer).__name__}")
+
+    async def _resume(
+        self, writer: asyncio.StreamWriter, follower: Follower, reading: asyncio.Task[None]
+    ) -> None:
+        """Send what is unanswered, wait for those answers, then follow from where we are."""
+        self._writer = writer
+        for rid, (req, _) in sorted(self.pending.items()):
+            writer.write(encode(Call(rid, req)))
+        async with asyncio.timeout(REQUEST_WAIT_S):
+            while waiting := [f for _, f in self.pending.values() if not f.done()]:
+                watched: list[asyncio.Future[Any]] = [*waiting, reading]
+                await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+                if reading.done():
+                    return
+        writer.write(encode(Follow(follower.delivered)))
+
+    async def _read(self, reader: asyncio.StreamReader, follower: Follower) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                line = await reader.readline()
+            except (OSError, ValueError) as exc:
+                raise LinkFault(f"read: {exc!r}") from exc
+            if not line:
+                metrics.LINK_FAULTS.labels("eof").inc()
+                raise LinkFault("end of stream")
+            self._heard = loop.time()
+            try:
+                msg = decode(line)
+            except BadMessage as exc:
+                raise LinkFault(f"bad line: {exc}") from exc
+            if isinstance(msg, Answer):
+                entry = self.pending.get(msg.rid)
+                if entry is not None and not entry[1].done():
+                    entry[1].set_result(msg.reply)
+            elif isinstance(msg, Batch):
+                metrics.STREAM_BATCHES.inc()
+                follower.on_batch(msg)
+            elif isinstance(msg, Gone):
+                raise TableGone(self.code)
+
+    async def _heartbeat(self, writer: asyncio.StreamWriter) -> None:
+        """A peer that stopped answering without closing (a partition, a frozen process) is
+        caught here: nothing heard for `dead_after_s`, though we ping every `heartbeat_s`."""
+        loop = asyncio.get_running_loop()
+        for n in itertools.count():
+            await asyncio.sleep(self.heartbeat_s)
+            if loop.time() - self._heard > self.dead_after_s:
+                metrics.LINK_FAULTS.labels("silent").inc()
+                raise LinkFault(f"nothing heard for {self.dead_after_s:.1f} s")
+            writer.write(encode(Ping(n)))
+
+    async def close(self) -> None:
+        """The hub has no player left: say so, so the actor does not wait for us to return.
+        Nothing awaited: the hub cancels the session next, and closing the socket sends what
+        is buffered before the end of the stream."""
+        writer = self._writer
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                writer.write(encode(Bye()))
+
+
+class RayLink:
+    """The same over Ray: a call per request, a streaming generator per subscription."""
+
+    def __init__(self, code: str, directory: Directory, gateway: str) -> None:
+        self.code = code
+        self.directory = directory
+        self.gateway = gateway
+
+    async def request(self, req: Request) -> Reply:
+        reply: Reply = await self.directory.call(self.code, "serve", req)
+        return reply
+
+    async def session(self, follower: Follower) -> None:
+        handle = await self.directory.handle(self.code)
+        gen: Any = handle.subscribe.remote(self.gateway, follower.delivered)
+        renew = asyncio.get_running_loop().create_task(self._renew(handle))
+        try:
+            async for ref in gen:
+                batch: Batch = await ref
+                metrics.STREAM_BATCHES.inc()
+                follower.on_batch(batch)
+        finally:
+            renew.cancel()
+            with contextlib.suppress(Exception):
+                ray.cancel(gen)
+        raise LinkFault("the subscription ended")
+
+    async def _renew(self, handle: Any) -> None:
+        while True:
+            await asyncio.sleep(RENEW_S)
+            with contextlib.suppress(Exception):
+                await handle.renew.remote(self.gateway)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            handle = await self.directory.handle(self.code)
+            await handle.unsubscribe.remote(self.gateway)

@@ -1,0 +1,91 @@
+"""The data plane's messages survive their framing unchanged, and a line that is not one of
+them is refused with `BadMessage`, never half-read."""
+
+from __future__ import annotations
+
+import pytest
+
+from actors.protocol import (
+    Act,
+    Answer,
+    BadMessage,
+    Batch,
+    Bye,
+    Call,
+    Entry,
+    ErrorBody,
+    Follow,
+    Gone,
+    Hello,
+    Join,
+    Joined,
+    Leave,
+    Message,
+    Outcome,
+    Ping,
+    Pong,
+    Refused,
+    Views,
+    ViewSet,
+    Welcome,
+    decode,
+    encode,
+    entry_from_json,
+)
+
+EVENT = Entry(7, "seat", 2, {"type": "round", "hand": ["AS"]}, 1234, "gw-a", ("p-2",))
+
+EVERY_MESSAGE: list[Message] = [
+    Hello("s3cret", "gw-a", "ABCDEF", "0123abcd"),
+    Welcome("0123abcd"),
+    Refused("refused"),
+    Follow(-1),
+    Batch((EVENT,), head=7, resync=True),
+    Batch(()),
+    Call(1, Act("gw-a/c1:1", "gw-a", "p-1", "swap", {"card": "AS", "slot": 0, "expect": "KD"})),
+    Call(2, Join("gw-a/c1:0", "gw-a", "gw-a/c1", "p-1")),
+    Call(3, Leave("gw-a", "gw-a/c1")),
+    Call(4, Views(((0, "p-0"), (2, "p-2")))),
+    Answer(1, Outcome(False, ErrorBody("cooldown", "wait", retry_in=400), 1, (EVENT,))),
+    Answer(1, Outcome(True, replayed=True)),
+    Answer(2, Joined(1, 1, {"code": "ABCDEF", "hand": []}, 9, (EVENT,))),
+    Answer(4, ViewSet(9, 1234, {2: Joined(2, 0, {"hand": ["AS"]}, 9)}, {2: "p-2"})),
+    Ping(3),
+    Pong(3),
+    Bye(),
+    Gone(),
+]
+
+
+@pytest.mark.parametrize("msg", EVERY_MESSAGE, ids=lambda m: type(m).__name__)
+def test_every_message_comes_back_as_it_was_sent(msg: Message) -> None:
+    line = encode(msg)
+    assert line.endswith(b"\n")
+    assert line.count(b"\n") == 1  # one line per message, whatever the strings hold
+    assert decode(line) == msg
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"",
+        b"not json\n",
+        b"[]\n",
+        b'{"t": "nope"}\n',
+        b'{"t": "call", "rid": 1, "request": {"t": "pong", "n": 1}}\n',  # a call of a non-request
+        b'{"t": "answer", "rid": 1, "reply": {"t": "act"}}\n',
+        b'{"t": "batch", "events": [[1, "nobody", 0, {}, 0, ""]]}\n',  # an unknown scope
+        b'{"t": "follow"}\n',
+        b'{"t": "ping", "n": "x"}\n',
+        b"[" * 100_000 + b"\n",
+    ],
+)
+def test_a_line_that_is_not_a_message_is_refused(line: bytes) -> None:
+    with pytest.raises(BadMessage):
+        decode(line)
+
+
+def test_an_entry_saved_before_holders_existed_reaches_nobody_privately() -> None:
+    old = entry_from_json([1, "team", 0, {"type": "sign"}, 5, ""])
+    assert old.holders == ()
+    assert entry_from_json(list(EVENT)) == EVENT
