@@ -17,7 +17,9 @@ Three layers, measured apart on this machine:
 3. Our table actor: `--actors` open 6-seat tables in play, called with a `ready` that the rules
    acknowledge without change, so that each call does the whole path (engine, snapshot to
    Redis, publish) and nothing else; then with a command refused as out of phase (judged and
-   answered, nothing to save), which leaves the snapshot out.
+   answered, nothing to save), which leaves the snapshot out. Each twice, side by side: through
+   Ray actor calls (the control plane), and through the data plane (one TCP connection per
+   table, JSON lines, as a gateway holds it).
 
 From these it prints the ceiling of a node for live tables making `--table-calls` commands a
 second each (0.96 a second per 6-seat table at human pace, from the capacity runs):
@@ -41,6 +43,20 @@ from typing import Any
 import psutil
 import ray
 
+from actors.protocol import (
+    MAX_LINE,
+    Act,
+    Answer,
+    Bye,
+    Call,
+    Hello,
+    Join,
+    Reply,
+    Request,
+    Welcome,
+    decode,
+    encode,
+)
 from actors.table_actor import actor_class
 from cluster.connect import connect_ray
 from cluster.procs import RayHead, RedisServer
@@ -178,7 +194,9 @@ async def empty_actors(n: int, seconds: float, rate: float) -> list[Phase]:
     return [idle, busy]
 
 
-async def table_actors(n: int, seconds: float, rate: float, redis_url: str) -> list[Phase]:
+async def table_actors(
+    n: int, seconds: float, rate: float, redis_url: str, secret: str
+) -> list[Phase]:
     cls = actor_class()
     names = [f"floor-{uuid.uuid4().hex[:8]}" for _ in range(n)]
     handles = [cls.options(name=nm, lifetime="detached").remote(nm, redis_url) for nm in names]
@@ -188,26 +206,87 @@ async def table_actors(n: int, seconds: float, rate: float, redis_url: str) -> l
         code = f"F{i:05d}"
         await h.open.remote(code, {"players": 6}, "p0", "p0", (600.0, 1800.0))
         for s in range(1, 6):
-            await h.act.remote(_id(), "gw", f"p{s}", "take_seat", {"seat": s, "name": f"p{s}"})
+            await h.serve.remote(
+                Act(_id(), "gw", f"p{s}", "take_seat", {"seat": s, "name": f"p{s}"})
+            )
         for s in range(6):
-            await h.join.remote(_id(), "gw", f"gw/c{s}", f"p{s}")
-        reply = await h.act.remote(_id(), "gw", "p0", "start", {})
-        if not reply["ok"]:
+            await h.serve.remote(Join(_id(), "gw", f"gw/c{s}", f"p{s}"))
+        reply = await h.serve.remote(Act(_id(), "gw", "p0", "start", {}))
+        if not reply.ok:
             raise RuntimeError(f"could not start table {code}: {reply}")
     await asyncio.sleep(3.0)
 
     async def ready() -> None:
-        await asyncio.gather(*(h.act.remote(_id(), "gw", "p0", "ready", {}) for h in handles))
+        await asyncio.gather(
+            *(h.serve.remote(Act(_id(), "gw", "p0", "ready", {})) for h in handles)
+        )
 
     async def refused() -> None:  # out of phase: judged and answered, nothing saved
-        await asyncio.gather(*(h.act.remote(_id(), "gw", "p1", "rematch", {}) for h in handles))
+        await asyncio.gather(
+            *(h.serve.remote(Act(_id(), "gw", "p1", "rematch", {})) for h in handles)
+        )
 
     idle = await measure("table actor, in play, idle", pids, seconds, rate, None, None)
     busy = await measure("table actor, `ready` no-op", pids, seconds, rate, ready, idle)
     judged = await measure("table actor, refused", pids, seconds, rate, refused, idle)
+
+    # The same commands over the data plane: one connection per table, as a gateway keeps.
+    links = [
+        await RawLink.open(await h.endpoint.remote(), f"F{i:05d}", secret)
+        for i, h in enumerate(handles)
+    ]
+
+    async def ready_socket() -> None:
+        await asyncio.gather(*(k.ask(Act(_id(), "gw", "p0", "ready", {})) for k in links))
+
+    async def refused_socket() -> None:
+        await asyncio.gather(*(k.ask(Act(_id(), "gw", "p1", "rematch", {})) for k in links))
+
+    s_idle = await measure("table actor, link open, idle", pids, seconds, rate, None, None)
+    s_busy = await measure("socket: `ready` no-op", pids, seconds, rate, ready_socket, s_idle)
+    s_judged = await measure("socket: refused", pids, seconds, rate, refused_socket, s_idle)
+    for k in links:
+        await k.close()
     for h in handles:
         ray.kill(h, no_restart=True)
-    return [idle, busy, judged]
+    return [idle, busy, judged, s_idle, s_busy, s_judged]
+
+
+class RawLink:
+    """The caller's end of one data-plane connection, as a gateway holds it (no heartbeats:
+    an idle phase measures an open connection that nobody uses)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.waiting: dict[int, asyncio.Future[Reply]] = {}
+        self.rids = 0
+        self.task = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def open(cls, where: dict[str, Any], code: str, secret: str) -> RawLink:
+        reader, writer = await asyncio.open_connection(where["host"], where["port"], limit=MAX_LINE)
+        writer.write(encode(Hello(secret, "gw", code, where["incarnation"])))
+        if not isinstance(decode(await reader.readline()), Welcome):
+            raise RuntimeError(f"the data plane of {code} refused us")
+        return cls(reader, writer)
+
+    async def _read(self) -> None:
+        while line := await self.reader.readline():
+            msg = decode(line)
+            if isinstance(msg, Answer):
+                self.waiting.pop(msg.rid).set_result(msg.reply)
+
+    async def ask(self, req: Request) -> Reply:
+        self.rids += 1
+        fut: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self.waiting[self.rids] = fut
+        self.writer.write(encode(Call(self.rids, req)))
+        return await fut
+
+    async def close(self) -> None:
+        self.writer.write(encode(Bye()))
+        self.writer.close()
+        self.task.cancel()
 
 
 def _id() -> str:
@@ -234,20 +313,23 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
             )
         )
         phases = await empty_actors(a.actors, a.seconds, a.rate)
-        phases += await table_actors(a.actors, a.seconds, a.rate, redis.url)
+        assert head.token_path is not None
+        secret = head.token_path.read_text().strip()
+        phases += await table_actors(a.actors, a.seconds, a.rate, redis.url, secret)
     finally:
         ray.shutdown()
         head.cleanup()
         redis.cleanup()
-    idle, busy = phases[2], phases[3]
-    per_call = (busy.actor_ms_per_call or 0.0) + (busy.caller_ms_per_call or 0.0)
-    return {
-        "phases": [p.__dict__ for p in phases],
-        "per_table_pct": round(idle.cpu_per_actor_pct + a.table_calls * per_call / 10, 3),
-        "ceiling_tables": round(
-            ceiling(idle.cpu_per_actor_pct, per_call, a.table_calls, a.overhead), 1
-        ),
-    }
+    out: dict[str, Any] = {"phases": [p.__dict__ for p in phases]}
+    for path, idle, busy in (("ray", phases[2], phases[3]), ("socket", phases[5], phases[6])):
+        per_call = (busy.actor_ms_per_call or 0.0) + (busy.caller_ms_per_call or 0.0)
+        out[path] = {
+            "per_table_pct": round(idle.cpu_per_actor_pct + a.table_calls * per_call / 10, 3),
+            "ceiling_tables": round(
+                ceiling(idle.cpu_per_actor_pct, per_call, a.table_calls, a.overhead), 1
+            ),
+        }
+    return out
 
 
 def main() -> None:
@@ -264,17 +346,15 @@ def main() -> None:
     result = asyncio.run(run(a))
     for phase in result["phases"]:
         print(json.dumps(phase), flush=True)
-    print(
-        json.dumps(
-            {
-                "table_calls_per_s": a.table_calls,
-                "cpu_per_live_table_pct": result["per_table_pct"],
-                "ceiling_tables": result["ceiling_tables"],
-                "note": "actors and the caller only: no WebSocket, no Locust",
-            }
-        ),
-        flush=True,
-    )
+    for path in ("ray", "socket"):
+        summary = {
+            "path": path,
+            "table_calls_per_s": a.table_calls,
+            "cpu_per_live_table_pct": result[path]["per_table_pct"],
+            "ceiling_tables": result[path]["ceiling_tables"],
+            "note": "actors and the caller only: no WebSocket, no Locust",
+        }
+        print(json.dumps(summary), flush=True)
 
 
 if __name__ == "__main__":
