@@ -56,6 +56,7 @@ class Act:
     player_id: str
     kind: str
     args: Mapping[str, Any]
+    expires: int | None = None  # the table's time (ms) after which it is refused, unapplied
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,7 +319,12 @@ def _joined(a: dict[str, Any]) -> Joined:
 
 _BUILD: dict[type[Any], Any] = {
     Act: lambda a: Act(
-        str(a["cmd_id"]), str(a["origin"]), str(a["player_id"]), str(a["kind"]), dict(a["args"])
+        str(a["cmd_id"]),
+        str(a["origin"]),
+        str(a["player_id"]),
+        str(a["kind"]),
+        dict(a["args"]),
+        None if a.get("expires") is None else int(a["expires"]),
     ),
     Views: lambda a: Views(tuple((int(s), str(p)) for s, p in a["wanted"])),
     Outcome: lambda a: Outcome(

@@ -71,6 +71,7 @@ RESTORE_WAIT_S = 120.0
 # Made-up codes the gateway maps like the engine's: the player holds no seat here.
 NO_SEAT = ErrorBody("no_seat", "you hold no seat at this table")
 NOT_OPEN = ErrorBody("unknown_table", "this table is not open")
+EXPIRED = ErrorBody("expired", "this action arrived after its expiry and was not applied")
 # Close codes the actor asks a gateway to use on one connection (gateway/errors.py names them).
 CLOSE_REPLACED = 4409  # a newer connection of the same player took the seat
 CLOSE_SEAT_CHANGED = 4410  # the seat changed hands: this connection's player no longer holds it
@@ -496,6 +497,11 @@ class TableActor:
             return Outcome(False, NOT_OPEN)
         t = self.table
         now = now_ms()
+        if req.expires is not None and now > req.expires:
+            # Held in a dead link, delivered late: its player was told it did not happen.
+            late = Outcome(False, EXPIRED, t.seat_of(req.player_id))
+            self._remember(req.cmd_id, late)
+            return late
         error: ErrorBody | None = None
         command: Command
         seat = t.seat_of(req.player_id)

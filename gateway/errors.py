@@ -86,6 +86,7 @@ STATUS = {
     "table_not_full": 409,
     "not_a_bot": 409,
     "wrong_phase": 409,
+    "expired": 409,
     "too_large": 413,
     "rate_limited": 429,
     "too_many_lobbies": 429,

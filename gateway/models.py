@@ -106,6 +106,9 @@ class Frame(BaseModel):
     model_config = ConfigDict(extra="ignore")
     type: str
     id: FrameId | None = None
+    # Server time (ms since the epoch, as events' `at`) after which a command must not be
+    # applied: a frame held in a dead link and delivered late is refused `expired` instead.
+    expires: Annotated[StrictInt, Field(ge=0, lt=2**53)] | None = None
 
 
 class Hello(Frame):

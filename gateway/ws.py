@@ -304,11 +304,11 @@ async def _handle(
     if frame.type == "hello":
         return error_frame(frame.id, "wrong_phase", "already said hello"), [], "hello"
     assert frame.type in COMMAND_FRAMES
-    args = frame.model_dump(exclude={"type", "id"})
+    args = frame.model_dump(exclude={"type", "id", "expires"})
     cmd_id = f"{conn.conn_id}:{n}"
     try:
         reply = await svc.hubs.call(
-            code, Act(cmd_id, svc.gateway, conn.player_id, frame.type, args)
+            code, Act(cmd_id, svc.gateway, conn.player_id, frame.type, args, frame.expires)
         )
     except (RayError, TableGone, TimeoutError) as exc:
         log.warning("table %s unavailable for %s: %r", code, frame.type, exc)

@@ -4,11 +4,13 @@ without losing the connection, the 64 KiB limit, one answer per frame."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 import websockets
 
 from tests.cluster.client import Player, table_with
+from tests.cluster.test_resilience import open_round
 from tests.conftest import Stack
 
 
@@ -120,3 +122,26 @@ async def test_floods_are_refused_rate_limited(stack: Stack) -> None:
     assert codes[0] is None  # the first ones were answered with pong
     assert host.close_code is None
     await host.close()
+
+
+async def test_a_command_judged_after_its_expiry_is_refused_and_changes_nothing(
+    stack: Stack,
+) -> None:
+    code, people = await table_with(stack.a.url, 4, 2, deals=1, time_scale=0.2)
+    rounds = await open_round(code, people)
+    _, other = people
+    mine = rounds[1]
+    swap = {"card": mine["hand"][0]["id"], "slot": 0, "expect": mine["center"][0]["id"]}
+    now = int(time.time() * 1000)
+    late = await other.request("swap", **swap, expires=now - 1)
+    assert late["type"] == "error"
+    assert late["code"] == "expired"
+    assert (await other.request("swap", **swap, expires="soon"))["code"] == "bad_message"
+    assert (await other.request("swap", **swap, expires=-5))["code"] == "bad_message"
+    # Nothing moved: the same swap, in time, is still possible and acknowledged.
+    assert (await other.request("swap", **swap, expires=now + 60_000))["type"] == "ack"
+    seen = await people[0].wait_event(lambda e: e["type"] == "swapped" and e["seat"] == 1)
+    assert seen["placed"]["id"] == swap["card"]
+    for p in people:
+        assert not p.problems
+        await p.close()

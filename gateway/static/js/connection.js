@@ -3,7 +3,7 @@
 // snapshot), and reconnection with capped, jittered backoff. The snapshot is the whole truth
 // (R25), so every reconnection is just a new hello.
 
-import { noteServerTime } from "./servertime.js";
+import { noteServerTime, serverNow } from "./servertime.js";
 
 const CLOSE = {
   badToken: 4401,
@@ -12,8 +12,17 @@ const CLOSE = {
   replaced: 4409,
   seatChanged: 4410,
 };
-const PING_EVERY_MS = 20_000;
-const ANSWER_TIMEOUT_MS = 10_000;
+// A link that has said nothing for QUIET_MS is probed with a ping; one unanswered for
+// PROBE_MS more is dead (a cut network holds frames without closing anything): "Reconnecting…"
+// within ~5 s, and a new socket.
+const QUIET_MS = 2_000;
+const PROBE_MS = 3_000;
+const CHECK_EVERY_MS = 500;
+// Commands expire this long after they are sent (in the server's time); the server refuses one
+// judged later. So once a command's expiry and a margin for clock estimates have passed without
+// an answer, it is certain it was not applied, and the player can be told so.
+const COMMAND_TTL_MS = 3_000;
+const EXPIRY_MARGIN_MS = 1_000;
 
 export class Connection {
   // handlers: onWelcome(frame), onEvent(frame), onStatus(status, detail), onFatal(code)
@@ -29,6 +38,8 @@ export class Connection {
     this.stopped = false;
     this.timer = null;
     this.pinger = null;
+    this.heard = 0;
+    this.probeSent = 0;
   }
 
   start() {
@@ -57,6 +68,8 @@ export class Connection {
     };
     ws.onmessage = (msg) => {
       if (ws !== this.ws) return;
+      this.heard = Date.now();
+      this.probeSent = 0;
       let frame;
       try {
         frame = JSON.parse(msg.data);
@@ -96,6 +109,26 @@ export class Connection {
     this.timer = setTimeout(() => this.open(), delay);
   }
 
+  // Nothing heard for a while: ask; no answer to the question either: the link is dead.
+  checkLink() {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return;
+    const now = Date.now();
+    if (this.probeSent && now - this.probeSent > PROBE_MS) {
+      clearInterval(this.pinger);
+      this.h.onStatus("reconnecting");
+      this.ws = null;
+      ws.close(1000);
+      this.failAll("stalled");
+      this.scheduleReconnect();
+      return;
+    }
+    if (!this.probeSent && now - this.heard > QUIET_MS) {
+      this.probeSent = now;
+      ws.send(JSON.stringify({ type: "ping", id: `p${this.nextId++}` }));
+    }
+  }
+
   // Drop this socket and say hello again: used when events were missed.
   resync() {
     const old = this.ws;
@@ -118,7 +151,9 @@ export class Connection {
       this.attempt = 0;
       this.lastSeq = typeof frame.seq === "number" ? frame.seq : 0;
       clearInterval(this.pinger);
-      this.pinger = setInterval(() => this.send({ type: "ping" }).catch(() => {}), PING_EVERY_MS);
+      this.heard = Date.now();
+      this.probeSent = 0;
+      this.pinger = setInterval(() => this.checkLink(), CHECK_EVERY_MS);
       this.h.onStatus("online");
       this.h.onWelcome(frame);
       return;
@@ -135,7 +170,6 @@ export class Connection {
       const waiter = this.pending.get(frame.id);
       if (waiter) {
         this.pending.delete(frame.id);
-        clearTimeout(waiter.timer);
         waiter.resolve(frame);
       }
       return;
@@ -150,7 +184,10 @@ export class Connection {
     this.h.onEvent(frame);
   }
 
-  // Send a frame; resolves with its answer (ack, pong or error frame), rejects when offline.
+  // Send a frame; resolves with its answer (ack, pong or error frame). Rejects with "offline"
+  // when it never left, and with "unconfirmed" when it left but no answer came before its
+  // expiry passed: then it was either applied in time (the next snapshot shows it) or never
+  // will be (the server refuses it as `expired`), never applied later.
   send(frame) {
     return new Promise((resolve, reject) => {
       const ws = this.ws;
@@ -159,20 +196,31 @@ export class Connection {
         return;
       }
       const id = `c${this.nextId++}`;
+      const command = frame.type !== "ping";
+      const expires = Math.round(serverNow()) + COMMAND_TTL_MS;
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error("timeout"));
-      }, ANSWER_TIMEOUT_MS);
-      this.pending.set(id, { resolve, reject, timer });
-      ws.send(JSON.stringify({ ...frame, id }));
+        reject(new Error("unconfirmed"));
+      }, COMMAND_TTL_MS + EXPIRY_MARGIN_MS);
+      const settle = (answer) => {
+        clearTimeout(timer);
+        resolve(answer);
+      };
+      // A socket that died fails its commands at once, but the player is told only once their
+      // expiry has passed: until then the server could still apply them.
+      const fail = (err) => {
+        if (!command) {
+          clearTimeout(timer);
+          reject(err);
+        }
+      };
+      this.pending.set(id, { resolve: settle, reject: fail, timer });
+      ws.send(JSON.stringify(command ? { ...frame, id, expires } : { ...frame, id }));
     });
   }
 
   failAll(reason) {
-    for (const w of this.pending.values()) {
-      clearTimeout(w.timer);
-      w.reject(new Error(reason));
-    }
+    for (const w of this.pending.values()) w.reject(new Error(reason));
     this.pending.clear();
   }
 }

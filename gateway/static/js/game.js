@@ -226,8 +226,10 @@ export function TableRoute({ code }) {
     let answer;
     try {
       answer = await conn.current.send(frame);
-    } catch {
-      toast(t("err.offline"), "error");
+    } catch (err) {
+      const text = t(err.message === "offline" ? "err.offline" : "err.unconfirmed");
+      toast(text, "error");
+      announce(text, { urgent: true });
       return null;
     }
     if (answer.type === "error" && !quiet.includes(answer.code)) {

@@ -358,7 +358,9 @@ export function TableView({ game, actions, flash, status }) {
   const n = tb.players;
   const [selected, setSelected] = useState(null);
   const { hand, center } = shown(game);
-  const canSwap = tb.phase === "playing" && game.pending.length === 0;
+  // A dead link (status not "online") holds frames without refusing them: play waits for it.
+  const live = status === "online";
+  const canSwap = live && tb.phase === "playing" && game.pending.length === 0;
   const drag = useDrag((card, slot) => {
     setSelected(null);
     actions.swap(card, slot);
@@ -441,10 +443,11 @@ export function TableView({ game, actions, flash, status }) {
           canSwap=${canSwap}
         />
         <p class="hint">${selected ? t("table.pickSlot") : t("table.pickCard")}</p>
-        <div class="actions">
+        <fieldset class="actions" disabled=${!live} data-live=${live ? "yes" : "no"}>
+          <legend class="visually-hidden">${t("table.you")}</legend>
           <${FloorControls} game=${game} actions=${actions} />
           <${CallButtons} game=${game} actions=${actions} hand=${hand} />
-        </div>`}
+        </fieldset>`}
     </section>
     ${(tb.phase === "playing" || game.history.length > 0) && html`<${History} game=${game} />`}
   </div>`;
