@@ -333,4 +333,7 @@ async def _writer(ws: WebSocket, conn: Connection) -> None:
             await ws.send_text(item)
         except (WebSocketDisconnect, OSError):
             raise _Ended from None
+        except RuntimeError:
+            # uvicorn already closed the socket (its own ping timeout, or shutdown): done.
+            raise _Ended from None
         metrics.FRAMES_OUT.inc()
