@@ -6,7 +6,7 @@ from engine.errors import ErrorCode, Refusal
 from engine.events import ALL, Emitted, FloorChanged, Outbound, Swapped
 from engine.phase import Phase
 from engine.signs import EMOJI_SET
-from engine.state import TableState
+from engine.state import RECENT_EMISSIONS, TableState
 
 
 def swap(
@@ -89,4 +89,5 @@ def fire_emission(state: TableState, seat: int, t: int) -> list[Outbound]:
     st.last_emission_at = t
     st.last_emitted = st.choice
     st.next_emission_at = t + state.timings.emission_period
+    state.emissions = [*state.emissions[1 - RECENT_EMISSIONS :], (seat, st.choice, t)]
     return [Outbound(ALL, Emitted(seat=seat, emoji=st.choice), t)]

@@ -35,6 +35,7 @@ def begin_signing(state: TableState, t: int) -> list[Outbound]:
     state.center = []
     state.vote = None
     state.reshuffled = False
+    state.emissions = []
     for seat in state.seats:
         seat.reset_for_round()
     events = [Outbound(ALL, SigningBegan(round=state.round, deadline=state.deadline), t)]

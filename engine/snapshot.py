@@ -51,6 +51,7 @@ def dump(state: TableState) -> dict[str, Any]:
         "deals_used": state.deals_used,
         "last_reveal": state.last_reveal.to_wire() if state.last_reveal else None,
         "winners": list(state.winners) if state.winners is not None else None,
+        "emissions": [list(e) for e in state.emissions],
         "seats": [
             {
                 "kind": st.kind,
@@ -144,4 +145,6 @@ def load(data: dict[str, Any]) -> TableState:
             signs=tuple(reveal["signs"]),
         ),
         winners=tuple(data["winners"]) if data["winners"] is not None else None,
+        # Snapshots saved before emissions were kept have none: the list starts empty.
+        emissions=[(int(s), str(e), int(at)) for s, e, at in data.get("emissions", [])],
     )

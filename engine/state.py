@@ -62,6 +62,9 @@ class VoteState:
     accepted: set[int] = field(default_factory=set)
 
 
+RECENT_EMISSIONS = 8  # of the round, in views
+
+
 @dataclass(slots=True)
 class TableState:
     config: TableConfig
@@ -79,6 +82,9 @@ class TableState:
     deals_used: int = 0
     last_reveal: Reveal | None = None
     winners: tuple[int, ...] | None = None
+    # The round's latest emissions, oldest first: (seat, emoji, at). Public (R13: everyone sees
+    # them), kept so that a reloaded page shows what it had shown.
+    emissions: list[tuple[int, str, int]] = field(default_factory=list)
 
     @classmethod
     def new(cls, config: TableConfig) -> TableState:

@@ -68,5 +68,6 @@ def view(state: TableState, seat: int | None) -> dict[str, Wire]:
         else state.last_vote_end + state.timings.vote_gap,
         "last_reveal": state.last_reveal.to_wire() if state.last_reveal else None,
         "winners": list(state.winners) if state.winners is not None else None,
+        "emissions": [{"seat": s, "emoji": e, "at": at} for s, e, at in state.emissions],
         "emojis": list(EMOJIS),
     }

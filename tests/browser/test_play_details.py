@@ -146,6 +146,11 @@ def test_stale_swap_floor_emission_vote_and_contre(browser: Any, stack_url: str)
         expect(host.page.locator(".seat[data-seat='3'] .bubble")).to_have_text("🦉")
         expect(host.page.locator(".history li")).to_contain_text("🦉")
         expect(host.page.locator("#live-polite")).to_contain_text("Dieudonné")
+        # A reload keeps the list: the snapshot carries the round's latest emissions.
+        host.page.reload()
+        expect(host.page.locator(".hand-card")).to_have_count(4)
+        expect(host.page.locator(".history li")).to_have_count(1)
+        expect(host.page.locator(".history li")).to_contain_text("🦉")
 
         # The reshuffle vote: asked by the host, answered by the three others.
         host.page.click(".vote-btn")

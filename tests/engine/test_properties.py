@@ -51,6 +51,7 @@ VIEW_KEYS = {
     "vote_ready_at",
     "last_reveal",
     "winners",
+    "emissions",
     "emojis",
 }
 
@@ -89,6 +90,7 @@ class Referee:
         self.last_reveal: dict[str, Any] | None = None
         self.last_at = 0
         self.emitted: list[str | None] = [None] * self.n
+        self.emissions: list[dict[str, Any]] = []  # the round's, as every seat saw them
 
     def state(self) -> dict[str, Any]:
         state: dict[str, Any] = self.table.to_snapshot()["state"]
@@ -138,6 +140,7 @@ class Referee:
             self.center = []
             self.signs = [None] * (self.n // 2)
             self.emitted = [None] * self.n
+            self.emissions = []
             if e["round"] == 1:  # a new match (Rematch) starts from zero
                 self.scores = [0] * (self.n // 2)
                 self.last_reveal = None
@@ -146,6 +149,7 @@ class Referee:
             assert self.reshuffles[self.rounds_played] <= 1, "two reshuffles in one round (R20)"
         elif kind == "emission":
             self.emitted[e["seat"]] = e["emoji"]
+            self.emissions.append({"seat": e["seat"], "emoji": e["emoji"], "at": o.at})
         elif kind == "reveal":
             assert o.to.scope == "all"
             assert e["hands"] == [
@@ -213,6 +217,8 @@ class Referee:
         assert all(set(row) == SEAT_ROW_KEYS for row in v["seats"])
         assert v["vote"] is None or set(v["vote"]) == {"by", "voters", "deadline", "accepted"}
         assert [row["emoji"] for row in v["seats"]] == self.emitted
+        # The round's latest emissions, public, as the events showed them (a reload keeps them).
+        assert v["emissions"] == self.emissions[-8:]
         assert v["scores"] == self.scores
 
 

@@ -10,7 +10,7 @@ export function fromWelcome(frame, previous) {
     you: frame.you,
     table: frame.table,
     pending: [],
-    history: previous?.table?.code === frame.table.code ? previous.history : [],
+    history: recentEmissions(frame.table),
     lastSwap: null,
     signBy: null,
     timeScale: previous?.timeScale ?? 1,
@@ -18,6 +18,16 @@ export function fromWelcome(frame, previous) {
     redeals: 0,
     rev: (previous?.rev ?? 0) + 1,
   };
+}
+
+// The round's latest emissions as the snapshot carries them (oldest first), newest first here,
+// numbered so that each keeps its key; a reload shows what the page showed before.
+function recentEmissions(table) {
+  const list = table.emissions ?? [];
+  return list
+    .map((e, i) => ({ seat: e.seat, emoji: e.emoji, n: i + 1 }))
+    .reverse()
+    .slice(0, HISTORY);
 }
 
 function withSeat(seats, seat, patch) {
