@@ -204,7 +204,7 @@ function Hand({ hand, selected, onSelect, drag, readyAt, canSwap }) {
           data-card-id=${card.id}
           data-rank=${card.rank}
           aria-pressed=${selected === card.id ? "true" : "false"}
-          disabled=${!canSwap}
+          disabled=${!canSwap || cooling}
           onPointerDown=${(e) => drag.onPointerDown(e, card.id)}
           onPointerMove=${drag.onPointerMove}
           onPointerUp=${drag.onPointerUp}
