@@ -194,3 +194,29 @@ def test_home_page_fits_a_360_pixel_phone(browser: Any, static_url: str) -> None
         assert page.evaluate("document.documentElement.scrollWidth") <= 360
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(
+    ("lang", "latin_comma", "and_word"),
+    [("en", True, " and "), ("fr", True, " et "), ("ht", True, " ak "), ("ar", False, "و")],
+)
+def test_lists_use_each_languages_own_words_and_separators(
+    page_en: Page, lang: str, latin_comma: bool, and_word: str
+) -> None:
+    """Team lists ("Team 1, Team 3") follow the language: Arabic has its own comma and "و"."""
+    text, teams = run_i18n(
+        page_en,
+        "async (i18n, lang) => { await i18n.setLanguage(lang);"
+        " const names = await import('/static/js/names.js');"
+        " return [i18n.listText(['A', 'B', 'C']), names.listTeams([0, 2])]; }",
+        lang,
+    )
+    assert and_word in text
+    assert ("," in text) == latin_comma
+    assert text.startswith("A")
+    assert text.endswith("C")
+    label = catalog(lang)["team.name"]
+    assert label.replace("{n}", "1") in teams
+    assert label.replace("{n}", "3") in teams
+    assert ("," in teams) is False  # two items: only the language's "and"
+    assert and_word.strip() in teams

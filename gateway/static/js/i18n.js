@@ -128,6 +128,24 @@ export function tx(key, vars = {}) {
   return parts;
 }
 
+// A list in the current language's own words and punctuation ("A, B and C", "A, B et C",
+// "A، B وC"): `items` with the separators between them, so the view can keep names as
+// elements. Browsers have no list rules for Haitian Creole: ours is "A, B ak C".
+export function listOf(items) {
+  if (items.length < 2) return items.slice();
+  if (lang === "ht") {
+    return items.flatMap((x, i) => (i === 0 ? [x] : [i === items.length - 1 ? " ak " : ", ", x]));
+  }
+  const format = new Intl.ListFormat(lang, { style: "long", type: "conjunction" });
+  return format
+    .formatToParts(items.map((_, i) => String(i)))
+    .map((part) => (part.type === "element" ? items[Number(part.value)] : part.value));
+}
+
+export function listText(items) {
+  return listOf(items).join("");
+}
+
 export function clock(ms) {
   const s = Math.max(0, Math.ceil(ms / 1000));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;

@@ -1,6 +1,6 @@
 // Small view helpers shared by the lobby and the table: player names in <bdi>, teams, cards.
 import { html } from "./html.js";
-import { t, tx } from "./i18n.js";
+import { listText, t, tx } from "./i18n.js";
 
 export const SUIT_SYMBOL = { S: "♠", H: "♥", D: "♦", C: "♣" };
 export const SUIT_KEY = { S: "suit.S", H: "suit.H", D: "suit.D", C: "suit.C" };
@@ -48,7 +48,7 @@ export function Card({ card, small = false, extra = "" }) {
 }
 
 export function listTeams(teams) {
-  return teams.map(teamLabel).join(", ");
+  return listText(teams.map(teamLabel));
 }
 
 export function revealText(reveal, seats) {

@@ -3,7 +3,7 @@
 import { useEffect, useRef } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
-import { Card, Msg, Name, revealText, seatName, teamLabel } from "./names.js";
+import { Card, Msg, Name, listTeams, revealText, seatName, teamLabel } from "./names.js";
 import { Countdown } from "./ticking.js";
 import { partnerOf } from "./state.js";
 
@@ -133,7 +133,7 @@ export function RevealPanel({ game, actions }) {
     <p class="reveal-text ${r.correct ? "right" : "wrong"}">${revealText(r, tb.seats)}</p>
     ${over &&
     html`<p class="winners" data-winners=${tb.winners.join(",")}>
-      🏆 ${t("over.winners", { n: tb.winners.length, teams: tb.winners.map(teamLabel).join(", ") })}
+      🏆 ${t("over.winners", { n: tb.winners.length, teams: listTeams(tb.winners) })}
     </p>`}
     <div class="reveal-hands">
       ${Array.from({ length: n / 2 }, (_, k) => k).map(

@@ -7,7 +7,7 @@
 // geometry stays put; that is why the ring uses physical `left`/`top`.
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
-import { clock, t } from "./i18n.js";
+import { clock, listOf, listText, t } from "./i18n.js";
 import { hasCarre, partnerOf, shown, teamSeats } from "./state.js";
 import { Card, Name, cardLabel, seatName, teamLabel } from "./names.js";
 import { reducedMotion } from "./announce.js";
@@ -43,8 +43,8 @@ function StatusBar({ game, status }) {
     </ul>
     <span class="floor-holders">
       ${floors.length
-        ? html`<span aria-hidden="true">🎙️</span> ${floors.map(
-              (s, i) => html`${i ? ", " : ""}<${Name} seats=${tb.seats} seat=${s} />`,
+        ? html`<span aria-hidden="true">🎙️</span> ${listOf(
+              floors.map((s) => html`<${Name} seats=${tb.seats} seat=${s} />`),
             )}`
         : html`<span class="muted">${t("status.noFloor")}</span>`}
     </span>
@@ -78,7 +78,7 @@ function SeatView({ game, seat, pos, pulse }) {
     style=${`left:clamp(var(--seat-half), ${pos.left}%, calc(100% - var(--seat-half)));top:${pos.top}%`}
     data-seat=${seat}
     role="group"
-    aria-label=${`${seatName(tb.seats, seat)} — ${labels.join(", ")}`}
+    aria-label=${`${seatName(tb.seats, seat)} — ${listText(labels)}`}
   >
     ${row.emoji &&
     html`<span class="bubble ${pulse ? "pulse" : ""}" key=${pulse} aria-hidden="true"
