@@ -67,6 +67,9 @@ def test_four_players_sign_swap_reload_and_score_quatro(browser: Any, stack_url:
             expect(p.page.locator(".hand-card")).to_have_count(4)
         assert hand_ranks(partner.page) == ["A", "A", "K", "Q"]
         assert hand_ranks(host.page) == ["K", "K", "Q", "Q"]
+        # Faces follow the language: French valets are "V", rois "R"; Arabic keeps the letters.
+        expect(west.page.locator(".hand-card[data-rank='J'] .rank").first).to_have_text("V")
+        expect(east.page.locator(".hand-card[data-rank='K'] .rank").first).to_have_text("K")
         assert severe_violations(host.page) == []
         assert east.page.evaluate("getComputedStyle(document.body).direction") == "rtl"
 
@@ -74,6 +77,7 @@ def test_four_players_sign_swap_reload_and_score_quatro(browser: Any, stack_url:
         swap_by_taps(partner.page, "K", 0)
         wait_hand(partner.page, ["A", "A", "A", "Q"])
         expect(host.page.locator(".slot[data-slot='0'] .card")).to_have_attribute("data-rank", "K")
+        expect(west.page.locator(".slot[data-slot='0'] .card .rank")).to_have_text("R")
         wait_swap_ready(partner.page)
         swap_by_drag(partner.page, "Q", 1)
         wait_hand(partner.page, ["A", "A", "A", "A"])

@@ -32,6 +32,12 @@ export function cardLabel(card) {
   return t("card.label", { rank: t(`rank.${card.rank}`), suit: t(SUIT_KEY[card.suit]) });
 }
 
+// The letter printed on a court card or ace follows the language (French R, D, V for roi,
+// dame, valet; Haitian Creole W, D, V, L for wa, dam, valè, las); numbers stay digits.
+export function face(rank) {
+  return /^\d+$/.test(rank) ? rank : t(`face.${rank}`);
+}
+
 export function Card({ card, small = false, extra = "" }) {
   if (!card) return html`<span class="card card-empty ${extra}"></span>`;
   const red = card.suit === "H" || card.suit === "D";
@@ -42,7 +48,7 @@ export function Card({ card, small = false, extra = "" }) {
     aria-label=${cardLabel(card)}
     role="img"
   >
-    <span class="rank" aria-hidden="true">${card.rank}</span>
+    <span class="rank" aria-hidden="true">${face(card.rank)}</span>
     <span class="suit" aria-hidden="true">${SUIT_SYMBOL[card.suit]}</span>
   </span>`;
 }
