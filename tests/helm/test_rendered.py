@@ -34,8 +34,9 @@ from tests.helm.render import (
 # The chart's oldest Kubernetes (Chart.yaml kubeVersion), one in the middle and the newest
 # schema kubernetes-validate ships.
 K8S_VERSIONS = ("1.29", "1.33", "1.37")
-# Custom resources: no schema in kubernetes-validate, and no KubeRay or Prometheus-operator CRD
-# in any registry this machine reaches, so they get the focused checks below instead.
+# Custom resources: no schema in kubernetes-validate. The RayCluster is validated against KubeRay's
+# CRD in test_raycluster_crd.py; no Prometheus-operator CRD is at hand, so ServiceMonitor and
+# PrometheusRule get the focused checks below.
 CUSTOM_KINDS = {"RayCluster", "ServiceMonitor", "PrometheusRule"}
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # Ray's containers and the gateway run the Quatro image; Redis is the official one.
