@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.deploy import pods
+from tests.deploy import netpol, pods
 from tests.deploy.deployment import Deployment
 from tests.deploy.docker import BASE_TAG, Dockerd, build_project_image
 from tests.helm.render import Rendered, render_values
@@ -80,6 +80,7 @@ def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[D
     started = time.monotonic()
     docker = dockerd.start()
     deployed: Deployment | None = None
+    enforcer: netpol.Enforcer | None = None
     try:
         # Containers an interrupted earlier run left in this daemon's data root.
         docker.run("container", "prune", "--force", check=False)
@@ -89,6 +90,9 @@ def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[D
         plans = pods.plans(rendered.docs, worker_replicas=WORKERS, gateway_replicas=GATEWAYS)
         deployed = Deployment(docker, {p.name: p for p in plans})
         deployed.create_network()
+        isolated, allowed = netpol.admitted(rendered.docs, plans)
+        enforcer = netpol.Enforcer(deployed.subnet, deployed.ips)
+        _log(f"{enforcer.apply(isolated, allowed)} NetworkPolicy admissions enforced")
         (redis,) = deployed.pods("redis")
         deployed.start(redis)
         probe = _redis_probe(rendered)
@@ -119,6 +123,8 @@ def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[D
                 for name in deployed.plans:
                     print(f"--- {name}\n{deployed.logs(name, 200)}")
             deployed.teardown()
+        if enforcer is not None:
+            enforcer.remove()
         dockerd.stop()
         _log(f"torn down after {time.monotonic() - started:.0f} s")
 

@@ -1,9 +1,10 @@
 """The release as containers: one per pod, on one bridge network the test creates, each reachable
 under the names of the Services that select it. Gateways are published on loopback only.
 
-The Ray head gets a fixed address on that network: a Kubernetes Service's ClusterIP outlives its
-pod, and Ray nodes resolve `<head-svc>:6379` once and reconnect to that address when the head
-comes back, so a head container that came back elsewhere would not be the same test.
+Each pod gets a fixed address on that network. The head needs one: a Kubernetes Service's
+ClusterIP outlives its pod, and Ray nodes resolve `<head-svc>:6379` once and reconnect to that
+address when the head comes back, so a head container that came back elsewhere would not be the
+same test. The others need one for the NetworkPolicy rules (netpol.py), written once.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Deployment:
     subnet: str = ""
     started: list[str] = field(default_factory=list)
     volumes: set[str] = field(default_factory=set)
+    ips: dict[str, str] = field(default_factory=dict)
 
     # -- lifecycle --------------------------------------------------------------------------
     def create_network(self) -> None:
@@ -46,21 +48,18 @@ class Deployment:
         self.docker.run(
             "network", "create", "--driver=bridge", f"--subnet={self.subnet}", self.network
         )
+        # Docker hands out addresses from the bottom of the range: the top is never taken.
+        top = ipaddress.ip_network(self.subnet).broadcast_address
+        self.ips = {pod: str(top - 2 - i) for i, pod in enumerate(self.plans)}
 
     def container(self, pod: str) -> str:
         return f"{self.prefix}-{pod}"
-
-    def fixed_ip(self) -> str:
-        net = ipaddress.ip_network(self.subnet)
-        # Docker hands out addresses from the bottom of the range: the top is never taken.
-        return str(net.broadcast_address - 2)
 
     def start(self, pod: str) -> None:
         plan = self.plans[pod]
         name = self.container(pod)
         args = plan.run_args(self.network, name)
-        if plan.component == "ray-head":
-            args.insert(1, f"--ip={self.fixed_ip()}")
+        args.insert(1, f"--ip={self.ips[pod]}")
         self.volumes |= set(plan.volumes.values())
         self.docker.run(*args)
         if name not in self.started:
@@ -116,12 +115,22 @@ class Deployment:
         return out == "true"
 
     def ip(self, pod: str) -> str:
-        return self.docker.run(
-            "inspect",
-            "--format",
-            "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
-            self.container(pod),
+        return self.ips[pod]
+
+    def probe(self, source: str, target: str, port: int) -> str:
+        """From inside `source`: a TCP connection to `target` is open, refused (reached, nobody
+        listens) or times out (dropped)."""
+        script = (
+            "import socket, sys\n"
+            "s = socket.socket(); s.settimeout(3)\n"
+            "try:\n"
+            "    s.connect((sys.argv[1], int(sys.argv[2]))); print('open')\n"
+            "except ConnectionRefusedError:\n"
+            "    print('refused')\n"
+            "except OSError:\n"
+            "    print('timeout')\n"
         )
+        return self.exec(source, "python", "-c", script, self.ips[target], str(port))
 
     def url(self, pod: str, port_name: str = "http") -> str:
         port = self.plans[pod].ports[port_name]
