@@ -367,7 +367,8 @@ def host_entries() -> list[str]:
 
 def build_project_image(docker: Docker, tag: str, timeout: float = 1500) -> str:
     base = base_image(docker)
-    docker.run(
+    context = build_context()
+    common = [
         "build",
         "--force-rm",
         "--network=host",
@@ -376,12 +377,11 @@ def build_project_image(docker: Docker, tag: str, timeout: float = 1500) -> str:
         f"PYTHON_BASE={base}",
         "-f",
         "helm/image/Dockerfile",
-        "-t",
-        tag,
-        "-",
-        stdin=build_context(),
-        timeout=timeout,
-    )
-    # Dangling layers of earlier builds of this tag: the cache keeps what the next build reuses.
+    ]
+    # The build stage (the pip install, the slow part) tagged too: untagged, its layers would be
+    # dangling, and the prune below would throw the next run's cache away with them.
+    docker.run(*common, "--target=build", "-t", f"{tag}-build", "-", stdin=context, timeout=timeout)
+    docker.run(*common, "-t", tag, "-", stdin=context, timeout=timeout)
+    # What earlier builds left behind (layers of changed sources): not the cache of this one.
     docker.run("image", "prune", "--force", check=False)
     return tag
