@@ -78,10 +78,10 @@ def _log(message: str) -> None:
 def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[Deployment]:
     dockerd = Dockerd()
     started = time.monotonic()
-    docker = dockerd.start()
     deployed: Deployment | None = None
     enforcer: netpol.Enforcer | None = None
     try:
+        docker = dockerd.start()
         # Containers an interrupted earlier run left in this daemon's data root.
         docker.run("container", "prune", "--force", check=False)
         build_project_image(docker, f"{IMAGE_REPO}:{IMAGE_TAG}")
@@ -107,10 +107,10 @@ def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[D
                 deployed.start(pod)
         for pod in deployed.pods("gateway"):
             deployed.wait_gateway_ready(pod)
-        slots = WORKERS * _worker_slots(rendered)
+        deployed.slots = WORKERS * _worker_slots(rendered)
         deployed.wait(
-            f"{slots} table slots (every worker joined)",
-            lambda: deployed.table_slots() >= slots,
+            f"{deployed.slots} table slots (every worker joined)",
+            deployed.all_slots,
             180,
             deployed.pods("ray-worker"),
         )

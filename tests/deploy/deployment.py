@@ -33,6 +33,7 @@ class Deployment:
     started: list[str] = field(default_factory=list)
     volumes: set[str] = field(default_factory=set)
     ips: dict[str, str] = field(default_factory=dict)
+    slots: int = 0  # the table slots of all workers together
 
     # -- lifecycle --------------------------------------------------------------------------
     def create_network(self) -> None:
@@ -179,6 +180,10 @@ class Deployment:
 
     def table_slots(self) -> float:
         return float(self.ray("print(ray.cluster_resources().get('table_slot', 0))"))
+
+    def all_slots(self) -> bool:
+        """Every worker is a live member of the cluster."""
+        return self.table_slots() >= self.slots
 
     def table_node_ip(self, actor: str) -> str:
         """The address of the Ray node a table actor lives on."""

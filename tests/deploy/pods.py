@@ -45,6 +45,7 @@ class PodPlan:
     labels: dict[str, str]
     aliases: list[str] = field(default_factory=list)
     user: str = ""
+    groups: list[str] = field(default_factory=list)
     read_only: bool = False
     cap_drop: list[str] = field(default_factory=list)
     no_new_privileges: bool = False
@@ -63,6 +64,7 @@ class PodPlan:
         args += [f"--label={k}={v}" for k, v in sorted(self.labels.items())]
         if self.user:
             args += ["--user", self.user]
+        args += [f"--group-add={group}" for group in self.groups]
         if self.read_only:
             args.append("--read-only")
         args += [f"--cap-drop={cap}" for cap in self.cap_drop]
@@ -273,6 +275,8 @@ def _plan(
             )
         ],
         user=f"{uid}:{gid}" if uid is not None else "",
+        # fsGroup: the kubelet adds it to the container's supplementary groups.
+        groups=[str(pod_sc["fsGroup"])] if "fsGroup" in pod_sc else [],
         read_only=bool(sc.get("readOnlyRootFilesystem")),
         cap_drop=list(sc.get("capabilities", {}).get("drop", [])),
         no_new_privileges=sc.get("allowPrivilegeEscalation") is False,

@@ -9,16 +9,20 @@ running for the next.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 
 import httpx
+from websockets.exceptions import WebSocketException
 
 from tests.cluster.client import Frame, Player
 from tests.deploy.deployment import Deployment
 from tests.helm.render import Rendered
 
 PLAYERS = 6
+# What the host waits for before calling Quatro!: the bots have started to play the round.
+PLAYED = ("swapped", "reveal")
 
 
 def gateways(d: Deployment) -> tuple[str, str]:
@@ -97,12 +101,32 @@ def test_every_pod_runs_the_command_the_chart_renders(
     assert alive == 1 + 2 + 2
 
 
+def test_the_network_policies_hold_between_pods(deployment: Deployment, rendered: Rendered) -> None:
+    """What the rendered NetworkPolicies admit goes through; what they do not is dropped (a
+    timeout, not a refusal)."""
+    d = deployment
+    (redis,) = d.pods("redis")
+    (head,) = d.pods("ray-head")
+    worker = d.pods("ray-worker")[0]
+    gateway = d.pods("gateway")[0]
+    first = int(rendered.values.get("ray", {}).get("tablePorts", "20000-29999").split("-")[0])
+    # Admitted: Ray and the gateways reach Redis; the gateway reaches the head's GCS and the
+    # workers' table ports (nobody listens there yet: refused, but reached).
+    assert d.probe(worker, redis, 6379) == "open"
+    assert d.probe(gateway, redis, 6379) == "open"
+    assert d.probe(gateway, head, 6379) == "open"
+    assert d.probe(gateway, worker, first) in ("open", "refused")
+    # Dropped: Redis is no Ray peer, and nothing but gateways reaches the table ports.
+    assert d.probe(redis, head, 6379) == "timeout"
+    assert d.probe(redis, worker, first) == "timeout"
+
+
 # -- a whole match --------------------------------------------------------------------------------
 
 
 async def drive(p: Player, *, host: bool, limit: float) -> Frame:
-    """Play as a human: ready at each signing; the host also calls Quatro! as soon as a round is
-    dealt and skips each pause. Until `over`."""
+    """Play as a human: ready at each signing; the host also calls Quatro! once the bots have
+    started swapping (they may beat it to a call) and skips each pause. Until `over`."""
     async with asyncio.timeout(limit):
         seen = 0
         while True:
@@ -117,6 +141,9 @@ async def drive(p: Player, *, host: bool, limit: float) -> Frame:
             if e["type"] == "signing":
                 await answered(p, "ready")
             elif host and e["type"] == "round":
+                # Let the bots play cards first: the first swap of the round, or 5 s.
+                with contextlib.suppress(AssertionError):
+                    await p.wait_event(lambda x: x["type"] in PLAYED, after=seen, limit=5)
                 await answered(p, "quatro")
             elif host and e["type"] == "pause":
                 await answered(p, "next_round")
@@ -125,10 +152,10 @@ async def drive(p: Player, *, host: bool, limit: float) -> Frame:
 async def test_a_whole_six_seat_match_through_both_gateways(deployment: Deployment) -> None:
     a, b = gateways(deployment)
     humans = [(a, 0), (b, 1), (a, 2), (b, 3)]
-    code, people = await table(deployment, humans, time_scale=0.02, bot_policy="smart")
+    code, people = await table(deployment, humans, time_scale=0.05, bot_policy="smart")
     host = people[0]
     assert (await host.rest("POST", f"/api/tables/{code}/start")).status_code == 200
-    ends = await asyncio.gather(*(drive(p, host=p is host, limit=240) for p in people))
+    ends = await asyncio.gather(*(drive(p, host=p is host, limit=300) for p in people))
     scores = ends[0]["scores"]
     assert all(e["scores"] == scores for e in ends)
     assert max(scores) == 5
@@ -136,6 +163,14 @@ async def test_a_whole_six_seat_match_through_both_gateways(deployment: Deployme
     reveals = [e for e in host.events if e["type"] == "reveal"]
     assert reveals
     assert reveals[-1]["scores"] == scores
+    # Played out by calls, not by rounds running out of time.
+    assert all(r["reason"] in ("quatro", "contre") for r in reveals)
+    assert any(e["type"] == "swapped" for e in host.events)
+    # Players on either gateway saw the same match.
+    for p in people[1:]:
+        assert [r["scores"] for r in p.events if r["type"] == "reveal"] == [
+            r["scores"] for r in reveals
+        ]
     assert (await summary(deployment.url(b), code))["phase"] == "over"
     for p in people:
         assert not p.problems, p.problems
@@ -180,7 +215,7 @@ async def reconnect(p: Player, code: str, base: str, limit: float = 90) -> Frame
     while True:
         try:
             return await p.connect(code, base=base)
-        except (AssertionError, OSError, TimeoutError):
+        except (AssertionError, OSError, TimeoutError, WebSocketException):
             if loop.time() > deadline:
                 raise
             await asyncio.sleep(2)
@@ -238,9 +273,7 @@ async def test_a_lost_worker_s_tables_come_back_on_the_other_with_scores_and_han
         await plays_on(code, people)
     finally:
         await asyncio.to_thread(d.start_again, lost)
-        await asyncio.to_thread(
-            d.wait, "the lost worker back", lambda: d.table_slots() >= 300, 180, [lost]
-        )
+        await asyncio.to_thread(d.wait, "the lost worker back", d.all_slots, 180, [lost])
         for p in people:
             await p.close()
 
@@ -279,16 +312,24 @@ async def test_tables_survive_a_restart_of_the_head(deployment: Deployment) -> N
     before = await summary(d.url(a), code)
     hands = [hand_of(p) for p in people]
     (head,) = d.pods("ray-head")
+    head_node = await asyncio.to_thread(d.ray, "print(ray.get_runtime_context().get_node_id())")
+    actor = json.loads(d.redis_get(f"quatro:table:{code}"))["actor"]
+    node_before = await asyncio.to_thread(d.table_node_ip, actor)
     await asyncio.to_thread(d.restart, head)
     await asyncio.to_thread(
         d.wait,
         "the head back, with both workers (GCS state from Redis)",
-        lambda: d.table_slots() >= 300,
+        d.all_slots,
         240,
         [head, *d.pods("ray-worker")],
     )
     for pod in (a, b):
         await asyncio.to_thread(d.wait_gateway_ready, pod)
+    # A new head process (a new Ray node), which found the cluster's state in Redis: the table's
+    # named actor is still known, on the worker it was on.
+    new_node = await asyncio.to_thread(d.ray, "print(ray.get_runtime_context().get_node_id())")
+    assert new_node != head_node
+    assert await asyncio.to_thread(d.table_node_ip, actor) == node_before
     after = await summary(d.url(b), code)
     assert (after["scores"], after["round"], after["phase"]) == (
         before["scores"],
