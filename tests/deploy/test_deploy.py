@@ -14,11 +14,15 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 from websockets.exceptions import WebSocketException
 
 from tests.cluster.client import Frame, Player
 from tests.deploy.deployment import Deployment
 from tests.helm.render import Rendered
+
+# Left out of the default run (pyproject's addopts): `make test-deploy` selects it.
+pytestmark = pytest.mark.deploy
 
 PLAYERS = 6
 # What the host waits for before calling Quatro!: the bots have started to play the round.
