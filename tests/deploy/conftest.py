@@ -93,6 +93,7 @@ def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[D
         isolated, allowed = netpol.admitted(rendered.docs, plans)
         enforcer = netpol.Enforcer(deployed.subnet, deployed.ips)
         _log(f"{enforcer.apply(isolated, allowed)} NetworkPolicy admissions enforced")
+        enforcer.apply_services(netpol.service_ports(rendered.docs, plans))
         (redis,) = deployed.pods("redis")
         deployed.start(redis)
         probe = _redis_probe(rendered)

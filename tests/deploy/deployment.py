@@ -12,14 +12,17 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import json
+import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 
-from tests.deploy.docker import Docker, DockerError
+from tests.deploy.docker import CACHE, Docker, DockerError
 from tests.deploy.pods import PodPlan
 
 
@@ -34,6 +37,7 @@ class Deployment:
     volumes: set[str] = field(default_factory=set)
     ips: dict[str, str] = field(default_factory=dict)
     slots: int = 0  # the table slots of all workers together
+    scratch: list[Path] = field(default_factory=list)  # ConfigMap files, removed at the end
 
     # -- lifecycle --------------------------------------------------------------------------
     def create_network(self) -> None:
@@ -59,7 +63,15 @@ class Deployment:
     def start(self, pod: str) -> None:
         plan = self.plans[pod]
         name = self.container(pod)
-        args = plan.run_args(self.network, name)
+        binds = {}
+        for path, files in plan.files.items():
+            where = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=CACHE))
+            where.chmod(0o755)  # the pod's user reads it, as from a ConfigMap volume
+            self.scratch.append(where)
+            for filename, content in files.items():
+                (where / filename).write_text(content)
+            binds[path] = str(where)
+        args = plan.run_args(self.network, name, binds)
         args.insert(1, f"--ip={self.ips[pod]}")
         self.volumes |= set(plan.volumes.values())
         self.docker.run(*args)
@@ -73,6 +85,8 @@ class Deployment:
             self.docker.run("volume", "rm", "--force", volume, check=False)
         if self.network:
             self.docker.run("network", "rm", self.network, check=False)
+        for where in self.scratch:
+            shutil.rmtree(where, ignore_errors=True)
 
     # -- what the test does to pods -----------------------------------------------------------
     def kill(self, pod: str) -> None:
@@ -107,6 +121,11 @@ class Deployment:
             str(plan.stop_grace_s),
             self.container(pod),
             timeout=plan.stop_grace_s + 60,
+        )
+
+    def exit_code(self, pod: str) -> int:
+        return int(
+            self.docker.run("inspect", "--format", "{{.State.ExitCode}}", self.container(pod))
         )
 
     def running(self, pod: str) -> bool:

@@ -5,6 +5,9 @@ DOCKER-USER chain: a chain of the test's own, jumped to for the network's subnet
 rendered policies admit, pod to pod, and drops the rest for every pod a policy isolates. Traffic
 from this machine to the published gateways does not cross that chain (it is the ingress
 controller's path here). And nothing leaves the network: the test's pods talk to each other only.
+
+Network aliases give Services their names, not their ports: where a Service maps its port onto
+another (the gateway's 80 onto `http`), a DNAT rule per selected pod does what kube-proxy does.
 """
 
 from __future__ import annotations
@@ -70,6 +73,23 @@ def admitted(docs: list[Obj], plans: list[PodPlan]) -> tuple[set[str], list[Admi
     return isolated, allowed
 
 
+def service_ports(docs: list[Obj], plans: list[PodPlan]) -> list[tuple[str, int, int]]:
+    """(pod, Service port, container port) wherever a Service maps a port onto another."""
+    found = []
+    for svc in (d for d in docs if d["kind"] == "Service"):
+        selector = svc["spec"].get("selector", {})
+        for plan in plans:
+            if not selector or not selects({"matchLabels": selector}, plan.labels):
+                continue
+            for port in svc["spec"].get("ports", []):
+                target = port.get("targetPort", port["port"])
+                if isinstance(target, str):
+                    target = plan.ports[target]
+                if int(target) != int(port["port"]):
+                    found.append((plan.name, int(port["port"]), int(target)))
+    return found
+
+
 def iptables(*args: str, check: bool = True) -> None:
     subprocess.run(["iptables", "-w", "10", *args], check=check, capture_output=True, timeout=30)
 
@@ -79,6 +99,17 @@ class Enforcer:
     subnet: str
     ips: dict[str, str]  # pod name -> its fixed address
     chain: str = ""
+    nat_chain: str = ""
+
+    def apply_services(self, mapped: list[tuple[str, int, int]]) -> None:
+        self.nat_chain = "QN-" + hashlib.sha1(self.subnet.encode()).hexdigest()[:12]
+        nat = ("-t", "nat")
+        iptables(*nat, "-N", self.nat_chain)
+        iptables(*nat, "-I", "PREROUTING", "1", "-s", self.subnet, "-j", self.nat_chain)
+        for pod, port, target in mapped:
+            ip = self.ips[pod]
+            rule = ["-d", ip, "-p", "tcp", "--dport", str(port), "-j", "DNAT"]
+            iptables(*nat, "-A", self.nat_chain, *rule, f"--to-destination={ip}:{target}")
 
     def apply(self, isolated: set[str], allowed: list[Admitted]) -> int:
         """Installs the rules; returns how many admit something."""
@@ -103,6 +134,11 @@ class Enforcer:
         return len(allowed)
 
     def remove(self) -> None:
+        if self.nat_chain:
+            nat = ("-t", "nat")
+            iptables(*nat, "-D", "PREROUTING", "-s", self.subnet, "-j", self.nat_chain, check=False)
+            iptables(*nat, "-F", self.nat_chain, check=False)
+            iptables(*nat, "-X", self.nat_chain, check=False)
         if not self.chain:
             return
         iptables("-D", "DOCKER-USER", "-s", self.subnet, "-j", self.chain, check=False)

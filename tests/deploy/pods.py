@@ -51,13 +51,16 @@ class PodPlan:
     no_new_privileges: bool = False
     tmpfs: dict[str, str] = field(default_factory=dict)  # mount path -> options
     volumes: dict[str, str] = field(default_factory=dict)  # mount path -> volume name
+    files: dict[str, dict[str, str]] = field(default_factory=dict)  # mount path -> a ConfigMap
     memory: str = ""
     cpus: str = ""
     ports: dict[str, int] = field(default_factory=dict)  # name -> container port
     stop_grace_s: int = 10
     pre_stop: list[str] = field(default_factory=list)
 
-    def run_args(self, network: str, container: str) -> list[str]:
+    def run_args(
+        self, network: str, container: str, binds: dict[str, str] | None = None
+    ) -> list[str]:
         args = ["run", "--detach", "--name", container, "--hostname", self.name]
         args += ["--network", network]
         args += [f"--network-alias={alias}" for alias in self.aliases]
@@ -74,6 +77,8 @@ class PodPlan:
             args += ["--tmpfs", f"{path}:{options}"]
         for path, volume in self.volumes.items():
             args += ["--mount", f"type=volume,source={volume},target={path}"]
+        for path, source in (binds or {}).items():
+            args += ["--mount", f"type=bind,source={source},target={path},readonly"]
         # Kubernetes' containerd gives pods 1048576 open files, and KubeRay's `ulimit -n 65536`
         # relies on it; this machine's hard limit may be lower (the command then warns and goes
         # on, as KubeRay's `;` allows), so the container gets all the machine has.
@@ -251,6 +256,7 @@ def _plan(
     secrets: dict[tuple[str, str], str],
     services: list[Obj],
     volume_prefix: str,
+    config_maps: dict[str, dict[str, str]] | None = None,
 ) -> PodPlan:
     labels = dict(pod["metadata"]["labels"])
     spec = pod["spec"]
@@ -289,6 +295,8 @@ def _plan(
         if volume is None:
             claims.add(mount["name"])  # a StatefulSet's volumeClaimTemplate
             plan.volumes[mount["mountPath"]] = f"{volume_prefix}-{mount['name']}"
+        elif "configMap" in volume:
+            plan.files[mount["mountPath"]] = dict((config_maps or {})[volume["configMap"]["name"]])
         elif "emptyDir" in volume:
             size = volume["emptyDir"].get("sizeLimit")
             # emptyDirs are world-writable directories; fsGroup makes them the pod's group's.
@@ -313,7 +321,8 @@ def _plan(
 
 
 def plans(docs: list[Obj], worker_replicas: int, gateway_replicas: int) -> list[PodPlan]:
-    """Redis, the Ray head, `worker_replicas` workers and `gateway_replicas` gateways."""
+    """Redis, the Ray head, `worker_replicas` workers, `gateway_replicas` gateways, and the
+    `helm test` pod."""
     secrets = secret_data(docs)
     services = [d for d in docs if d["kind"] == "Service"]
     by_kind = {
@@ -404,6 +413,26 @@ def plans(docs: list[Obj], worker_replicas: int, gateway_replicas: int) -> list[
                 secrets,
                 services,
                 pod_name,
+            )
+        )
+    config_maps = {
+        d["metadata"]["name"]: {k: str(v) for k, v in (d.get("data") or {}).items()}
+        for d in docs
+        if d["kind"] == "ConfigMap"
+    }
+    for pod in (d for d in docs if d["kind"] == "Pod"):
+        (container,) = pod["spec"]["containers"]
+        out.append(
+            _plan(
+                pod["metadata"]["name"],
+                pod,
+                container,
+                [*container["command"], *container.get("args", [])],
+                container.get("env", []),
+                secrets,
+                services,
+                pod["metadata"]["name"],
+                config_maps,
             )
         )
     return out

@@ -125,6 +125,17 @@ def test_the_network_policies_hold_between_pods(deployment: Deployment, rendered
     assert d.probe(redis, worker, first) == "timeout"
 
 
+def test_the_chart_s_helm_test_pod_passes(deployment: Deployment) -> None:
+    """What `helm test` runs: /readyz through the gateway Service, then a table with bots."""
+    d = deployment
+    (pod,) = d.pods("test")
+    d.start(pod)
+    d.wait("the helm test pod ends", lambda: not d.running(pod), 300, [pod])
+    logs = d.logs(pod)
+    assert d.exit_code(pod) == 0, logs
+    assert "readyz:" in logs
+
+
 # -- a whole match --------------------------------------------------------------------------------
 
 
