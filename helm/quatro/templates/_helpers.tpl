@@ -183,3 +183,21 @@ topologySpreadConstraints:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
+
+{{/* The table actors' data-plane ports, "first-last" (ray.tablePorts), checked once here: the
+NetworkPolicy and the Ray pods' QUATRO_TABLE_PORTS must agree. */}}
+{{- define "quatro.tablePorts" -}}
+{{- $range := splitList "-" .Values.ray.tablePorts -}}
+{{- $first := index $range 0 | int -}}
+{{- $last := index $range 1 | int -}}
+{{- if or (gt $first $last) (gt $last 65535) (lt $first 1024) -}}
+{{- fail (printf "ray.tablePorts %q: want first-last with 1024 <= first <= last <= 65535" .Values.ray.tablePorts) -}}
+{{- end -}}
+{{- dict "first" $first "last" $last | toJson -}}
+{{- end -}}
+
+{{- define "quatro.tablePortsEnv" -}}
+{{- $ports := include "quatro.tablePorts" . | fromJson -}}
+- name: QUATRO_TABLE_PORTS
+  value: {{ printf "%d-%d" (int $ports.first) (int $ports.last) | quote }}
+{{- end -}}

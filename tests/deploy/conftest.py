@@ -1,0 +1,142 @@
+"""The deployment of tests/deploy: a dockerd of the test's own, the image built, the chart
+rendered, and its pods run as containers, once for the module; all of it removed at the end,
+whatever happened.
+
+Every test here is marked `deploy`, which the default pytest run leaves out (pyproject's
+addopts): `make test-deploy` runs them. Async tests run with asyncio.run in the test's thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.deploy import netpol, pods
+from tests.deploy.deployment import Deployment
+from tests.deploy.docker import BASE_TAG, Dockerd, build_project_image
+from tests.helm.render import Rendered, render_values
+
+RELEASE = "quatro"
+IMAGE_REPO = "quatro-deploy-test"
+IMAGE_TAG = "local"
+WORKERS = 2
+GATEWAYS = 2
+# The base carries Debian bookworm's redis-server (7.0.15): the chart's schema wants a patch
+# version as the tag, and the test's own base, so tagged, is that version.
+REDIS_REPO = "quatro-test-redis"
+REDIS_TAG = "7.0.15"
+# What the test changes in the chart's defaults, and why: its own image and Redis image (no
+# registry here), test hooks for a fast clock and idle bots, two workers to move tables between,
+# a smaller table pool (each pooled table is a ~100 MB process, on 2 cores).
+VALUES: dict[str, Any] = {
+    "image": {"repository": IMAGE_REPO, "tag": IMAGE_TAG, "pullPolicy": "Never"},
+    "testHooks": True,
+    "ray": {"workers": {"replicas": WORKERS}},
+    "gateway": {"replicas": GATEWAYS, "tablePool": 2},
+    "redis": {"image": {"repository": REDIS_REPO, "tag": REDIS_TAG, "pullPolicy": "Never"}},
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).is_relative_to(here):
+            item.add_marker(pytest.mark.deploy)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    here = Path(__file__).parent
+    if not Path(str(pyfuncitem.fspath)).is_relative_to(here):
+        return None
+    kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    asyncio.run(pyfuncitem.obj(**kwargs))
+    return True
+
+
+@pytest.fixture(scope="module")
+def rendered() -> Rendered:
+    return render_values(RELEASE, json.dumps(VALUES, sort_keys=True))
+
+
+def _log(message: str) -> None:
+    # Figures for the run's output (-s shows them; the times matter for CI's budget).
+    print(f"[deploy {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+@pytest.fixture(scope="module")
+def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[Deployment]:
+    dockerd = Dockerd()
+    started = time.monotonic()
+    deployed: Deployment | None = None
+    enforcer: netpol.Enforcer | None = None
+    try:
+        docker = dockerd.start()
+        # Containers an interrupted earlier run left in this daemon's data root.
+        docker.run("container", "prune", "--force", check=False)
+        build_project_image(docker, f"{IMAGE_REPO}:{IMAGE_TAG}")
+        docker.run("tag", BASE_TAG, f"{REDIS_REPO}:{REDIS_TAG}")
+        _log(f"image ready after {time.monotonic() - started:.0f} s")
+        plans = pods.plans(rendered.docs, worker_replicas=WORKERS, gateway_replicas=GATEWAYS)
+        deployed = Deployment(docker, {p.name: p for p in plans})
+        deployed.create_network()
+        isolated, allowed = netpol.admitted(rendered.docs, plans)
+        enforcer = netpol.Enforcer(deployed.subnet, deployed.ips)
+        _log(f"{enforcer.apply(isolated, allowed)} NetworkPolicy admissions enforced")
+        enforcer.apply_services(netpol.service_ports(rendered.docs, plans))
+        (redis,) = deployed.pods("redis")
+        deployed.start(redis)
+        probe = _redis_probe(rendered)
+        deployed.wait(
+            "Redis answers its readiness probe",
+            lambda: "PONG" in deployed.exec(redis, *probe),
+            60,
+            [redis],
+        )
+        for component in ("ray-head", "ray-worker", "gateway"):
+            for pod in deployed.pods(component):
+                deployed.start(pod)
+        for pod in deployed.pods("gateway"):
+            deployed.wait_gateway_ready(pod)
+        deployed.slots = WORKERS * _worker_slots(rendered)
+        deployed.wait(
+            f"{deployed.slots} table slots (every worker joined)",
+            deployed.all_slots,
+            180,
+            deployed.pods("ray-worker"),
+        )
+        _log(f"deployment ready after {time.monotonic() - started:.0f} s")
+        yield deployed
+    finally:
+        if deployed is not None:
+            # The pods' logs when something failed (or when asked): CI has nothing else.
+            if request.session.testsfailed or os.environ.get("QUATRO_DEPLOY_LOGS"):
+                for name in deployed.plans:
+                    print(f"--- {name}\n{deployed.logs(name, 200)}")
+            deployed.teardown()
+        if enforcer is not None:
+            enforcer.remove()
+        dockerd.stop()
+        _log(f"torn down after {time.monotonic() - started:.0f} s")
+
+
+def _redis_probe(rendered: Rendered) -> list[str]:
+    (sts,) = rendered.of_kind("StatefulSet")
+    container = sts["spec"]["template"]["spec"]["containers"][0]
+    return list(container["readinessProbe"]["exec"]["command"])
+
+
+def _worker_slots(rendered: Rendered) -> int:
+    group = rendered.one("RayCluster")["spec"]["workerGroupSpecs"][0]
+    resources = json.loads(group["rayStartParams"]["resources"].strip("'"))
+    return int(resources["table_slot"])

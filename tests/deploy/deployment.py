@@ -1,0 +1,218 @@
+"""The release as containers: one per pod, on one bridge network the test creates, each reachable
+under the names of the Services that select it. Gateways are published on loopback only.
+
+Each pod gets a fixed address on that network. The head needs one: a Kubernetes Service's
+ClusterIP outlives its pod, and Ray nodes resolve `<head-svc>:6379` once and reconnect to that
+address when the head comes back, so a head container that came back elsewhere would not be the
+same test. The others need one for the NetworkPolicy rules (netpol.py), written once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from tests.deploy.docker import CACHE, Docker, DockerError
+from tests.deploy.pods import PodPlan
+
+
+@dataclass
+class Deployment:
+    docker: Docker
+    plans: dict[str, PodPlan]
+    prefix: str = field(default_factory=lambda: f"qd{uuid.uuid4().hex[:6]}")
+    network: str = ""
+    subnet: str = ""
+    started: list[str] = field(default_factory=list)
+    volumes: set[str] = field(default_factory=set)
+    ips: dict[str, str] = field(default_factory=dict)
+    slots: int = 0  # the table slots of all workers together
+    scratch: list[Path] = field(default_factory=list)  # ConfigMap files, removed at the end
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def create_network(self) -> None:
+        self.network = f"{self.prefix}-net"
+        # Let Docker pick a subnet no other network uses, then pin it: fixed addresses are only
+        # allowed on networks created with an explicit subnet.
+        self.docker.run("network", "create", "--driver=bridge", self.network)
+        config = json.loads(
+            self.docker.run("network", "inspect", "--format", "{{json .IPAM.Config}}", self.network)
+        )
+        self.subnet = config[0]["Subnet"]
+        self.docker.run("network", "rm", self.network)
+        self.docker.run(
+            "network", "create", "--driver=bridge", f"--subnet={self.subnet}", self.network
+        )
+        # Docker hands out addresses from the bottom of the range: the top is never taken.
+        top = ipaddress.ip_network(self.subnet).broadcast_address
+        self.ips = {pod: str(top - 2 - i) for i, pod in enumerate(self.plans)}
+
+    def container(self, pod: str) -> str:
+        return f"{self.prefix}-{pod}"
+
+    def start(self, pod: str) -> None:
+        plan = self.plans[pod]
+        name = self.container(pod)
+        binds = {}
+        for path, files in plan.files.items():
+            where = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=CACHE))
+            where.chmod(0o755)  # the pod's user reads it, as from a ConfigMap volume
+            self.scratch.append(where)
+            for filename, content in files.items():
+                (where / filename).write_text(content)
+            binds[path] = str(where)
+        args = plan.run_args(self.network, name, binds)
+        args.insert(1, f"--ip={self.ips[pod]}")
+        self.volumes |= set(plan.volumes.values())
+        self.docker.run(*args)
+        if name not in self.started:
+            self.started.append(name)
+
+    def teardown(self) -> None:
+        for name in reversed(self.started):
+            self.docker.run("rm", "--force", "--volumes", name, check=False, timeout=60)
+        for volume in self.volumes:
+            self.docker.run("volume", "rm", "--force", volume, check=False)
+        if self.network:
+            self.docker.run("network", "rm", self.network, check=False)
+        for where in self.scratch:
+            shutil.rmtree(where, ignore_errors=True)
+
+    # -- what the test does to pods -----------------------------------------------------------
+    def kill(self, pod: str) -> None:
+        self.docker.run("kill", self.container(pod))
+
+    def restart(self, pod: str) -> None:
+        """What deleting the pod does: SIGTERM, the grace period, then a fresh pod with fresh
+        emptyDirs (tmpfs) under the same name."""
+        plan = self.plans[pod]
+        self.docker.run(
+            "restart",
+            "--time",
+            str(plan.stop_grace_s),
+            self.container(pod),
+            timeout=plan.stop_grace_s + 60,
+        )
+
+    def start_again(self, pod: str) -> None:
+        self.docker.run("start", self.container(pod))
+
+    def stop_like_kubernetes(self, pod: str) -> None:
+        """The pod's preStop hook, then SIGTERM and the grace period (docker stop), as the kubelet
+        does it."""
+        plan = self.plans[pod]
+        if plan.pre_stop:
+            self.docker.run(
+                "exec", self.container(pod), *plan.pre_stop, timeout=plan.stop_grace_s + 30
+            )
+        self.docker.run(
+            "stop",
+            "--time",
+            str(plan.stop_grace_s),
+            self.container(pod),
+            timeout=plan.stop_grace_s + 60,
+        )
+
+    def exit_code(self, pod: str) -> int:
+        return int(
+            self.docker.run("inspect", "--format", "{{.State.ExitCode}}", self.container(pod))
+        )
+
+    def running(self, pod: str) -> bool:
+        out = self.docker.run(
+            "inspect", "--format", "{{.State.Running}}", self.container(pod), check=False
+        )
+        return out == "true"
+
+    def ip(self, pod: str) -> str:
+        return self.ips[pod]
+
+    def probe(self, source: str, target: str, port: int) -> str:
+        """From inside `source`: a TCP connection to `target` is open, refused (reached, nobody
+        listens) or times out (dropped)."""
+        script = (
+            "import socket, sys\n"
+            "s = socket.socket(); s.settimeout(3)\n"
+            "try:\n"
+            "    s.connect((sys.argv[1], int(sys.argv[2]))); print('open')\n"
+            "except ConnectionRefusedError:\n"
+            "    print('refused')\n"
+            "except OSError:\n"
+            "    print('timeout')\n"
+        )
+        return self.exec(source, "python", "-c", script, self.ips[target], str(port))
+
+    def url(self, pod: str, port_name: str = "http") -> str:
+        port = self.plans[pod].ports[port_name]
+        out = self.docker.run("port", self.container(pod), f"{port}/tcp")
+        host_port = next(line for line in out.splitlines() if line.startswith("127.0.0.1:"))
+        return f"http://{host_port}"
+
+    def logs(self, pod: str, tail: int = 60) -> str:
+        proc = self.docker.run("logs", "--tail", str(tail), self.container(pod), check=False)
+        return proc
+
+    def exec(self, pod: str, *command: str, timeout: float = 60) -> str:
+        return self.docker.run("exec", self.container(pod), *command, timeout=timeout)
+
+    def pods(self, component: str) -> list[str]:
+        return [name for name, plan in self.plans.items() if plan.component == component]
+
+    # -- waiting ------------------------------------------------------------------------------
+    def wait(self, what: str, check: Callable[[], bool], limit: float, pods: list[str]) -> None:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            with contextlib.suppress(DockerError, httpx.HTTPError, OSError):
+                if check():
+                    return
+            time.sleep(1)
+        logs = "\n".join(f"--- {p}:\n{self.logs(p)}" for p in pods)
+        raise AssertionError(f"not within {limit:.0f} s: {what}\n{logs}")
+
+    def ready(self, pod: str) -> bool:
+        r = httpx.get(self.url(pod) + "/readyz", timeout=5)
+        return r.status_code == 200 and r.json().get("ready") is True
+
+    def wait_gateway_ready(self, pod: str, limit: float = 300) -> None:
+        self.wait(f"{pod} /readyz", lambda: self.running(pod) and self.ready(pod), limit, [pod])
+
+    def ray(self, script: str, timeout: float = 90) -> str:
+        """A short Ray driver on the head (what an operator's `kubectl exec` would run): the
+        head's container has the token and the address in its environment."""
+        head = self.pods("ray-head")[0]
+        wrapped = (
+            "import ray, json, os\n"
+            "ray.init(address='auto', namespace=os.environ['RAY_NAMESPACE'],"
+            " logging_level='ERROR')\n" + script
+        )
+        return self.exec(head, "python", "-c", wrapped, timeout=timeout).strip().splitlines()[-1]
+
+    def table_slots(self) -> float:
+        return float(self.ray("print(ray.cluster_resources().get('table_slot', 0))"))
+
+    def all_slots(self) -> bool:
+        """Every worker is a live member of the cluster."""
+        return self.table_slots() >= self.slots
+
+    def table_node_ip(self, actor: str) -> str:
+        """The address of the Ray node a table actor lives on."""
+        return self.ray(
+            f"h = ray.get_actor({actor!r})\n"
+            "node = ray.get(h.ping.remote(), timeout=30)['node']\n"
+            "print(next(n['NodeManagerAddress'] for n in ray.nodes() if n['NodeID'] == node))"
+        )
+
+    def redis_get(self, key: str) -> str:
+        redis = self.pods("redis")[0]
+        # The pod's REDISCLI_AUTH carries the password, as for its readiness probe.
+        return self.exec(redis, "redis-cli", "--no-auth-warning", "GET", key)
