@@ -41,6 +41,7 @@ class Connection:
         self.out_seq = 0
         self.queue: asyncio.Queue[Outgoing] = asyncio.Queue(queue_size)
         self.closing = False
+        self.gone = asyncio.Event()  # set once the socket's writer has ended (its close sent)
 
     # -- sending ------------------------------------------------------------------------------
     def _put(self, item: Outgoing) -> None:

@@ -298,6 +298,13 @@ class Hubs:
             for conn in hub.conns.values():
                 conn.close(CLOSE_GOING_AWAY, "server going away: reconnect")
 
+    async def send_going_away(self, limit: float) -> None:
+        """`going_away`, then wait (at most `limit` s) until every socket has sent its close."""
+        conns = [c for hub in self.hubs.values() for c in hub.conns.values()]
+        self.going_away()
+        if conns:
+            await asyncio.wait([asyncio.ensure_future(c.gone.wait()) for c in conns], timeout=limit)
+
     async def close(self) -> None:
         for hub in list(self.hubs.values()):
             await hub.stop()

@@ -4,7 +4,7 @@ that closes every socket with 1001 (going away) so clients reconnect elsewhere."
 from __future__ import annotations
 
 import logging
-from types import FrameType
+import socket
 
 import uvicorn
 from fastapi import FastAPI
@@ -14,20 +14,22 @@ from cluster.settings import Settings, get_settings
 from gateway.app import create_app
 from gateway.internal import start_internal
 
+GOING_AWAY_WAIT_S = 3.0
+
 
 class GatewayServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
         super().__init__(config)
         self.app = app
 
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        # Tell every player to go away (1001) before uvicorn stops waiting for them; from the
-        # signal handler, only through the loop.
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Every player is told to go away (1001: reconnect elsewhere, the table lives on), and
+        those closes are sent, before uvicorn shuts what is left with its own 1012: queued from
+        the signal handler instead, they raced it and lost one time in four."""
         svc = getattr(self.app.state, "services", None)
-        loop = getattr(self.app.state, "loop", None)
-        if svc is not None and loop is not None:
-            loop.call_soon_threadsafe(svc.hubs.going_away)
-        super().handle_exit(sig, frame)
+        if svc is not None:
+            await svc.hubs.send_going_away(GOING_AWAY_WAIT_S)
+        await super().shutdown(sockets)
 
 
 def serve(settings: Settings | None = None) -> None:

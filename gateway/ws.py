@@ -323,6 +323,13 @@ async def _handle(
 
 
 async def _writer(ws: WebSocket, conn: Connection) -> None:
+    try:
+        await _write(ws, conn)
+    finally:
+        conn.gone.set()
+
+
+async def _write(ws: WebSocket, conn: Connection) -> None:
     while True:
         item = await conn.queue.get()
         if isinstance(item, Close):

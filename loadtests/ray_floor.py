@@ -51,6 +51,7 @@ from actors.protocol import (
     Call,
     Hello,
     Join,
+    Ping,
     Reply,
     Request,
     Welcome,
@@ -253,14 +254,23 @@ async def table_actors(
 
 
 class RawLink:
-    """The caller's end of one data-plane connection, as a gateway holds it (no heartbeats:
-    an idle phase measures an open connection that nobody uses)."""
+    """The caller's end of one data-plane connection, as a gateway holds it: a ping every
+    5 s (the gateway's heartbeat, which the actor needs to keep the link), nothing else when
+    idle."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
         self.waiting: dict[int, asyncio.Future[Reply]] = {}
         self.rids = 0
         self.task = asyncio.get_running_loop().create_task(self._read())
+        self.pinger = asyncio.get_running_loop().create_task(self._ping())
+
+    async def _ping(self) -> None:
+        n = 0
+        while True:
+            await asyncio.sleep(5.0)
+            n += 1
+            self.writer.write(encode(Ping(n)))
 
     @classmethod
     async def open(cls, where: dict[str, Any], code: str, secret: str) -> RawLink:
@@ -281,12 +291,14 @@ class RawLink:
         fut: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self.waiting[self.rids] = fut
         self.writer.write(encode(Call(self.rids, req)))
-        return await fut
+        async with asyncio.timeout(30):  # a link the actor closed fails the run, never hangs it
+            return await fut
 
     async def close(self) -> None:
         self.writer.write(encode(Bye()))
         self.writer.close()
         self.task.cancel()
+        self.pinger.cancel()
 
 
 def _id() -> str:
