@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from typing import Protocol
 
 from actors.protocol import (
-    MAX_LINE,
+    MAX_REQUEST_LINE,
     Answer,
     BadMessage,
     Batch,
@@ -95,7 +95,7 @@ class LinkServer:
         for port in candidates:
             try:
                 self._server = await asyncio.start_server(
-                    self._serve, host, port, limit=MAX_LINE, reuse_address=True
+                    self._serve, host, port, limit=MAX_REQUEST_LINE, reuse_address=True
                 )
             except OSError as exc:
                 last = exc
@@ -214,7 +214,7 @@ class Link:
             except TimeoutError:
                 log.warning("table %s: gateway %s fell silent", table.code, self.gateway)
                 raise _LinkEnded from None
-            except (ConnectionError, ValueError):  # reset, or a line over MAX_LINE
+            except (ConnectionError, ValueError):  # reset, or a line over MAX_REQUEST_LINE
                 raise _LinkEnded from None
             if not line:
                 raise _LinkEnded

@@ -225,7 +225,10 @@ class Gone:
 Message = Hello | Welcome | Refused | Follow | Batch | Call | Answer | Ping | Pong | Bye | Gone
 
 # -- framing ----------------------------------------------------------------------------------
-MAX_LINE = 8 * 1024 * 1024  # a welcome of 8 seats is ~10 KB; a resync batch at most ~1 MB
+MAX_LINE = 8 * 1024 * 1024  # from a table: a welcome of 8 seats is ~10 KB, a replay ~1-2 MB
+# From a gateway: a command or a Views of at most 8 seats is well under 1 KB. Small, so that a
+# peer that has not said its hello yet can make a table buffer no more than this.
+MAX_REQUEST_LINE = 64 * 1024
 
 _TAGS: dict[type[Any], str] = {
     Act: "act",

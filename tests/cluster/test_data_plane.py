@@ -82,6 +82,8 @@ async def test_nothing_is_served_before_a_hello_with_the_cluster_secret(stack: S
     assert len(http) == 1
     assert isinstance(http[0], Refused)
     assert await exchange(where, [b"{}\n"]) == [Refused("no hello (BadMessage)")]
+    # Before its hello a peer cannot make the table hold more than a small line.
+    assert await exchange(where, [b"x" * 200_000]) == [Refused("no hello (ValueError)")]
 
     assert stack.head.token_path is not None
     secret = stack.head.token_path.read_text().strip()
@@ -93,7 +95,7 @@ async def test_nothing_is_served_before_a_hello_with_the_cluster_secret(stack: S
         Refused("another incarnation")
     ]
     refused = ray_get(stack, handle.ping.remote())["links_refused"]
-    assert refused - before == 6
+    assert refused - before == 7
 
     # With the secret: welcomed, and the call answered with the host's own seat.
     got = await exchange(where, [encode(Hello(secret, "gw-x", code, inc)), views], limit=3)
