@@ -3,7 +3,6 @@ page and files, health and metrics."""
 
 from __future__ import annotations
 
-import asyncio
 import mimetypes
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -46,7 +45,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = Services.start(settings)
         app.state.services = services
-        app.state.loop = asyncio.get_running_loop()
         services.directory.refill_soon()
         print(f"Quatro is up: http://localhost:{settings.port}", flush=True)
         try:
