@@ -45,6 +45,9 @@ from actors.protocol import (
 log = logging.getLogger("quatro.link")
 
 HELLO_WAIT_S = 5.0
+# Connections still owing their hello: a table has a gateway or two, so more means a flood,
+# and each would hold a task and a buffer for HELLO_WAIT_S.
+MAX_PENDING_HELLOS = 32
 BIND_TRIES = 64
 
 
@@ -81,6 +84,7 @@ class LinkServer:
         self.incarnation = incarnation
         self.silence_s = silence_s
         self.refused = 0  # hellos that failed: `ping` reports it
+        self.pending_hellos = 0
         self.links = 0
         self._server: asyncio.Server | None = None
         self._closing = False
@@ -112,8 +116,16 @@ class LinkServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
+        if self.pending_hellos >= MAX_PENDING_HELLOS:
+            self.refused += 1
+            writer.close()
+            return
         try:
-            gateway = await self._hello(reader, writer)
+            self.pending_hellos += 1
+            try:
+                gateway = await self._hello(reader, writer)
+            finally:
+                self.pending_hellos -= 1
             if gateway is None:
                 return
             self.links += 1
