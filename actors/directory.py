@@ -29,6 +29,7 @@ CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 CODE_LENGTH = 6
 RESTART_WAIT_S = 20.0  # how long a call waits for a crashed table actor to come back
 REFILL_AT_ONCE = 8  # actors the pool starts side by side
+ANSWER_FRESH_S = 10.0  # a table actor's answer this recent proves this gateway can reach tables
 
 ActorGone = (RayActorError, ActorUnavailableError, ActorDiedError)
 
@@ -60,6 +61,7 @@ class Directory:
         self._handles: dict[str, ActorHandle[Any]] = {}
         self._refill: asyncio.Task[None] | None = None
         self._cls = actor_class()
+        self._answered_at = float("-inf")  # loop time of the last answer from any table actor
 
     # -- the pool -----------------------------------------------------------------------------
     def _spawn(self, name: str | None = None) -> tuple[str, ActorHandle[Any]]:
@@ -84,7 +86,40 @@ class Directory:
     async def _add_to_pool(self) -> None:
         name, handle = self._spawn()
         await handle.ping.remote()
+        self._answered()
         await self.redis.rpush(keys.POOL, name)
+
+    def _answered(self) -> None:
+        self._answered_at = asyncio.get_running_loop().time()
+
+    async def reach_tables(self, wait_s: float) -> str:
+        """`"ok"` when this gateway can call a table actor right now, else why not. An answer
+        from any table in the last few seconds is proof enough (a busy gateway never adds a
+        call for its probe); otherwise the actor at the head of the shared pool is pinged. A
+        gateway whose Ray driver is connected but whose calls cannot reach a worker (no route
+        to the workers' ports, an object store that cannot take a reply) fails here, where a
+        look at the cluster's resources would have said ready."""
+        loop = asyncio.get_running_loop()
+        if loop.time() - self._answered_at < ANSWER_FRESH_S:
+            return "ok"
+        if self.pool_size <= 0:
+            return "ok"  # no pool to probe (QUATRO_POOL_SIZE=0): the Ray check stands alone
+        name = await self.redis.lindex(keys.POOL, 0)
+        if name is None:
+            self.refill_soon()
+            return "down: no table actor started yet"
+        try:
+            async with asyncio.timeout(wait_s):
+                handle = await asyncio.to_thread(ray.get_actor, str(name), namespace=self.namespace)
+                await handle.ping.remote()
+        except ValueError:
+            return "down: the pooled actor is gone"  # taken and stopped since; the next probe
+        except TimeoutError:
+            return "down: no answer from a table actor"
+        except ActorGone as exc:
+            return f"down: {type(exc).__name__}"
+        self._answered()
+        return "ok"
 
     def refill_soon(self) -> None:
         if self.pool_size > 0 and (self._refill is None or self._refill.done()):
@@ -168,7 +203,7 @@ class Directory:
         while True:
             handle = await self.handle(code)
             try:
-                return await getattr(handle, method).remote(*args)
+                answer = await getattr(handle, method).remote(*args)
             except ActorGone as exc:
                 if isinstance(exc, ActorDiedError) and not restarting(exc):
                     self.forget(code)
@@ -182,6 +217,9 @@ class Directory:
             except GetTimeoutError:
                 if loop.time() > deadline:
                     raise
+            else:
+                self._answered()
+                return answer
 
 
 def restarting(exc: Exception) -> bool:

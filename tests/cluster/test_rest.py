@@ -114,7 +114,7 @@ async def test_meta_health_metrics_and_pages(stack: Stack) -> None:
         assert (await c.get("/api/config")).json() == {"test_hooks": True}
         assert (await c.get("/healthz")).json() == {"status": "ok"}
         ready = (await c.get("/readyz")).json()
-        assert ready == {"ready": True, "redis": "ok", "ray": "ok"}
+        assert ready == {"ready": True, "redis": "ok", "ray": "ok", "tables": "ok"}
         metrics = (await c.get("/metrics")).text
         assert "quatro_players_connected" in metrics
         assert "quatro_command_seconds" in metrics
