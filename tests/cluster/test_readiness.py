@@ -39,7 +39,9 @@ async def test_ready_means_a_table_actor_answers(stack: Stack, tmp_path: Path) -
         name = redis.Redis.from_url(stack.redis.url).lindex(keys.POOL, 0)
         assert name is not None
         ray = stack.driver()
-        actor = ray.get_actor(name.decode(), namespace=stack.namespace)
+        actor = ray.get_actor(
+            name.decode() if isinstance(name, bytes) else name, namespace=stack.namespace
+        )
         pid = int(ray_get(stack, actor.ping.remote())["pid"])
         os.kill(pid, signal.SIGSTOP)  # the actor's process holds its sockets and answers nothing
         try:
