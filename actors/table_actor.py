@@ -430,6 +430,22 @@ class TableActor:
             "links_refused": refused,
         }
 
+    async def hand_over(self) -> dict[str, Any]:
+        """Before this actor is stopped to restart on another node (its node is drained): make
+        sure everything applied is in Redis, where the next incarnation reads it. Every answer
+        already waits for its save, so this only matters while saves are failing; `saved`
+        False says the move would lose the latest changes."""
+        self._start()
+        if self.table is None:
+            return {"code": "", "saved": True}
+        assert self._save_lock is not None
+        async with self._save_lock:
+            if self.saved < self.version:
+                version = self.version
+                if await self._write():
+                    self.saved = version
+            return {"code": self.code, "saved": self.saved >= self.version}
+
     async def endpoint(self) -> dict[str, Any] | None:
         """Where this incarnation serves its data plane (None: no table here). Listening starts
         with the first ask, so pooled actors hold no port."""
