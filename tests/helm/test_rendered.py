@@ -509,6 +509,30 @@ def test_gateway_pauses_before_the_drain(case: str) -> None:
     assert spec["terminationGracePeriodSeconds"] >= seconds + 10
 
 
+@pytest.mark.parametrize("case", case_ids)
+def test_workers_move_their_tables_before_they_stop(case: str) -> None:
+    r = render(case)
+    group = _ray(r)["spec"]["workerGroupSpecs"][0]["template"]
+    (worker,) = group["spec"]["containers"]
+    hook = worker["lifecycle"]["preStop"]["exec"]["command"]
+    script = hook[-1]
+    found = re.search(r"python -m actors\.drain --deadline (\d+)", script)
+    assert found, script
+    # The tables move first, then Ray stops; both inside the grace period.
+    assert script.index("actors.drain") < script.index("ray stop")
+    assert group["spec"]["terminationGracePeriodSeconds"] >= int(found.group(1)) + 10
+    annotations = group["metadata"].get("annotations", {})
+    assert annotations.get("cluster-autoscaler.kubernetes.io/safe-to-evict") == "false"
+    assert annotations.get("karpenter.sh/do-not-disrupt") == "true"
+
+
+def test_worker_eviction_annotations_can_be_dropped() -> None:
+    values = {"ray": {"workers": {"protectFromAutoscalers": False, "podAnnotations": {"a": "b"}}}}
+    r = render_values("quatro", json.dumps(values))
+    group = _ray(r)["spec"]["workerGroupSpecs"][0]["template"]
+    assert group["metadata"]["annotations"] == {"a": "b"}
+
+
 def test_pdb_only_with_more_than_one_replica() -> None:
     assert render("long-release-one-replica").of_kind("PodDisruptionBudget") == []
     pdb = render("default").one("PodDisruptionBudget")
