@@ -293,6 +293,58 @@ async def test_a_lost_worker_s_tables_come_back_on_the_other_with_scores_and_han
             await p.close()
 
 
+async def test_a_worker_stopped_like_kubernetes_moves_its_tables_and_its_players_play_on(
+    deployment: Deployment,
+) -> None:
+    """A rolling upgrade or a drain: the worker's preStop hook (actors.drain) moves its tables to
+    the other worker before Ray stops. Players keep their WebSockets and lose nothing."""
+    d = deployment
+    a, b = gateways(d)
+    code, people = await table(d, [(a, 0), (b, 1)], time_scale=1.0, bot_policy="idle")
+    await into_a_round(code, people, rounds=1)
+    before = await summary(d.url(a), code)
+    assert (before["phase"], before["round"]) == ("playing", 2)
+    hands = [hand_of(p) for p in people]
+    actor = json.loads(d.redis_get(f"quatro:table:{code}"))["actor"]
+    node = await asyncio.to_thread(d.table_node_ip, actor)
+    workers = {d.ip(w): w for w in d.pods("ray-worker")}
+    leaving = workers.pop(node)
+    (other,) = workers.values()
+    try:
+        await asyncio.to_thread(d.stop_like_kubernetes, leaving)
+        # The hook's report, in the pod's log: every table here answered from elsewhere.
+        reports = [
+            json.loads(line)
+            for line in d.logs(leaving, tail=400).splitlines()
+            if line.startswith('{"node"')
+        ]
+        assert reports, d.logs(leaving)
+        moves = reports[-1]
+        print(f"[deploy] worker drained: {json.dumps(moves)}")
+        assert moves["here"] >= 1, moves
+        assert moves["back"] == moves["here"], moves
+        assert moves["stuck"] == [], moves
+        assert moves["unsaved"] == [], moves
+        assert await asyncio.to_thread(d.table_node_ip, actor) == d.ip(other)
+        after = await summary(d.url(b), code)
+        assert (after["scores"], after["round"], after["phase"]) == (
+            before["scores"],
+            before["round"],
+            "playing",
+        )
+        # The same connections play on: nobody was sent away, nobody reconnected.
+        await plays_on(code, people)
+        for p, hand in zip(people, hands, strict=True):
+            assert p.close_code is None
+            assert not p.problems, p.problems
+            assert hand_of(p) == hand
+    finally:
+        await asyncio.to_thread(d.start_again, leaving)
+        await asyncio.to_thread(d.wait, "the stopped worker back", d.all_slots, 180, [leaving])
+        for p in people:
+            await p.close()
+
+
 async def test_a_killed_gateway_s_players_reconnect_through_the_other_and_keep_their_seats(
     deployment: Deployment,
 ) -> None:
