@@ -324,6 +324,7 @@ def test_raycluster_structure() -> None:
         allowed = {
             "rayVersion",
             "authOptions",
+            "upgradeStrategy",
             "gcsFaultToleranceOptions",
             "enableInTreeAutoscaling",
             "autoscalerOptions",
@@ -331,6 +332,8 @@ def test_raycluster_structure() -> None:
             "workerGroupSpecs",
         }
         assert set(spec) <= allowed
+        # Never Recreate: it would stop every Ray pod, and every table, at once.
+        assert spec["upgradeStrategy"] == {"type": "None"}
 
 
 # -- locked down ------------------------------------------------------------------------------
