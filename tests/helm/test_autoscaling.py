@@ -25,7 +25,7 @@ from ray.autoscaler._private.resource_demand_scheduler import (
 
 from tests.helm.render import render_values
 
-SLOTS = 150  # ray.workers.tableSlots by default
+SLOTS = 60  # ray.workers.tableSlots by default
 
 
 def _autoscaling(values: dict[str, Any]) -> dict[str, Any]:
