@@ -63,7 +63,9 @@ def mark_draining(node_id: str, deadline_s: float) -> None:
         int((time.time() + deadline_s) * 1000),
     )
     if not accepted:
-        raise RuntimeError(f"Ray refused to drain node {node_id}: {why}")
+        # Already draining (Ray's autoscaler drains an idle worker before deleting its pod):
+        # the moves below are still worth trying.
+        log.warning("Ray did not accept draining node %s: %s", node_id, why)
 
 
 async def _where(name: str, namespace: str, gate: asyncio.Semaphore) -> tuple[str, Any] | None:
