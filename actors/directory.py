@@ -29,6 +29,7 @@ CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 CODE_LENGTH = 6
 RESTART_WAIT_S = 20.0  # how long a call waits for a crashed table actor to come back
 REFILL_AT_ONCE = 8  # actors the pool starts side by side
+SCAN_ROUNDS = 5  # SCAN calls a readiness probe may make looking for a live table
 ANSWER_FRESH_S = 10.0  # a table actor's answer this recent proves this gateway can reach tables
 
 ActorGone = (RayActorError, ActorUnavailableError, ActorDiedError)
@@ -86,10 +87,11 @@ class Directory:
     async def _add_to_pool(self) -> None:
         name, handle = self._spawn()
         await handle.ping.remote()
-        self._answered()
+        self.heard_from_table()
         await self.redis.rpush(keys.POOL, name)
 
-    def _answered(self) -> None:
+    def heard_from_table(self) -> None:
+        """A table actor answered this gateway (a Ray call, or a line on the data plane)."""
         self._answered_at = asyncio.get_running_loop().time()
 
     async def reach_tables(self, wait_s: float) -> str:
@@ -105,12 +107,22 @@ class Directory:
         if self.pool_size <= 0:
             return "ok"  # no pool to probe (QUATRO_POOL_SIZE=0): the Ray check stands alone
         name = await self.redis.lindex(keys.POOL, 0)
-        if name is None:
+        # With the pool used up (every slot of a full cluster taken), any live table will do:
+        # one this gateway serves, else any other. A full cluster must not make every gateway
+        # unready and lock out players coming back to their tables.
+        served = next(iter(self._handles.values()), None)
+        if name is None and served is None:
+            name = await self._any_table_actor()
+        if name is None and served is None:
             self.refill_soon()
             return "down: no table actor started yet"
         try:
             async with asyncio.timeout(wait_s):
-                handle = await asyncio.to_thread(ray.get_actor, str(name), namespace=self.namespace)
+                handle: Any = served
+                if name is not None:
+                    handle = await asyncio.to_thread(
+                        ray.get_actor, str(name), namespace=self.namespace
+                    )
                 await handle.ping.remote()
         except ValueError:
             return "down: the pooled actor is gone"  # taken and stopped since; the next probe
@@ -118,8 +130,22 @@ class Directory:
             return "down: no answer from a table actor"
         except ActorGone as exc:
             return f"down: {type(exc).__name__}"
-        self._answered()
+        self.heard_from_table()
         return "ok"
+
+    async def _any_table_actor(self) -> str | None:
+        """Some live table's actor, looked for in a bounded part of the keyspace (a probe
+        every few seconds must not walk a Redis full of sessions)."""
+        cursor = 0
+        for _ in range(SCAN_ROUNDS):
+            cursor, found = await self.redis.scan(cursor, match=keys.table("*"), count=200)
+            for key in found:
+                rec = await self.redis.get(key)
+                if rec is not None:
+                    return str(json.loads(rec)["actor"])
+            if cursor == 0:
+                break
+        return None
 
     def refill_soon(self) -> None:
         if self.pool_size > 0 and (self._refill is None or self._refill.done()):
@@ -218,7 +244,7 @@ class Directory:
                 if loop.time() > deadline:
                     raise
             else:
-                self._answered()
+                self.heard_from_table()
                 return answer
 
 

@@ -175,6 +175,7 @@ class SocketLink:
                 metrics.LINK_FAULTS.labels("eof").inc()
                 raise LinkFault("end of stream")
             self._heard = loop.time()
+            self.directory.heard_from_table()  # /readyz: the workers are within reach
             try:
                 msg = decode(line)
             except BadMessage as exc:

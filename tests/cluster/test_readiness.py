@@ -14,6 +14,10 @@ import httpx
 import redis
 
 from actors import keys
+from actors.directory import Directory
+from actors.table_actor import record_json
+from cluster.procs import RedisServer
+from cluster.redis_client import async_redis
 from tests.cluster.test_data_plane import ray_get
 from tests.conftest import Stack
 
@@ -56,3 +60,45 @@ async def test_ready_means_a_table_actor_answers(stack: Stack, tmp_path: Path) -
         assert body["tables"] == "ok"
     finally:
         gw.stop()
+
+
+async def test_with_no_pool_left_any_live_table_proves_the_workers_reachable(
+    stack: Stack,
+) -> None:
+    """A full cluster has no pooled actor left: readiness must then fall back on a live table
+    (a gateway made unready by a full cluster would lock players out of their own tables). A
+    Redis of its own keeps the stack's pool and tables out of the picture."""
+    own = RedisServer()
+    own.start()
+    ray = stack.driver()
+    client = async_redis(own.url, 90.0)  # blpop below waits up to 60 s
+    spawned: list[Any] = []
+    try:
+
+        def directory() -> Directory:
+            return Directory(client, stack.namespace, own.url, 1, 60.0, 60.0, 60.0)
+
+        d = directory()
+        assert await d.reach_tables(wait_s=3) == "down: no table actor started yet"
+        # That probe started the pool's refill: the pooled actor, once it answers.
+        popped = await client.blpop([keys.POOL], timeout=60)  # the pool is used up...
+        assert popped is not None
+        name = str(popped[1])
+        actor = ray.get_actor(name, namespace=stack.namespace)
+        spawned.append(actor)
+        # ...and that actor now serves a table, found through its directory record.
+        await client.set(keys.table("FULL22"), record_json(name, 4))
+        assert await directory().reach_tables(wait_s=3) == "ok"
+        pid = int(ray_get(stack, actor.ping.remote())["pid"])
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            assert await directory().reach_tables(wait_s=3) == (
+                "down: no answer from a table actor"
+            )
+        finally:
+            os.kill(pid, signal.SIGCONT)
+    finally:
+        for actor in spawned:
+            ray.kill(actor, no_restart=True)
+        await client.aclose()
+        own.cleanup()
