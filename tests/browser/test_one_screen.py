@@ -259,6 +259,7 @@ def test_emoji_picker_leaves_the_hand_visible_and_marks_our_sign(
         expect(ours).to_have_accessible_name(f"{sign} {words['floor.pickerSign']}")
         expect(ours.locator(".sign-mark")).to_be_visible()
         expect(picker.locator("[data-team-sign]")).to_have_count(1)
+        assert severe_violations(page) == []
     finally:
         page.click(".emit-btn")  # close it again
         expect(picker).to_have_count(0)
