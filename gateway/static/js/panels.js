@@ -1,13 +1,23 @@
 // The panels around play: choosing the sign, the reshuffle vote, the reveal and the end of the
 // match, plus the emoji grid and a small accessible dialog.
 import { useEffect, useRef } from "preact/hooks";
+import { reducedMotion } from "./announce.js";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { Card, Msg, Name, listTeams, revealText, seatName, teamLabel } from "./names.js";
 import { Countdown } from "./ticking.js";
 import { partnerOf } from "./state.js";
 
-export function EmojiGrid({ emojis, selected, onPick, disabled = false, label }) {
+// `sign`, when given, is marked among the others (the floor's picker shows your team's sign).
+export function EmojiGrid({
+  emojis,
+  selected,
+  onPick,
+  disabled = false,
+  label,
+  sign = null,
+  signLabel = "",
+}) {
   function onKeyDown(e) {
     // Arrow keys move between emojis (the grid reads in the page's direction).
     const keys = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: 6, ArrowUp: -6 };
@@ -24,13 +34,16 @@ export function EmojiGrid({ emojis, selected, onPick, disabled = false, label })
     ${emojis.map(
       (emoji) => html`<button
         type="button"
-        class="emoji ${selected === emoji ? "chosen" : ""}"
+        class="emoji ${selected === emoji ? "chosen" : ""} ${sign === emoji ? "team-sign" : ""}"
         data-emoji=${emoji}
+        data-team-sign=${sign === emoji ? "yes" : null}
         aria-pressed=${selected === emoji ? "true" : "false"}
         disabled=${disabled}
         onClick=${() => onPick(emoji)}
       >
-        ${emoji}
+        ${emoji}${sign === emoji &&
+        html`<span class="visually-hidden"> ${signLabel}</span
+          ><span class="sign-mark" aria-hidden="true">★</span>`}
       </button>`,
     )}
   </div>`;
@@ -128,7 +141,18 @@ export function RevealPanel({ game, actions }) {
   const isHost = game.you.seat === 0;
   const n = tb.players;
   const over = tb.phase === "over";
-  return html`<section class="reveal panel" aria-labelledby="reveal-title" data-reason=${r.reason}>
+  const ref = useRef(null);
+  // A round can end while the page is scrolled down to the emissions: bring the reveal to the
+  // player rather than leave it above the screen.
+  useEffect(() => {
+    ref.current?.scrollIntoView({ block: "start", behavior: reducedMotion() ? "auto" : "smooth" });
+  }, []);
+  return html`<section
+    class="reveal panel"
+    ref=${ref}
+    aria-labelledby="reveal-title"
+    data-reason=${r.reason}
+  >
     <h2 id="reveal-title">${over ? t("over.title") : t("reveal.title")}</h2>
     <p class="reveal-text ${r.correct ? "right" : "wrong"}">${revealText(r, tb.seats)}</p>
     ${over &&

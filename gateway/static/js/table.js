@@ -61,6 +61,9 @@ function seatPosition(s, me, n) {
   return { left: 50 + 42 * Math.cos(angle), top: 50 + 40 * Math.sin(angle) };
 }
 
+// A seat writes its team's number (the dot) and its seat number beside the name. On a phone a
+// long name is cut; the seat takes focus (a tap or Tab) to show it whole, and its accessible name
+// always holds it.
 function SeatView({ game, seat, pos, pulse }) {
   const tb = game.table;
   const row = tb.seats[seat];
@@ -78,6 +81,7 @@ function SeatView({ game, seat, pos, pulse }) {
     style=${`left:clamp(var(--seat-half), ${pos.left}%, calc(100% - var(--seat-half)));top:${pos.top}%`}
     data-seat=${seat}
     role="group"
+    tabindex="0"
     aria-label=${`${seatName(tb.seats, seat)} — ${listText(labels)}`}
   >
     ${row.emoji &&
@@ -86,10 +90,12 @@ function SeatView({ game, seat, pos, pulse }) {
     >`}
     <div class="seat-head">
       <span class="conn-dot" aria-hidden="true"></span>
+      <span class="team-dot" aria-hidden="true"></span>
       <${Name} seats=${tb.seats} seat=${seat} />
-      ${row.kind === "bot" && html`<span class="tag" aria-hidden="true">🤖</span>`}
     </div>
     <div class="seat-tags" aria-hidden="true">
+      <span class="seat-number">${t("seat.short", { n: seat + 1 })}</span>
+      ${row.kind === "bot" && html`<span class="tag bot-tag">🤖</span>`}
       ${partner && html`<span class="tag partner-tag">${t("seat.partner")}</span>`}
       ${row.floor && html`<span class="tag floor-tag">🎙️</span>`}
       ${tb.phase === "signing" && row.ready && html`<span class="tag">✓</span>`}
@@ -267,6 +273,8 @@ function FloorControls({ game, actions }) {
           selected=${tb.choice}
           onPick=${(e) => (actions.emit(e), setPicker(false))}
           label=${t("floor.pickerTitle")}
+          sign=${tb.sign}
+          signLabel=${t("floor.pickerSign")}
         />
       </div>`}`}
   </div>`;
