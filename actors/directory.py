@@ -8,6 +8,7 @@ time, since starting an actor process takes ~0.6 s.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
@@ -63,6 +64,7 @@ class Directory:
         self._refill: asyncio.Task[None] | None = None
         self._cls = actor_class()
         self._answered_at = float("-inf")  # loop time of the last answer from any table actor
+        self._probe: asyncio.Task[str] | None = None
 
     # -- the pool -----------------------------------------------------------------------------
     def _spawn(self, name: str | None = None) -> tuple[str, ActorHandle[Any]]:
@@ -95,6 +97,13 @@ class Directory:
         self._answered_at = asyncio.get_running_loop().time()
 
     async def reach_tables(self, wait_s: float) -> str:
+        """See `_reach_tables`. One probe at a time: `/readyz` answers anyone, and a flood of
+        it must not become a flood of Ray calls and Redis scans."""
+        if self._probe is None or self._probe.done():
+            self._probe = asyncio.get_running_loop().create_task(self._reach_tables(wait_s))
+        return await asyncio.shield(self._probe)
+
+    async def _reach_tables(self, wait_s: float) -> str:
         """`"ok"` when this gateway can call a table actor right now, else why not. An answer
         from any table in the last few seconds is proof enough (a busy gateway never adds a
         call for its probe); otherwise the actor at the head of the shared pool is pinged. A
@@ -158,8 +167,11 @@ class Directory:
             log.exception("could not refill the table pool")
 
     async def close(self) -> None:
-        if self._refill is not None:
-            self._refill.cancel()
+        for task in (self._refill, self._probe):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
 
     async def _take_from_pool(self) -> tuple[str, ActorHandle[Any]]:
         while name := await self.redis.lpop(keys.POOL):
