@@ -7,7 +7,8 @@ import { Card, Msg, Name, listTeams, revealText, seatName, teamLabel } from "./n
 import { Countdown } from "./ticking.js";
 import { partnerOf } from "./state.js";
 
-export function EmojiGrid({ emojis, selected, onPick, disabled = false, label }) {
+// `ours`: the team's sign, marked when hints are on (the player already knows it).
+export function EmojiGrid({ emojis, selected, onPick, disabled = false, label, ours = null }) {
   function onKeyDown(e) {
     // Arrow keys move between emojis (the grid reads in the page's direction).
     const keys = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: 6, ArrowUp: -6 };
@@ -24,13 +25,14 @@ export function EmojiGrid({ emojis, selected, onPick, disabled = false, label })
     ${emojis.map(
       (emoji) => html`<button
         type="button"
-        class="emoji ${selected === emoji ? "chosen" : ""}"
+        class="emoji ${selected === emoji ? "chosen" : ""} ${ours === emoji ? "ours" : ""}"
         data-emoji=${emoji}
+        data-ours=${ours === emoji ? "true" : null}
         aria-pressed=${selected === emoji ? "true" : "false"}
         disabled=${disabled}
         onClick=${() => onPick(emoji)}
       >
-        ${emoji}
+        ${emoji}${ours === emoji && html`<span class="visually-hidden"> (${t("floor.oursMark")})</span>`}
       </button>`,
     )}
   </div>`;

@@ -14,6 +14,7 @@ import { reducedMotion } from "./announce.js";
 import { serverNow } from "./servertime.js";
 import { Countdown, useTick } from "./ticking.js";
 import { SigningPanel, VoteBanner, RevealPanel, Dialog, EmojiGrid } from "./panels.js";
+import { HintLine, hintsOn } from "./hints.js";
 
 function StatusBar({ game, status }) {
   const tb = game.table;
@@ -267,6 +268,7 @@ function FloorControls({ game, actions }) {
           selected=${tb.choice}
           onPick=${(e) => (actions.emit(e), setPicker(false))}
           label=${t("floor.pickerTitle")}
+          ours=${hintsOn(tb) ? tb.sign : null}
         />
       </div>`}`}
   </div>`;
@@ -433,6 +435,7 @@ export function TableView({ game, actions, flash, status }) {
           ${t("sign.ours")} <span class="big-emoji">${tb.sign}</span>
         </span>`}
       </div>
+      <${HintLine} table=${tb} seat=${me} hand=${hand} />
       ${tb.phase === "playing" &&
       html`<${Hand}
           hand=${hand}
