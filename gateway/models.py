@@ -86,8 +86,8 @@ class SettingsIn(Body):
 
 
 class Settings(BaseModel):
-    bot_level: BotLevel
-    hints: bool
+    bot_level: BotLevel = "normal"
+    hints: bool = True
 
 
 class Ok(BaseModel):
@@ -110,7 +110,8 @@ class TableSummary(BaseModel):
     host: int
     scores: list[int]
     seats: list[SeatRow]
-    settings: Settings
+    # A table actor older than settings (a rolling upgrade) sends none: the defaults.
+    settings: Settings = Field(default_factory=Settings)
 
 
 class Emojis(BaseModel):
