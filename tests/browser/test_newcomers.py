@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, ViewportSize, expect
 
+from engine import ChangeSettings, ChooseSign, Emit, SetFloor, StartMatch
+from engine.hints import HINTS, hint_for
 from tests.browser.players import (
     create_table,
     join_by_link,
@@ -20,6 +22,7 @@ from tests.browser.players import (
 )
 from tests.browser.test_languages import catalog
 from tests.browser.test_match import severe_violations
+from tests.engine.tables import Game, deal
 
 PHONE: ViewportSize = {"width": 390, "height": 664}
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
@@ -196,3 +199,39 @@ def test_hints_off_hide_the_carre_hint_and_the_mark(
         assert severe_violations(page) == []
     finally:
         p.close()
+
+
+def test_the_clients_hint_line_follows_engine_hints(browser: Any, static_url: str) -> None:
+    """js/hints.js and engine/hints.py give the same hint for the same views: a carré made,
+    the floor taken, the sign shown, seen by each seat, with hints on and off."""
+    views: list[tuple[dict[str, Any], int]] = []
+    for hints in (True, False):
+        g = Game(4, deals=[deal(4, {2: "A"})], start=False)
+        g.do(ChangeSettings(seat=0, hints=hints))
+        g.do(StartMatch(seat=0))
+        g.do(ChooseSign(seat=0, emoji=PINEAPPLE))
+        views += [(g.view(s), s) for s in range(4)]
+        g.open_round()
+        views += [(g.view(s), s) for s in range(4)]
+        g.make_carre(2, "A")
+        views += [(g.view(s), s) for s in range(4)]
+        g.do(SetFloor(seat=2, open=True))
+        views += [(g.view(s), s) for s in range(4)]
+        g.do(Emit(seat=2, emoji=PINEAPPLE))
+        views += [(g.view(s), s) for s in range(4)]
+    want = [hint_for(v, s) for v, s in views]
+    assert set(want) == {None, *HINTS}
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{static_url}/")
+        got = page.evaluate(
+            """async (cases) => {
+                const { hintFor } = await import("/static/js/hints.js");
+                return cases.map(([view, seat]) => hintFor(view, seat, view.hand));
+            }""",
+            [[v, s] for v, s in views],
+        )
+        assert got == want
+    finally:
+        context.close()
