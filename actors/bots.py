@@ -3,7 +3,8 @@ rules and cooldowns as humans, no votes). A bot is fed exactly what its seat may
 `table.view(seat)` snapshot, then the events whose audience includes it (R30).
 
 Policy `idle` (a test hook) keeps bots seated and ready but silent, so rigged scenarios stay
-exactly as rigged.
+exactly as rigged. The host's `bot_level` (engine.settings) tunes every bot of the table when the
+match starts.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class BotDriver:
                     # At a test time_scale the cooldowns shrink; the bots' pace shrinks with them.
                     speed=1.0 / self._table.config.time_scale,
                     timings=self._table.config.timings,
+                    bot_level=self._table.settings.bot_level,
                 )
                 bot.sync(self._table.view(seat), now)
                 self._bots[seat] = bot

@@ -36,6 +36,14 @@ class RemoveBot(Command):
 
 
 @dataclass(frozen=True, slots=True)
+class ChangeSettings(Command):
+    """The host sets the table's bot level and hints (engine.settings); None keeps a value."""
+
+    bot_level: str | None = None
+    hints: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class StartMatch(Command):
     pass
 

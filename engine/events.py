@@ -92,6 +92,15 @@ class SeatChanged(Event):
     connected: bool
 
 
+@dataclass(frozen=True, slots=True)
+class SettingsChanged(Event):
+    """The host changed the table's settings in the lobby (engine.settings; an extension)."""
+
+    type: ClassVar[str] = "settings"
+    bot_level: str
+    hints: bool
+
+
 # Signing
 @dataclass(frozen=True, slots=True)
 class SigningBegan(Event):

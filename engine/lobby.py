@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from engine.errors import ErrorCode, Refusal
-from engine.events import ALL, FloorChanged, Outbound, SeatChanged
+from engine.events import ALL, FloorChanged, Outbound, SeatChanged, SettingsChanged
 from engine.phase import Phase
 from engine.rounds import begin_signing, open_if_all_ready
+from engine.settings import check_bot_level, check_hints
 from engine.state import HOST_SEAT, SeatState, TableState
 from engine.vote import voter_left
 
@@ -69,6 +70,23 @@ def remove_bot(state: TableState, seat: int, target: int, t: int) -> list[Outbou
         raise Refusal(ErrorCode.NOT_A_BOT, "no bot sits there")
     state.seats[target] = SeatState()
     return [seat_event(state, target, t)]
+
+
+def change_settings(
+    state: TableState, seat: int, bot_level: object, hints: object, t: int
+) -> list[Outbound]:
+    """The host sets the bot level and hints before the match (None keeps a value). Refused
+    `bad_message` for a level or a hints value that does not exist; a change that changes
+    nothing is accepted and tells nobody."""
+    state.require_phase(Phase.LOBBY)
+    state.require_host(seat)
+    settings = state.settings
+    level = settings.bot_level if bot_level is None else check_bot_level(bot_level)
+    show = settings.hints if hints is None else check_hints(hints)
+    if (level, show) == (settings.bot_level, settings.hints):
+        return []
+    settings.bot_level, settings.hints = level, show
+    return [Outbound(ALL, SettingsChanged(bot_level=level, hints=show), t)]
 
 
 def start(state: TableState, seat: int, t: int) -> list[Outbound]:

@@ -11,6 +11,7 @@ from engine.cards import cards_by_id
 from engine.config import DealSpec, TableConfig
 from engine.events import Reveal
 from engine.phase import Phase
+from engine.settings import TableSettings
 from engine.state import SeatState, TableState, VoteState
 
 VERSION = 1
@@ -52,6 +53,7 @@ def dump(state: TableState) -> dict[str, Any]:
         "last_reveal": state.last_reveal.to_wire() if state.last_reveal else None,
         "winners": list(state.winners) if state.winners is not None else None,
         "emissions": [list(e) for e in state.emissions],
+        "settings": state.settings.to_wire(),
         "seats": [
             {
                 "kind": st.kind,
@@ -147,4 +149,6 @@ def load(data: dict[str, Any]) -> TableState:
         winners=tuple(data["winners"]) if data["winners"] is not None else None,
         # Snapshots saved before emissions were kept have none: the list starts empty.
         emissions=[(int(s), str(e), int(at)) for s, e, at in data.get("emissions", [])],
+        # Snapshots saved before settings existed: the defaults.
+        settings=TableSettings.from_wire(data.get("settings")),
     )

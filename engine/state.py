@@ -12,6 +12,7 @@ from engine.errors import ErrorCode, Refusal
 from engine.events import Reveal
 from engine.phase import Phase
 from engine.seating import partner, team_of, team_seats, teams
+from engine.settings import TableSettings
 
 HOST_SEAT = 0  # the creator sits in seat 0 and hosts (PROTOCOL.md: `host` is always a seat)
 
@@ -85,6 +86,7 @@ class TableState:
     # The round's latest emissions, oldest first: (seat, emoji, at). Public (R13: everyone sees
     # them), kept so that a reloaded page shows what it had shown.
     emissions: list[tuple[int, str, int]] = field(default_factory=list)
+    settings: TableSettings = field(default_factory=TableSettings)
 
     @classmethod
     def new(cls, config: TableConfig) -> TableState:

@@ -20,6 +20,7 @@ from engine.commands import (
     CallContre,
     CallQuatro,
     CastVote,
+    ChangeSettings,
     ChooseSign,
     Command,
     Connect,
@@ -40,6 +41,7 @@ from engine.config import TableConfig
 from engine.errors import ErrorCode, Refusal
 from engine.events import Audience, Outbound, Wire
 from engine.phase import Phase
+from engine.settings import TableSettings
 from engine.state import HOST_SEAT, TableState
 from engine.view import summary, view
 
@@ -51,6 +53,7 @@ _HANDLERS: dict[type[Command], Handler] = {
     LeaveSeat: lambda s, c, t: lobby.leave_seat(s, c.seat, c.target, t),
     AddBot: lambda s, c, t: lobby.add_bot(s, c.seat, c.target, t),
     RemoveBot: lambda s, c, t: lobby.remove_bot(s, c.seat, c.target, t),
+    ChangeSettings: lambda s, c, t: lobby.change_settings(s, c.seat, c.bot_level, c.hints, t),
     StartMatch: lambda s, c, t: lobby.start(s, c.seat, t),
     Rematch: lambda s, c, t: lobby.rematch(s, c.seat, t),
     Connect: lambda s, c, t: lobby.connect(s, c.seat, t),
@@ -97,6 +100,12 @@ class Table:
     @property
     def scores(self) -> tuple[int, ...]:
         return tuple(self._state.scores)
+
+    @property
+    def settings(self) -> TableSettings:
+        """The host's settings (bot level, hints); a copy: change them with ChangeSettings."""
+        st = self._state.settings
+        return TableSettings(st.bot_level, st.hints)
 
     @property
     def host(self) -> int:

@@ -1,6 +1,12 @@
 """Bots-only matches on the pure engine, in simulated time: no sleeping, a match in milliseconds.
 
     python -m engine.tournament --players 4 --matches 200 --a smart --b random [--seed S]
+    python -m engine.tournament --levels [--matches 200]
+
+With `--levels`, each bot level (engine.bots.levels) plays a practice table instead: a newcomer
+(engine.bots.newcomer) in seat 0, connected like a human, with a smart partner bot, against smart
+bots, every bot at that level. One line per level, then one JSON object: the newcomer team's win
+rate and points per match, the other team's points, and the mean round length.
 
 Teams alternate between policy a and policy b around the table: team k plays policy a when k is
 even, b when odd (4 players: 1 team each; 6: a has teams 0 and 2; 8: a has 0 and 2, b has 1 and
@@ -31,6 +37,7 @@ from engine.errors import Refusal
 from engine.events import Outbound
 from engine.phase import Phase
 from engine.seating import team_of, teams
+from engine.settings import BOT_LEVELS
 from engine.table import Table
 
 ENDINGS = ("quatro_right", "quatro_wrong", "contre_right", "contre_wrong", "void")
@@ -178,15 +185,19 @@ def play_match(
     time_scale: float = 1.0,
     max_rounds: int | None = None,
     host_connected: bool = False,
+    bot_level: str = "normal",
+    seat_policies: Mapping[int, str] | None = None,
     on_command: CommandHook | None = None,
     on_event: EventHook | None = None,
     check: CheckHook | None = None,
 ) -> MatchResult:
-    """One bots-only match. `policies[k]` plays team k. Stops after `max_rounds` when given.
+    """One bots-only match. `policies[k]` plays team k, except the seats `seat_policies` names;
+    every bot plays at `bot_level`. Stops after `max_rounds` when given.
 
     With `host_connected`, seat 0 counts as a connected human (played by its bot): rounds then
     go through a real signing phase and reshuffles need that seat's vote, which bots never give.
     """
+    chosen = dict(seat_policies or {})
     table = Table(TableConfig(players=players, seed=seed, time_scale=time_scale))
     result = MatchResult(policies=tuple(policies))
     table.apply(TakeSeat(seat=0, player_id="tournament-host", name="Host"), 0)
@@ -197,12 +208,13 @@ def play_match(
     seeder = random.Random(seed)
     bots = {
         s: make_bot(
-            policies[team_of(s, players)],
+            chosen.get(s, policies[team_of(s, players)]),
             s,
             players,
             seed=seeder.getrandbits(48),
             speed=speed,
             timings=table.config.timings,
+            bot_level=bot_level,
         )
         for s in range(players)
     }
@@ -294,6 +306,39 @@ def run(players: int, matches: int, a: str, b: str, seed: int, speed: float) -> 
     return totals
 
 
+def levels_report(players: int, matches: int, seed: int) -> dict[str, dict[str, float]]:
+    """For each bot level: a newcomer in seat 0 (connected, as at a practice table) and its
+    smart partner against smart bots, all bots at that level."""
+    report: dict[str, dict[str, float]] = {}
+    for name in BOT_LEVELS:
+        totals = Totals(players=players, a="newcomer team", b="bots")
+        for i in range(matches):
+            totals.results.append(
+                play_match(
+                    players,
+                    ("smart",) * teams(players),
+                    seed * 1_000_003 + i,
+                    host_connected=True,
+                    bot_level=name,
+                    seat_policies={0: "newcomer"},
+                )
+            )
+        s = totals.summary()
+        endings = s["round_endings"]
+        rounds = max(1, sum(endings.values()))
+        report[name] = {
+            "newcomer_win_rate": s["win_rate"]["a"],
+            "newcomer_points_per_match": s["points_per_match"]["a"],
+            "bots_points_per_match": s["points_per_match"]["b"],
+            "mean_round_seconds": round(s["mean_round_seconds"], 2),
+            "match_minutes": round(
+                sum(r.duration_ms for r in totals.results) / max(1, matches) / 60_000, 2
+            ),
+            "contre_share": round((endings["contre_right"] + endings["contre_wrong"]) / rounds, 3),
+        }
+    return report
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m engine.tournament", description=__doc__)
     parser.add_argument("--players", type=int, choices=(4, 6, 8), default=4)
@@ -302,9 +347,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--b", choices=sorted(POLICIES), default="random")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--speed", type=float, default=1.0, help="bots' pace (1.0 = human)")
+    parser.add_argument(
+        "--levels", action="store_true", help="a newcomer against each bot level (see above)"
+    )
     args = parser.parse_args(argv)
     if args.matches < 1:
         parser.error("--matches must be at least 1")
+    if args.levels:
+        report = levels_report(args.players, args.matches, args.seed)
+        print(f"seat 0: newcomer; seat {args.players // 2}: its smart partner; others: smart")
+        for name, row in report.items():
+            print(f"{name:8} " + " ".join(f"{k}={v}" for k, v in row.items()))
+        print(json.dumps(report))
+        return 0
     totals = run(args.players, args.matches, args.a, args.b, args.seed, args.speed)
     policies = team_policies(args.players, args.a, args.b)
     split = ", ".join(

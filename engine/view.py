@@ -37,6 +37,7 @@ def summary(state: TableState, *, detail: bool = False) -> dict[str, Wire]:
         "host": HOST_SEAT,
         "scores": list(state.scores),
         "seats": seats_public(state, detail=detail),
+        "settings": state.settings.to_wire(),
     }
 
 

@@ -71,6 +71,25 @@ class BotIn(Body):
     seat: StrictInt
 
 
+BotLevel = Literal["relaxed", "normal", "sharp"]
+
+
+class SettingsIn(Body):
+    """Extension: the host's table settings; a field left out keeps its value."""
+
+    bot_level: BotLevel | None = Field(
+        default=None, description="how hard the bots play: relaxed, normal (default) or sharp"
+    )
+    hints: StrictBool | None = Field(
+        default=None, description="whether players are shown hints (default true)"
+    )
+
+
+class Settings(BaseModel):
+    bot_level: BotLevel = "normal"
+    hints: bool = True
+
+
 class Ok(BaseModel):
     ok: bool = True
 
@@ -91,6 +110,8 @@ class TableSummary(BaseModel):
     host: int
     scores: list[int]
     seats: list[SeatRow]
+    # A table actor older than settings (a rolling upgrade) sends none: the defaults.
+    settings: Settings = Field(default_factory=Settings)
 
 
 class Emojis(BaseModel):

@@ -17,6 +17,7 @@ WIRE_MODELS: list[type[BaseModel]] = [
     models.TableSummary,
     models.SeatOut,
     models.BotIn,
+    models.SettingsIn,
     models.Emojis,
     models.ClientConfig,
     *models.ALL_FRAMES.values(),

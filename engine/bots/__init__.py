@@ -16,12 +16,15 @@ own seeded RNG. Give a bot the table's `timings` and, at a `time_scale` s, `spee
 from __future__ import annotations
 
 from engine.bots.base import Bot, Intent
+from engine.bots.levels import LEVELS, Level, level
+from engine.bots.newcomer import NewcomerBot
 from engine.bots.random_bot import RandomBot
 from engine.bots.smart import SmartBot
 from engine.config import Timings
+from engine.settings import DEFAULT_BOT_LEVEL
 from engine.wire import client_frame
 
-POLICIES: dict[str, type[Bot]] = {"random": RandomBot, "smart": SmartBot}
+POLICIES: dict[str, type[Bot]] = {"random": RandomBot, "smart": SmartBot, "newcomer": NewcomerBot}
 
 
 def make_bot(
@@ -32,13 +35,41 @@ def make_bot(
     seed: int,
     speed: float = 1.0,
     timings: Timings | None = None,
+    bot_level: str = DEFAULT_BOT_LEVEL,
 ) -> Bot:
-    """A bot of the named policy for one seat. `timings` are the table's (its time_scale)."""
+    """A bot of the named policy for one seat. `timings` are the table's (its time_scale);
+    `bot_level` (engine.bots.levels) scales its pace and, for a smart bot, sets how readily it
+    accuses and bluffs. A newcomer plays as a newcomer whatever the level."""
     try:
         cls = POLICIES[policy]
     except KeyError:
         raise ValueError(f"unknown bot policy {policy!r}; choose from {sorted(POLICIES)}") from None
-    return cls(seat, players, seed=seed, speed=speed, timings=timings)
+    tuning = level(bot_level)
+    if cls is NewcomerBot:
+        return NewcomerBot(seat, players, seed=seed, speed=speed, timings=timings)
+    if cls is SmartBot:
+        return SmartBot(
+            seat,
+            players,
+            seed=seed,
+            speed=speed * tuning.pace,
+            timings=timings,
+            contre_threshold=tuning.contre_threshold,
+            decoy_chance=tuning.decoy_chance,
+        )
+    return cls(seat, players, seed=seed, speed=speed * tuning.pace, timings=timings)
 
 
-__all__ = ["POLICIES", "Bot", "Intent", "RandomBot", "SmartBot", "client_frame", "make_bot"]
+__all__ = [
+    "LEVELS",
+    "POLICIES",
+    "Bot",
+    "Intent",
+    "Level",
+    "NewcomerBot",
+    "RandomBot",
+    "SmartBot",
+    "client_frame",
+    "level",
+    "make_bot",
+]

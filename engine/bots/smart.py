@@ -64,9 +64,11 @@ class SmartBot(Bot):
         speed: float = 1.0,
         timings: Timings | None = None,
         contre_threshold: float = CONTRE_THRESHOLD,
+        decoy_chance: float = DECOY_CHANCE,
     ) -> None:
         super().__init__(seat, players, seed=seed, speed=speed, timings=timings)
         self.contre_threshold = contre_threshold
+        self.decoy_chance = decoy_chance
         self.target: str | None = None
         self._swap_gap = 0
         self._slot_seen = [0, 0, 0, 0]  # when this bot notices each centre slot's card
@@ -103,7 +105,7 @@ class SmartBot(Bot):
         elif kind == "round":
             self._new_deal(at)
             self._decoy_at = None
-            if self.rng.random() < DECOY_CHANCE:
+            if self.rng.random() < self.decoy_chance:
                 span = 12 * m.timings.swap_cooldown
                 self._decoy_at = at + m.timings.swap_cooldown + self.rng.randrange(span)
                 self._decoy_emoji = self.rng.randrange(len(EMOJIS))

@@ -17,7 +17,7 @@ from engine import DealSpec, ScenarioError, TableConfig
 from engine.seating import team_of
 from gateway.deps import Me, Svc, quota
 from gateway.errors import BACKEND_DOWN, ApiError
-from gateway.models import BotIn, NewTable, Ok, SeatOut, TableOut, TableSummary
+from gateway.models import BotIn, NewTable, Ok, SeatOut, SettingsIn, TableOut, TableSummary
 
 router = APIRouter(prefix="/api/tables", tags=["tables"])
 
@@ -150,6 +150,13 @@ async def add_bot(code: str, body: BotIn, svc: Svc, me: Me) -> Ok:
 @router.delete("/{code}/bots/{seat}", response_model=Ok)
 async def remove_bot(code: str, seat: int, svc: Svc, me: Me) -> Ok:
     await _act(svc, code, me, "remove_bot", {"seat": seat})
+    return Ok()
+
+
+@router.patch("/{code}/settings", response_model=Ok)
+async def change_settings(code: str, body: SettingsIn, svc: Svc, me: Me) -> Ok:
+    """Extension: the host sets the bot level and hints, in the lobby; the engine judges."""
+    await _act(svc, code, me, "settings", body.model_dump(exclude_none=True))
     return Ok()
 
 

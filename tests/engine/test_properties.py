@@ -53,6 +53,7 @@ VIEW_KEYS = {
     "winners",
     "emissions",
     "emojis",
+    "settings",  # the host's bot level and hints: public
 }
 
 

@@ -84,5 +84,7 @@ export const api = {
     call("POST", `/api/tables/${encodeURIComponent(code)}/bots`, { body: { seat }, token }),
   removeBot: (token, code, seat) =>
     call("DELETE", `/api/tables/${encodeURIComponent(code)}/bots/${seat}`, { token }),
+  settings: (token, code, body) =>
+    call("PATCH", `/api/tables/${encodeURIComponent(code)}/settings`, { body, token }),
   start: (token, code) => call("POST", `/api/tables/${encodeURIComponent(code)}/start`, { token }),
 };

@@ -14,6 +14,7 @@ import { play } from "./sound.js";
 import { toast } from "./toast.js";
 import { cardLabel, listTeams, revealText, seatName } from "./names.js";
 import { navigate } from "./router.js";
+import { startPracticeWhenSeated } from "./settings.js";
 
 const POLL_MS = 2000;
 
@@ -118,6 +119,7 @@ export function TableRoute({ code }) {
           if (!gameRef.current && saved > 0) g.timeScale = saved;
           update(g);
           setMode("seated");
+          startPracticeWhenSeated(code, frame);
         },
         onEvent: (ev) => {
           const g = gameRef.current;

@@ -6,6 +6,7 @@ import { t } from "./i18n.js";
 import { api, ensureSession, loadSession, rememberedName } from "./api.js";
 import { Msg, Name, teamLabel } from "./names.js";
 import { navigate } from "./router.js";
+import { TableSettings, startPractice } from "./settings.js";
 
 export function errorText(err) {
   const code = err?.code || "generic";
@@ -57,6 +58,21 @@ export function Home() {
     }
   }
 
+  async function practice() {
+    const clean = cleanName(name);
+    if (!clean) return setError(t("err.name_required"));
+    setBusy(true);
+    setError("");
+    try {
+      const s = await ensureSession(clean);
+      navigate(`/t/${await startPractice(s.token)}`);
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
   function join(e) {
     e.preventDefault();
     const c = code.replace(/[^A-Za-z0-9]/g, "").toUpperCase();
@@ -85,6 +101,13 @@ export function Home() {
           </button>`,
         )}
       </div>
+    </div>
+    <div class="panel practice">
+      <h2>${t("home.practiceTitle")}</h2>
+      <p>${t("home.practiceLead")}</p>
+      <button type="button" class="primary" id="practice" disabled=${busy} onClick=${practice}>
+        ${t("home.practice")}
+      </button>
     </div>
     <form class="panel" onSubmit=${join}>
       <h2>${t("home.joinTitle")}</h2>
@@ -196,6 +219,7 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
         </section>`,
       )}
     </div>
+    <${TableSettings} code=${code} table=${table} isHost=${isHost} />
     <p class="status-line" role="status">
       ${full ? t("lobby.full") : t("lobby.seatsFree", { n: free })}
     </p>

@@ -8,7 +8,8 @@ import { Card, Msg, Name, listTeams, revealText, seatName, teamLabel } from "./n
 import { Countdown } from "./ticking.js";
 import { partnerOf } from "./state.js";
 
-// `sign`, when given, is marked among the others (the floor's picker shows your team's sign).
+// `sign`, when given, is marked among the others (the floor's picker shows your team's sign);
+// `hint` adds the hints' highlight to it (the player already knows it).
 export function EmojiGrid({
   emojis,
   selected,
@@ -17,6 +18,7 @@ export function EmojiGrid({
   label,
   sign = null,
   signLabel = "",
+  hint = false,
 }) {
   function onKeyDown(e) {
     // Arrow keys move between emojis (the grid reads in the page's direction).
@@ -34,9 +36,10 @@ export function EmojiGrid({
     ${emojis.map(
       (emoji) => html`<button
         type="button"
-        class="emoji ${selected === emoji ? "chosen" : ""} ${sign === emoji ? "team-sign" : ""}"
+        class="emoji ${selected === emoji ? "chosen" : ""} ${sign === emoji ? "team-sign" : ""} ${hint && sign === emoji ? "ours" : ""}"
         data-emoji=${emoji}
         data-team-sign=${sign === emoji ? "yes" : null}
+        data-ours=${hint && sign === emoji ? "true" : null}
         aria-pressed=${selected === emoji ? "true" : "false"}
         disabled=${disabled}
         onClick=${() => onPick(emoji)}

@@ -48,6 +48,8 @@ export function reduce(state, ev) {
           connected: ev.connected,
         }),
       });
+    case "settings":
+      return next({ settings: { bot_level: ev.bot_level, hints: ev.hints } });
     case "signing": {
       const fresh = tb.phase === "over" || tb.phase === "lobby";
       const timeScale = ev.at && ev.deadline ? (ev.deadline - ev.at) / BASE.signing : scale;

@@ -14,6 +14,7 @@ import { reducedMotion } from "./announce.js";
 import { serverNow } from "./servertime.js";
 import { Countdown, useTick } from "./ticking.js";
 import { SigningPanel, VoteBanner, RevealPanel, Dialog, EmojiGrid } from "./panels.js";
+import { HintLine, hintsOn } from "./hints.js";
 
 function StatusBar({ game, status }) {
   const tb = game.table;
@@ -275,6 +276,7 @@ function FloorControls({ game, actions }) {
           label=${t("floor.pickerTitle")}
           sign=${tb.sign}
           signLabel=${t("floor.pickerSign")}
+          hint=${hintsOn(tb)}
         />
       </div>`}`}
   </div>`;
@@ -441,6 +443,7 @@ export function TableView({ game, actions, flash, status }) {
           ${t("sign.ours")} <span class="big-emoji">${tb.sign}</span>
         </span>`}
       </div>
+      <${HintLine} table=${tb} seat=${me} hand=${hand} />
       ${tb.phase === "playing" &&
       html`<${Hand}
           hand=${hand}

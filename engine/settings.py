@@ -1,0 +1,47 @@
+"""The host's table settings (an extension, not in the rule book): how hard the bots play and
+whether players get hints. Chosen in the lobby; no rule of R1–R30 reads them.
+
+    bot_level   "relaxed" | "normal" | "sharp": engine.bots.levels turns it into the bots'
+                pace and policy parameters
+    hints       whether each player's screen points out what their own view shows (a carré in
+                their hand, their team's sign, a tip in the first round): engine.hints
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.errors import ErrorCode, Refusal
+from engine.events import Wire
+
+BOT_LEVELS = ("relaxed", "normal", "sharp")
+DEFAULT_BOT_LEVEL = "normal"
+
+
+@dataclass(slots=True)
+class TableSettings:
+    bot_level: str = DEFAULT_BOT_LEVEL
+    hints: bool = True
+
+    def to_wire(self) -> dict[str, Wire]:
+        return {"bot_level": self.bot_level, "hints": self.hints}
+
+    @classmethod
+    def from_wire(cls, raw: object) -> TableSettings:
+        """A snapshot's settings; a snapshot saved before settings existed gets the defaults."""
+        if not isinstance(raw, dict):
+            return cls()
+        return cls(bot_level=str(raw["bot_level"]), hints=bool(raw["hints"]))
+
+
+def check_bot_level(value: object) -> str:
+    """The level named, or Refusal `bad_message` for anything but one of BOT_LEVELS."""
+    if not isinstance(value, str) or value not in BOT_LEVELS:
+        raise Refusal(ErrorCode.BAD_MESSAGE, f"bot_level is one of {', '.join(BOT_LEVELS)}")
+    return value
+
+
+def check_hints(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise Refusal(ErrorCode.BAD_MESSAGE, "hints is true or false")
+    return value

@@ -1,0 +1,81 @@
+// The host's table settings in the lobby (bot level, hints; docs/protocol.md, "settings"), and
+// the home page's practice table: you and a bot partner against relaxed bots, hints on.
+import { html } from "./html.js";
+import { t } from "./i18n.js";
+import { api, loadSession } from "./api.js";
+import { errorText } from "./lobby.js";
+import { toast } from "./toast.js";
+
+export const BOT_LEVELS = ["relaxed", "normal", "sharp"];
+const DEFAULTS = { bot_level: "normal", hints: true };
+
+const PRACTICE_KEY = "quatro.practice";
+
+// The same create → add bots → settings calls a host makes by hand in the lobby. The start
+// waits for this page's welcome (`startPracticeWhenSeated`): a match started with nobody
+// connected opens its first round at once (R6), and the newcomer would miss the signing.
+export async function startPractice(token) {
+  const table = await api.createTable(token, 4);
+  for (const seat of [1, 2, 3]) await api.addBot(token, table.code, seat);
+  await api.settings(token, table.code, { bot_level: "relaxed", hints: true });
+  sessionStorage.setItem(PRACTICE_KEY, table.code);
+  return table.code;
+}
+
+export async function startPracticeWhenSeated(code, welcome) {
+  if (sessionStorage.getItem(PRACTICE_KEY) !== code) return;
+  if (welcome.table.phase !== "lobby" || welcome.you.seat !== 0) return;
+  sessionStorage.removeItem(PRACTICE_KEY);
+  try {
+    await api.start(loadSession()?.token, code);
+  } catch (err) {
+    toast(errorText(err), "error");
+  }
+}
+
+export function TableSettings({ code, table, isHost }) {
+  const settings = table.settings || DEFAULTS;
+  const now = t(settings.hints ? "lobby.settingsHintsOn" : "lobby.settingsHintsOff", {
+    level: t(`level.${settings.bot_level}`),
+  });
+  if (!isHost) {
+    return html`<p class="hint table-settings-now" data-level=${settings.bot_level} data-hints=${settings.hints ? "on" : "off"}>
+      ${now}
+    </p>`;
+  }
+  async function change(body) {
+    try {
+      await api.settings(loadSession()?.token, code, body);
+    } catch (err) {
+      toast(errorText(err), "error");
+    }
+  }
+  return html`<section class="panel table-settings" aria-labelledby="settings-title">
+    <h2 id="settings-title">${t("lobby.settings")}</h2>
+    <fieldset class="bot-levels">
+      <legend>${t("lobby.botLevel")}</legend>
+      ${BOT_LEVELS.map(
+        (level) => html`<label class="level-choice" key=${level}>
+          <input
+            type="radio"
+            name="bot-level"
+            value=${level}
+            data-level=${level}
+            checked=${settings.bot_level === level}
+            onChange=${() => change({ bot_level: level })}
+          />
+          <span><strong>${t(`level.${level}`)}</strong> <span class="muted">— ${t(`level.${level}Help`)}</span></span>
+        </label>`,
+      )}
+    </fieldset>
+    <label class="level-choice">
+      <input
+        type="checkbox"
+        id="hints-toggle"
+        checked=${settings.hints}
+        onChange=${(e) => change({ hints: e.currentTarget.checked })}
+      />
+      <span>${t("lobby.hints")}</span>
+    </label>
+  </section>`;
+}

@@ -1,0 +1,92 @@
+"""The host's table settings (an extension): the bot level and hints, chosen in the lobby,
+judged by the engine, seen by everyone, kept in snapshots."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import ChangeSettings, Phase, StartMatch, Table
+from engine.bots import LEVELS, make_bot
+from engine.bots.smart import SmartBot
+from engine.settings import BOT_LEVELS
+from engine.wire import command_from_frame
+from tests.engine.tables import Game, types
+
+
+def test_a_new_table_plays_normal_bots_with_hints_on() -> None:
+    g = Game(4, humans=[0], start=False)
+    assert g.view(0)["settings"] == {"bot_level": "normal", "hints": True}
+    assert g.table.summary()["settings"] == {"bot_level": "normal", "hints": True}
+
+
+def test_the_host_chooses_a_level_and_turns_hints_off_and_everyone_is_told() -> None:
+    g = Game(4, humans=[0, 1], start=False)
+    out = g.do(ChangeSettings(seat=0, bot_level="relaxed"))
+    assert [(o.to.scope, o.event.to_wire()) for o in out] == [
+        ("all", {"type": "settings", "bot_level": "relaxed", "hints": True})
+    ]
+    out = g.do(ChangeSettings(seat=0, hints=False))
+    assert out[0].event.to_wire() == {"type": "settings", "bot_level": "relaxed", "hints": False}
+    assert g.view(1)["settings"] == {"bot_level": "relaxed", "hints": False}
+    assert g.table.settings.bot_level == "relaxed"
+    # Asking for what is already set is accepted and tells nobody.
+    assert g.do(ChangeSettings(seat=0, bot_level="relaxed", hints=False)) == []
+
+
+def test_only_the_host_in_the_lobby_and_only_known_values() -> None:
+    g = Game(4, humans=[0, 1], start=False)
+    assert g.refuse(ChangeSettings(seat=1, bot_level="sharp")).code == "not_host"
+    assert g.refuse(ChangeSettings(seat=0, bot_level="brutal")).code == "bad_message"
+    assert g.refuse(ChangeSettings(seat=0, bot_level=3)).code == "bad_message"  # type: ignore[arg-type]
+    assert g.refuse(ChangeSettings(seat=0, hints="no")).code == "bad_message"  # type: ignore[arg-type]
+    g.do(ChangeSettings(seat=0, bot_level="sharp"))
+    g.do(StartMatch(seat=0))
+    assert g.phase() is Phase.SIGNING
+    assert g.refuse(ChangeSettings(seat=0, bot_level="relaxed")).code == "wrong_phase"
+    assert g.table.settings.bot_level == "sharp"
+
+
+def test_settings_travel_as_a_lobby_call_with_either_field() -> None:
+    assert command_from_frame("settings", 0, {"bot_level": "sharp"}) == ChangeSettings(
+        seat=0, bot_level="sharp"
+    )
+    assert command_from_frame("settings", 0, {"hints": False}) == ChangeSettings(
+        seat=0, hints=False
+    )
+
+
+def test_settings_survive_a_snapshot_and_old_snapshots_get_the_defaults() -> None:
+    g = Game(4, humans=[0], start=False)
+    g.do(ChangeSettings(seat=0, bot_level="relaxed", hints=False))
+    back = Table.from_snapshot(g.table.to_snapshot())
+    assert back.view(0)["settings"] == {"bot_level": "relaxed", "hints": False}
+    old = g.table.to_snapshot()
+    del old["state"]["settings"]
+    assert Table.from_snapshot(old).view(0)["settings"] == {"bot_level": "normal", "hints": True}
+
+
+def test_a_table_without_settings_changes_plays_as_before() -> None:
+    g = Game(4, humans=[0])
+    assert "settings" not in types(g.log)
+
+
+@pytest.mark.parametrize("name", BOT_LEVELS)
+def test_each_level_tunes_the_bots_pace_and_policy(name: str) -> None:
+    bot = make_bot("smart", 1, 4, seed=1, speed=2.0, bot_level=name)
+    assert isinstance(bot, SmartBot)
+    tuning = LEVELS[name]
+    assert bot.pace.speed == pytest.approx(2.0 * tuning.pace)
+    assert bot.contre_threshold == tuning.contre_threshold
+    assert bot.decoy_chance == tuning.decoy_chance
+
+
+def test_relaxed_bots_are_slower_and_slower_to_accuse_than_sharp_ones() -> None:
+    relaxed, normal, sharp = (LEVELS[n] for n in BOT_LEVELS)
+    assert relaxed.pace < normal.pace < sharp.pace
+    assert relaxed.contre_threshold > normal.contre_threshold > sharp.contre_threshold
+    assert relaxed.decoy_chance < normal.decoy_chance < sharp.decoy_chance
+
+
+def test_an_unknown_level_is_refused_by_make_bot() -> None:
+    with pytest.raises(ValueError, match="unknown bot level"):
+        make_bot("smart", 1, 4, seed=1, bot_level="brutal")
