@@ -5,6 +5,7 @@ import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { api, ensureSession, loadSession, rememberedName } from "./api.js";
 import { Msg, Name, teamLabel } from "./names.js";
+import { MAX_CODE_POINTS, nameProblem } from "./namecheck.js";
 import { navigate } from "./router.js";
 
 export function errorText(err) {
@@ -21,7 +22,7 @@ export function NameField({ value, onInput, id = "player-name" }) {
       id=${id}
       name="name"
       autocomplete="nickname"
-      maxlength="24"
+      maxlength=${MAX_CODE_POINTS}
       required
       value=${value}
       placeholder=${t("lobby.namePlaceholder")}
@@ -30,8 +31,10 @@ export function NameField({ value, onInput, id = "player-name" }) {
   </div>`;
 }
 
+// Whitespace collapsed, never cut (a cut could split a joined emoji and leave a stray joiner):
+// a name too long is refused with its own message (`nameProblem`).
 export function cleanName(name) {
-  return name.replace(/\s+/g, " ").trim().slice(0, 24);
+  return name.replace(/\s+/g, " ").trim();
 }
 
 export function Home() {
@@ -43,7 +46,8 @@ export function Home() {
 
   async function create(players) {
     const clean = cleanName(name);
-    if (!clean) return setError(t("err.name_required"));
+    const problem = nameProblem(clean);
+    if (problem) return setError(t(problem));
     setBusy(true);
     setError("");
     try {
