@@ -20,7 +20,9 @@ DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 FAMILY = "Famille Jean-Baptiste 👨\u200d👩\u200d👧\u200d👦👨\u200d👩\u200d👧"
 
 
-@pytest.mark.parametrize(("locale", "lang", "view"), [("ar", "ar", PHONE), ("en-US", "en", DESKTOP)])
+@pytest.mark.parametrize(
+    ("locale", "lang", "view"), [("ar", "ar", PHONE), ("en-US", "en", DESKTOP)]
+)
 def test_joined_emoji_make_a_name_and_fillers_are_refused_in_words(
     browser: Any, stack_url: str, locale: str, lang: str, view: ViewportSize
 ) -> None:

@@ -240,7 +240,7 @@ def test_joined_emoji_are_names(name: str) -> None:
 
 @pytest.mark.parametrize("name", STILL_REFUSED)
 def test_fillers_stray_joiners_tags_and_bidi_stay_refused(name: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"name|joiner|tag|characters"):
         check_name(name)
 
 
