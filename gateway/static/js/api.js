@@ -83,6 +83,7 @@ export const api = {
     return call("POST", "/api/tables", { body, token });
   },
   table: (code) => call("GET", `/api/tables/${encodeURIComponent(code)}`),
+  myTables: (token) => call("GET", "/api/sessions/tables", { token }),
   takeSeat: (token, code, seat) =>
     call("POST", `/api/tables/${encodeURIComponent(code)}/seats/${seat}`, { token }),
   leaveSeat: (token, code, seat) =>

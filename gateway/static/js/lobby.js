@@ -1,6 +1,6 @@
 // The lobby: the home page (name, new table, join by code) and a table's seats before the match
 // (take a seat, invite link, and the host's bots and start button).
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { api, ensureSession, loadSession, rememberedName } from "./api.js";
@@ -43,6 +43,20 @@ export function Home() {
   const [code, setCode] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
+  const [mine, setMine] = useState([]);
+
+  // Tables where this browser's session still holds a seat, as the tables themselves say.
+  useEffect(() => {
+    if (!session) return undefined;
+    let alive = true;
+    api.myTables(session.token).then(
+      (found) => alive && setMine(found.tables),
+      () => {},
+    );
+    return () => {
+      alive = false;
+    };
+  }, []);
 
   async function create(players) {
     const clean = cleanName(name);
@@ -73,6 +87,7 @@ export function Home() {
   return html`<section class="home" aria-labelledby="home-title">
     <h1 id="home-title">${t("home.title")}</h1>
     <p class="lead">${t("home.lead")}</p>
+    ${mine.length > 0 && html`<${ReturnPanel} tables=${mine} />`}
     <${NameField} value=${name} onInput=${setName} />
     <div class="panel">
       <h2>${t("home.newTable")}</h2>
@@ -110,6 +125,30 @@ export function Home() {
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
   </section>`;
+}
+
+function ReturnPanel({ tables }) {
+  return html`<nav class="panel return" aria-labelledby="return-title">
+    <h2 id="return-title">${t("home.returnTitle")}</h2>
+    <ul class="return-list">
+      ${tables.map(
+        (tb) => html`<li key=${tb.code}>
+          <a
+            class="link-button"
+            href=${`/t/${tb.code}`}
+            data-return=${tb.code}
+            onClick=${(e) => (e.preventDefault(), navigate(`/t/${tb.code}`))}
+          >
+            ${t("home.returnTo")}
+          </a>
+          <span class="muted">
+            ${t(`home.returnPhase.${tb.phase}`)} ·
+            ${t("home.returnWhere", { code: tb.code, n: tb.seat + 1 })}
+          </span>
+        </li>`,
+      )}
+    </ul>
+  </nav>`;
 }
 
 function InviteBox({ code }) {
