@@ -6,6 +6,7 @@ import { t } from "./i18n.js";
 import { api, ensureSession, loadSession, rememberedName } from "./api.js";
 import { Msg, Name, teamLabel } from "./names.js";
 import { MAX_CODE_POINTS, nameProblem } from "./namecheck.js";
+import { InviteBox } from "./invite.js";
 import { navigate } from "./router.js";
 
 export function errorText(err) {
@@ -149,32 +150,6 @@ function ReturnPanel({ tables }) {
       )}
     </ul>
   </nav>`;
-}
-
-function InviteBox({ code }) {
-  const link = `${location.origin}/t/${code}`;
-  const [copied, setCopied] = useState(false);
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(link);
-    } catch {
-      const input = document.getElementById("invite-link");
-      input?.select();
-      document.execCommand?.("copy");
-    }
-    setCopied(true);
-    setTimeout(() => setCopied(false), 2000);
-  }
-  return html`<div class="invite panel">
-    <p>
-      ${t("lobby.code")} <strong class="code" data-code=${code}>${code}</strong>
-    </p>
-    <div class="row">
-      <label class="visually-hidden" for="invite-link">${t("lobby.inviteLabel")}</label>
-      <input id="invite-link" dir="ltr" readonly value=${link} onFocus=${(e) => e.currentTarget.select()} />
-      <button type="button" onClick=${copy}>${copied ? t("lobby.copied") : t("lobby.copy")}</button>
-    </div>
-  </div>`;
 }
 
 // Seats grouped by team: partners (k and k + n/2) side by side, as they sit opposite.
