@@ -1,12 +1,14 @@
 // The lobby: the home page (name, new table, join by code) and a table's seats before the match
 // (take a seat, invite link, and the host's bots and start button).
-import { useEffect, useState } from "preact/hooks";
+import { Fragment } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { api, ensureSession, loadSession, rememberedName } from "./api.js";
 import { Msg, Name, teamLabel } from "./names.js";
 import { MAX_CODE_POINTS, nameProblem } from "./namecheck.js";
 import { InviteBox } from "./invite.js";
+import { useFocusRescue } from "./focus.js";
 import { navigate } from "./router.js";
 
 export function errorText(err) {
@@ -161,11 +163,25 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
   const full = seats.every((s) => s.kind);
   const free = seats.filter((s) => !s.kind).length;
   const teams = Array.from({ length: n / 2 }, (_, k) => [k, k + n / 2]);
+  // Arriving (a new table, a seat taken): the title. A button gone once used (a bot added): the
+  // host's next step, another bot or the start.
+  const arrived = useRef(false);
+  useFocusRescue(() =>
+    arrived.current
+      ? document.querySelector("#start-match:not([disabled]), [data-addbot]") ||
+        document.getElementById("lobby-title")
+      : document.getElementById("lobby-title"),
+  );
+  useEffect(() => {
+    arrived.current = true;
+  });
 
   function seatRow(s) {
     const row = seats[s];
     const mine = s === mySeat;
     let action = null;
+    // Keyed by what sits in the seat: "Add a bot" and "Remove bot" are different buttons, so
+    // focus never stays on a button whose meaning just changed under it.
     if (!row.kind && !seated) {
       action = html`<button type="button" class="primary" data-take=${s} onClick=${() => onTake(s)}>
         ${t("lobby.takeSeat")}
@@ -195,12 +211,12 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
         ${s === 0 && html` <span class="tag">${t("seat.hostTag")}</span>`}
         ${mine && html` <span class="tag you">${t("seat.youTag")}</span>`}
       </span>
-      ${action}
+      ${action && html`<${Fragment} key=${`${row.kind || "empty"}-${s}`}>${action}<//>`}
     </li>`;
   }
 
   return html`<section class="lobby" aria-labelledby="lobby-title">
-    <h1 id="lobby-title">${t("lobby.title", { n })}</h1>
+    <h1 id="lobby-title" tabindex="-1">${t("lobby.title", { n })}</h1>
     <${InviteBox} code=${code} />
     ${!seated && html`<${NameField} value=${name} onInput=${setName} />`}
     <p class="hint">${t("lobby.partnersHint")}</p>

@@ -1,11 +1,12 @@
 // The panels around play: choosing the sign, the reshuffle vote, the reveal and the end of the
 // match, plus the emoji grid and a small accessible dialog.
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { Card, Msg, Name, listTeams, revealText, seatName, teamLabel } from "./names.js";
 import { Countdown } from "./ticking.js";
 import { partnerOf } from "./state.js";
+import { useFocusRescue } from "./focus.js";
 
 export function EmojiGrid({ emojis, selected, onPick, disabled = false, label }) {
   function onKeyDown(e) {
@@ -60,6 +61,20 @@ export function SigningPanel({ game, actions }) {
   const tb = game.table;
   const mine = tb.seats[game.you.seat];
   const partner = partnerOf(game.you.seat, tb.players);
+  // Ready with no sign yet asks once more, saying what happens then (a sign is drawn).
+  const [asked, setAsked] = useState(false);
+  function ready() {
+    if (mine.ready) return;
+    if (!tb.sign && !asked) return setAsked(true);
+    actions.ready();
+  }
+  // Until the sign is fixed, the grid; then "I'm ready".
+  useFocusRescue(() =>
+    tb.sign
+      ? document.getElementById("ready-btn")
+      : document.querySelector(".signing .emoji[aria-pressed='true']") ||
+        document.querySelector(".signing .emoji"),
+  );
   let whoChose = null;
   if (tb.sign) {
     if (game.signBy === game.you.seat) whoChose = t("sign.byYou");
@@ -87,13 +102,14 @@ export function SigningPanel({ game, actions }) {
         type="button"
         class="primary"
         id="ready-btn"
-        disabled=${mine.ready}
-        onClick=${actions.ready}
+        aria-disabled=${mine.ready ? "true" : "false"}
+        onClick=${ready}
       >
-        ${mine.ready ? t("sign.isReady") : t("sign.ready")}
+        ${mine.ready ? t("sign.isReady") : asked && !tb.sign ? t("sign.readyAnyway") : t("sign.ready")}
       </button>
       <span>${t("sign.opensIn")} <${Countdown} deadline=${tb.deadline} label=${t("status.signingClock")} /></span>
     </div>
+    <p class="hint ready-note" role="status">${asked && !tb.sign ? t("sign.readyNoSign") : ""}</p>
   </section>`;
 }
 
@@ -129,7 +145,7 @@ export function RevealPanel({ game, actions }) {
   const n = tb.players;
   const over = tb.phase === "over";
   return html`<section class="reveal panel" aria-labelledby="reveal-title" data-reason=${r.reason}>
-    <h2 id="reveal-title">${over ? t("over.title") : t("reveal.title")}</h2>
+    <h2 id="reveal-title" tabindex="-1">${over ? t("over.title") : t("reveal.title")}</h2>
     <p class="reveal-text ${r.correct ? "right" : "wrong"}">${revealText(r, tb.seats)}</p>
     ${over &&
     html`<p class="winners" data-winners=${tb.winners.join(",")}>
