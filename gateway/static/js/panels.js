@@ -1,6 +1,6 @@
 // The panels around play: choosing the sign, the reshuffle vote, the reveal and the end of the
 // match, plus the emoji grid and a small accessible dialog.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useRef } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { Card, Msg, Name, listTeams, revealText, seatName, teamLabel } from "./names.js";
@@ -61,13 +61,6 @@ export function SigningPanel({ game, actions }) {
   const tb = game.table;
   const mine = tb.seats[game.you.seat];
   const partner = partnerOf(game.you.seat, tb.players);
-  // Ready with no sign yet asks once more, saying what happens then (a sign is drawn).
-  const [asked, setAsked] = useState(false);
-  function ready() {
-    if (mine.ready) return;
-    if (!tb.sign && !asked) return setAsked(true);
-    actions.ready();
-  }
   // Until the sign is fixed, the grid; then "I'm ready".
   useFocusRescue(() =>
     tb.sign
@@ -103,13 +96,14 @@ export function SigningPanel({ game, actions }) {
         class="primary"
         id="ready-btn"
         aria-disabled=${mine.ready ? "true" : "false"}
-        onClick=${ready}
+        aria-describedby=${tb.sign ? null : "ready-note"}
+        onClick=${() => !mine.ready && actions.ready()}
       >
-        ${mine.ready ? t("sign.isReady") : asked && !tb.sign ? t("sign.readyAnyway") : t("sign.ready")}
+        ${mine.ready ? t("sign.isReady") : t("sign.ready")}
       </button>
       <span>${t("sign.opensIn")} <${Countdown} deadline=${tb.deadline} label=${t("status.signingClock")} /></span>
     </div>
-    <p class="hint ready-note" role="status">${asked && !tb.sign ? t("sign.readyNoSign") : ""}</p>
+    <p class="hint ready-note" id="ready-note" role="status">${tb.sign ? "" : t("sign.readyNoSign")}</p>
   </section>`;
 }
 
