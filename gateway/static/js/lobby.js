@@ -144,10 +144,9 @@ function ReturnPanel({ tables }) {
           >
             ${t("home.returnTo")}
           </a>
-          <span class="muted">
-            ${t(`home.returnPhase.${tb.phase}`)} ·
-            ${t("home.returnWhere", { code: tb.code, n: tb.seat + 1 })}
-          </span>
+          <span class="muted"
+            >${`${t(`home.returnPhase.${tb.phase}`)} · ${t("home.returnWhere", { code: tb.code, n: tb.seat + 1 })}`}</span
+          >
         </li>`,
       )}
     </ul>
