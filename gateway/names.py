@@ -84,16 +84,26 @@ def _in_flag_tags(text: str, i: int) -> bool:
 
 def visible_length(name: str) -> int:
     """Characters as a reader counts them: joiners, VS16, skin tones, flag tags and combining
-    marks ride on the character before them, and an emoji joined to the one before is one."""
-    return sum(
-        1
-        for i, ch in enumerate(name)
-        if ch not in (ZWJ, VS16)
-        and not (i > 0 and name[i - 1] == ZWJ)
-        and not _skin_tone(ch)
-        and not _tag(ch)
-        and not unicodedata.category(ch).startswith("M")
-    )
+    marks ride on the character before them, an emoji joined to the one before is one, and so
+    is a flag's pair of regional indicators (🇭🇹)."""
+    count = 0
+    pending_flag = False  # the previous character opened a pair of regional indicators
+    for i, ch in enumerate(name):
+        indicator = 0x1F1E6 <= ord(ch) <= 0x1F1FF
+        if indicator and pending_flag:
+            pending_flag = False
+            continue
+        pending_flag = indicator
+        if (
+            ch in (ZWJ, VS16)
+            or (i > 0 and name[i - 1] == ZWJ)
+            or _skin_tone(ch)
+            or _tag(ch)
+            or unicodedata.category(ch).startswith("M")
+        ):
+            continue
+        count += 1
+    return count
 
 
 def _bot_like(name: str) -> bool:

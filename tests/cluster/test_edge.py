@@ -209,6 +209,8 @@ JOINED_EMOJI = [
     "🧑🏿\u200d🤝\u200d🧑🏻",
     "🏴\U000e0067\U000e0062\U000e0077\U000e006c\U000e0073\U000e007f Rhys",
     "#\ufe0f\u20e3 Nico",
+    # 24 as a reader counts them: 22 letters and two flags of two regional indicators each.
+    "Famille Jean-Baptiste \U0001f1ed\U0001f1f9\U0001f1eb\U0001f1f7",
     # 24 characters as a reader counts them (22 + two families), 34 code points.
     "Famille Jean-Baptiste 👨\u200d👩\u200d👧\u200d👦👨\u200d👩\u200d👧",
 ]
@@ -229,6 +231,7 @@ STILL_REFUSED = [
     "\u2067Ana\u2069",
     "\u200f",
     "A" * 25,
+    "\U0001f1ed\U0001f1f9" * 25,
     "👨\u200d👩\u200d👧\u200d👦" * 10,
 ]
 
