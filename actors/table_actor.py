@@ -492,6 +492,16 @@ class TableActor:
         self._start()
         return None if self.table is None else self.table.summary()
 
+    async def seat_of(self, player_id: str) -> dict[str, Any] | None:
+        """Where `player_id` sits here: `{"seat", "players", "phase"}`; None when they hold no
+        seat (or the actor has no table)."""
+        self._start()
+        seat = None if self.table is None else self.table.seat_of(player_id)
+        if self.table is None or seat is None:
+            return None
+        summary = self.table.summary()
+        return {"seat": seat, "players": summary["players"], "phase": summary["phase"]}
+
     async def serve(self, request: Request) -> Reply:
         """One request of a gateway, from either plane (`LinkServer`, or a Ray call)."""
         self._start()

@@ -34,6 +34,17 @@ class SessionOut(BaseModel):
     name: str
 
 
+class MyTable(BaseModel):
+    code: str
+    seat: int
+    players: int
+    phase: Literal["lobby", "signing", "playing", "pause", "over"]
+
+
+class MyTables(BaseModel):
+    tables: list[MyTable]
+
+
 class Deal(Body):
     hands: list[list[StrictStr]]
     center: list[StrictStr]

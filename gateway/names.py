@@ -7,9 +7,12 @@ from __future__ import annotations
 import unicodedata
 
 MAX_LENGTH = 24
+MAX_CODE_POINTS = 64  # what the joiners, selectors and tags of 24 emoji may add, bounded
 MAX_STACKED_MARKS = 2
 ZWJ = "\u200d"
 VS16 = "\ufe0f"  # emoji presentation
+BLACK_FLAG = "\U0001f3f4"  # the base of the subdivision flags (England, Scotland, Wales)
+TAG_CANCEL = "\U000e007f"
 
 # Characters that render as nothing (or as blank) yet are not whitespace or a format character,
 # so a category check alone lets them through: Hangul fillers, the blank Braille pattern, the
@@ -38,6 +41,7 @@ def _pictographic(ch: str) -> bool:
     cp = ord(ch)
     return (
         0x1F000 <= cp <= 0x1FAFF
+        or 0x2190 <= cp <= 0x21FF  # arrows: "🙂‍↔️" (head shaking) joins one
         or 0x2600 <= cp <= 0x27BF
         or 0x2300 <= cp <= 0x23FF
         or 0x2B00 <= cp <= 0x2BFF
@@ -53,6 +57,55 @@ def _emoji_before(text: str, i: int) -> bool:
     return j >= 0 and _pictographic(text[j])
 
 
+def _skin_tone(ch: str) -> bool:
+    return 0x1F3FB <= ord(ch) <= 0x1F3FF
+
+
+def _tag(ch: str) -> bool:
+    return 0xE0020 <= ord(ch) <= 0xE007F
+
+
+def _in_flag_tags(text: str, i: int) -> bool:
+    """text[i] is a tag character of a flag: after 🏴 and its other tags, up to a cancel tag."""
+    start = i
+    while start > 0 and _tag(text[start - 1]):
+        start -= 1
+    end = i
+    while end + 1 < len(text) and _tag(text[end + 1]):
+        end += 1
+    return (
+        start > 0
+        and text[start - 1] == BLACK_FLAG
+        and text[end] == TAG_CANCEL
+        and TAG_CANCEL not in text[start:end]
+        and end > start
+    )
+
+
+def visible_length(name: str) -> int:
+    """Characters as a reader counts them: joiners, VS16, skin tones, flag tags and combining
+    marks ride on the character before them, an emoji joined to the one before is one, and so
+    is a flag's pair of regional indicators (🇭🇹)."""
+    count = 0
+    pending_flag = False  # the previous character opened a pair of regional indicators
+    for i, ch in enumerate(name):
+        indicator = 0x1F1E6 <= ord(ch) <= 0x1F1FF
+        if indicator and pending_flag:
+            pending_flag = False
+            continue
+        pending_flag = indicator
+        if (
+            ch in (ZWJ, VS16)
+            or (i > 0 and name[i - 1] == ZWJ)
+            or _skin_tone(ch)
+            or _tag(ch)
+            or unicodedata.category(ch).startswith("M")
+        ):
+            continue
+        count += 1
+    return count
+
+
 def _bot_like(name: str) -> bool:
     folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name).casefold())
     letters = "".join(ch for ch in folded if ch.isalnum())
@@ -62,7 +115,7 @@ def _bot_like(name: str) -> bool:
 def check_name(raw: str) -> str:
     """The name, whitespace collapsed; ValueError saying what is refused."""
     name = " ".join(raw.split())
-    if not 1 <= len(name) <= MAX_LENGTH:
+    if not 1 <= visible_length(name) <= MAX_LENGTH or len(name) > MAX_CODE_POINTS:
         raise ValueError(f"a name has 1 to {MAX_LENGTH} visible characters")
     marks = 0
     for i, ch in enumerate(name):
@@ -71,6 +124,10 @@ def check_name(raw: str) -> str:
             after = name[i + 1] if i + 1 < len(name) else ""
             if not (_emoji_before(name, i) and after and _pictographic(after)):
                 raise ValueError("a zero-width joiner only joins two emoji")
+            continue
+        if _tag(ch):
+            if not _in_flag_tags(name, i):
+                raise ValueError("tag characters only spell a flag after 🏴")
             continue
         if ord(ch) in INVISIBLE or cat in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
             raise ValueError("a name has only visible characters")

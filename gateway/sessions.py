@@ -59,3 +59,14 @@ class Sessions:
             pipe.hset(key, code, seat)
         pipe.expire(key, self.ttl_s)
         await pipe.execute()
+
+    async def tables(self, player_id: str, most: int) -> dict[str, int]:
+        """Up to `most` tables `player_id` took a seat at, code -> seat, as last recorded here
+        (the table itself has the last word: a host may have freed the seat since)."""
+        raw = await self.redis.hgetall(keys.player_tables(player_id))
+        rows = sorted((_text(code), int(seat)) for code, seat in raw.items())
+        return dict(rows[:most])
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value

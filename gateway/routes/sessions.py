@@ -1,13 +1,22 @@
-"""POST /api/sessions: a name in, a bearer token out."""
+"""POST /api/sessions: a name in, a bearer token out; GET /api/sessions/tables: where that
+session still holds a seat."""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from fastapi import APIRouter
 
-from gateway.deps import Svc, quota
-from gateway.models import NewSession, SessionOut
+from actors.directory import TableGone
+from gateway.deps import Me, Svc, quota
+from gateway.errors import BACKEND_DOWN
+from gateway.models import MyTable, MyTables, NewSession, SessionOut
 
 router = APIRouter(prefix="/api", tags=["sessions"])
+
+# Tables looked at per call: a player rarely sits at more than a few, and each costs an actor call.
+MOST_TABLES = 8
 
 
 @router.post(
@@ -16,3 +25,30 @@ router = APIRouter(prefix="/api", tags=["sessions"])
 async def create_session(body: NewSession, svc: Svc) -> SessionOut:
     token, session = await svc.sessions.create(body.name)
     return SessionOut(token=token, player_id=session.player_id, name=session.name)
+
+
+@router.get("/sessions/tables", response_model=MyTables, dependencies=[quota("lookup")])
+async def my_tables(svc: Svc, me: Me) -> MyTables:
+    """The live tables where the caller holds a seat, asked of each table; a table that is gone,
+    or where the seat was freed, is forgotten. One that does not answer in time is left out
+    this time. 401 `bad_token` without a session."""
+
+    async def look(code: str) -> dict[str, Any] | None:
+        try:
+            async with asyncio.timeout(svc.settings.actor_timeout_s):
+                found: dict[str, Any] | None = await svc.directory.call(
+                    code, "seat_of", me.player_id
+                )
+        except TableGone:
+            found = None
+        except BACKEND_DOWN:
+            return None
+        if found is None:
+            await svc.sessions.seated(me.player_id, code, None)
+        return found
+
+    codes = list(await svc.sessions.tables(me.player_id, MOST_TABLES))
+    found = await asyncio.gather(*(look(code) for code in codes))
+    return MyTables(
+        tables=[MyTable(code=code, **row) for code, row in zip(codes, found, strict=True) if row]
+    )

@@ -227,14 +227,15 @@ def test_lost_connection_and_missed_events_come_back_to_the_same_table(
         expect(bruno.page.locator(".seat[data-seat='2'] .bubble")).to_have_text("🌵")
         assert slow.hellos == 3
 
-        # Keyboard only: focus a card, Enter picks it, Shift+Tab reaches the centre's last
-        # slot, Enter swaps.
+        # Keyboard only: focus a card, Enter picks it and takes focus to the centre's first
+        # slot, the left arrow wraps round to the last slot, Enter swaps.
         page = bruno.page
         page.locator(".hand-card").first.focus()
         picked = page.evaluate("document.activeElement.dataset.rank")
         page.keyboard.press("Enter")
         expect(page.locator(".hand-card[aria-pressed='true']")).to_have_count(1)
-        page.keyboard.press("Shift+Tab")
+        expect(page.locator(".slot[data-slot='0']")).to_be_focused()
+        page.keyboard.press("ArrowLeft")
         assert page.evaluate("document.activeElement.dataset.slot") == "3"
         taken = page.locator(".slot[data-slot='3'] .card").get_attribute("data-rank")
         page.keyboard.press("Enter")

@@ -18,6 +18,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from cluster.procs import free_port
+from gateway.names import check_name
 from tests.cluster.client import table_with
 from tests.conftest import ROOT, Gateway, Stack
 
@@ -185,7 +186,7 @@ async def test_names_refuse_fillers_marks_bidi_and_bot_lookalikes(stack: Stack) 
         "bot_4",
         "a\u200db",
     ]
-    allowed = ["Ana 👩‍💻", "❤️ Lu", "Zoë", "Botanist", "Robot", "José", "Bo"]
+    allowed = ["Ana 👩‍💻", "❤️ Lu", "Zoë", "Botanist", "Robot", "José", "Bo", *JOINED_EMOJI]
     async with httpx.AsyncClient(base_url=stack.a.url) as c:
         for name in refused:
             r = await c.post("/api/sessions", json={"name": name})
@@ -195,6 +196,55 @@ async def test_names_refuse_fillers_marks_bidi_and_bot_lookalikes(stack: Stack) 
             r = await c.post("/api/sessions", json={"name": name})
             assert r.status_code == 201, name
             assert r.json()["name"] == name
+
+
+# Joined emoji as phones type them: ZWJ sequences with VS16 and skin tones, an arrow joined
+# (head shaking), a subdivision flag spelt with tag characters, a keycap.
+JOINED_EMOJI = [
+    "Ana 👩🏽\u200d💻",
+    "👨\u200d👩\u200d👧\u200d👦",
+    "🏳\ufe0f\u200d🌈 Lu",
+    "❤\ufe0f\u200d🔥",
+    "🙂\u200d↔\ufe0f Zoë",
+    "🧑🏿\u200d🤝\u200d🧑🏻",
+    "🏴\U000e0067\U000e0062\U000e0077\U000e006c\U000e0073\U000e007f Rhys",
+    "#\ufe0f\u20e3 Nico",
+    # 24 as a reader counts them: 22 letters and two flags of two regional indicators each.
+    "Famille Jean-Baptiste \U0001f1ed\U0001f1f9\U0001f1eb\U0001f1f7",
+    # 24 characters as a reader counts them (22 + two families), 34 code points.
+    "Famille Jean-Baptiste 👨\u200d👩\u200d👧\u200d👦👨\u200d👩\u200d👧",
+]
+
+# What still reads as nothing, or turns the text around: fillers, a joiner that joins no emoji,
+# stray tags, bidi controls.
+STILL_REFUSED = [
+    "\u3164",
+    "Ana\u115f",
+    "\u2800",
+    "a\u200db",
+    "👩\u200d",
+    "\u200d👩",
+    "Ana\u200b",
+    "Ana\U000e0067\U000e007f",
+    "🏴\U000e0067\U000e0062",
+    "Ana\u202e",
+    "\u2067Ana\u2069",
+    "\u200f",
+    "A" * 25,
+    "\U0001f1ed\U0001f1f9" * 25,
+    "👨\u200d👩\u200d👧\u200d👦" * 10,
+]
+
+
+@pytest.mark.parametrize("name", JOINED_EMOJI)
+def test_joined_emoji_are_names(name: str) -> None:
+    assert check_name(name) == name
+
+
+@pytest.mark.parametrize("name", STILL_REFUSED)
+def test_fillers_stray_joiners_tags_and_bidi_stay_refused(name: str) -> None:
+    with pytest.raises(ValueError, match=r"name|joiner|tag|characters"):
+        check_name(name)
 
 
 @pytest.fixture(scope="module")

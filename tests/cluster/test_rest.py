@@ -125,3 +125,26 @@ async def test_meta_health_metrics_and_pages(stack: Stack) -> None:
         if index.status_code == 200:  # the web client is another engineer's; served if present
             assert index.headers["content-type"].startswith("text/html")
             assert (await c.get("/t/ABCDEF")).text == index.text
+
+
+async def test_my_tables_lists_only_the_callers_live_seats(stack: Stack) -> None:
+    """GET /api/sessions/tables: the seats the caller holds, asked of the tables themselves (a
+    seat freed by the host is gone at once), and nothing about anyone else."""
+    host = await Player(stack.a.url, "Host").register()
+    guest = await Player(stack.b.url, "Guest").register()
+    stranger = await Player(stack.a.url, "Stranger").register()
+    code = (await host.rest("POST", "/api/tables", json={"players": 4})).json()["code"]
+    assert (await guest.rest("POST", f"/api/tables/{code}/seats/3")).status_code == 200
+
+    mine = (await host.rest("GET", "/api/sessions/tables")).json()
+    assert mine == {"tables": [{"code": code, "seat": 0, "players": 4, "phase": "lobby"}]}
+    theirs = (await guest.rest("GET", "/api/sessions/tables")).json()
+    assert theirs == {"tables": [{"code": code, "seat": 3, "players": 4, "phase": "lobby"}]}
+    assert (await stranger.rest("GET", "/api/sessions/tables")).json() == {"tables": []}
+
+    # The host frees the guest's seat: the guest's list forgets the table.
+    assert (await host.rest("DELETE", f"/api/tables/{code}/seats/3")).status_code == 200
+    assert (await guest.rest("GET", "/api/sessions/tables")).json() == {"tables": []}
+
+    async with httpx.AsyncClient(base_url=stack.a.url) as c:
+        assert (await c.get("/api/sessions/tables")).status_code == 401

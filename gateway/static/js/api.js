@@ -61,7 +61,14 @@ async function call(method, path, { body, token } = {}) {
 export async function ensureSession(name) {
   const current = loadSession();
   if (current && current.name === name) return current;
-  const s = await call("POST", "/api/sessions", { body: { name } });
+  let s;
+  try {
+    s = await call("POST", "/api/sessions", { body: { name } });
+  } catch (err) {
+    // The one thing a new session can find wrong in a well-formed request is the name.
+    if (err.status === 422) throw new ApiError(422, "name_refused", err.message);
+    throw err;
+  }
   localStorage.setItem(NAME_KEY, name);
   saveSession(s);
   return s;
@@ -76,6 +83,7 @@ export const api = {
     return call("POST", "/api/tables", { body, token });
   },
   table: (code) => call("GET", `/api/tables/${encodeURIComponent(code)}`),
+  myTables: (token) => call("GET", "/api/sessions/tables", { token }),
   takeSeat: (token, code, seat) =>
     call("POST", `/api/tables/${encodeURIComponent(code)}/seats/${seat}`, { token }),
   leaveSeat: (token, code, seat) =>

@@ -8,6 +8,7 @@ import { api, ApiError, ensureSession, loadSession, rememberedName, saveSession 
 import { Connection } from "./connection.js";
 import { addPending, dropPending, fromWelcome, reduce, setChoice, shown } from "./state.js";
 import { SeatsPanel, cleanName, errorText } from "./lobby.js";
+import { nameProblem } from "./namecheck.js";
 import { TableView } from "./table.js";
 import { announce } from "./announce.js";
 import { play } from "./sound.js";
@@ -186,8 +187,9 @@ export function TableRoute({ code }) {
 
   async function take(seat) {
     const clean = cleanName(name);
-    if (!clean) {
-      toast(t("err.name_required"), "error");
+    const problem = nameProblem(clean);
+    if (problem) {
+      toast(t(problem), "error");
       document.getElementById("player-name")?.focus();
       return;
     }

@@ -1,10 +1,14 @@
 // The lobby: the home page (name, new table, join by code) and a table's seats before the match
 // (take a seat, invite link, and the host's bots and start button).
-import { useState } from "preact/hooks";
+import { Fragment } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { api, ensureSession, loadSession, rememberedName } from "./api.js";
 import { Msg, Name, teamLabel } from "./names.js";
+import { MAX_CODE_POINTS, nameProblem } from "./namecheck.js";
+import { InviteBox } from "./invite.js";
+import { useFocusRescue } from "./focus.js";
 import { navigate } from "./router.js";
 import { TableSettings, startPractice } from "./settings.js";
 
@@ -22,7 +26,7 @@ export function NameField({ value, onInput, id = "player-name" }) {
       id=${id}
       name="name"
       autocomplete="nickname"
-      maxlength="24"
+      maxlength=${MAX_CODE_POINTS}
       required
       value=${value}
       placeholder=${t("lobby.namePlaceholder")}
@@ -31,8 +35,10 @@ export function NameField({ value, onInput, id = "player-name" }) {
   </div>`;
 }
 
+// Whitespace collapsed, never cut (a cut could split a joined emoji and leave a stray joiner):
+// a name too long is refused with its own message (`nameProblem`).
 export function cleanName(name) {
-  return name.replace(/\s+/g, " ").trim().slice(0, 24);
+  return name.replace(/\s+/g, " ").trim();
 }
 
 export function Home() {
@@ -41,10 +47,25 @@ export function Home() {
   const [code, setCode] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
+  const [mine, setMine] = useState([]);
+
+  // Tables where this browser's session still holds a seat, as the tables themselves say.
+  useEffect(() => {
+    if (!session) return undefined;
+    let alive = true;
+    api.myTables(session.token).then(
+      (found) => alive && setMine(found.tables),
+      () => {},
+    );
+    return () => {
+      alive = false;
+    };
+  }, []);
 
   async function create(players) {
     const clean = cleanName(name);
-    if (!clean) return setError(t("err.name_required"));
+    const problem = nameProblem(clean);
+    if (problem) return setError(t(problem));
     setBusy(true);
     setError("");
     try {
@@ -85,6 +106,7 @@ export function Home() {
   return html`<section class="home" aria-labelledby="home-title">
     <h1 id="home-title">${t("home.title")}</h1>
     <p class="lead">${t("home.lead")}</p>
+    ${mine.length > 0 && html`<${ReturnPanel} tables=${mine} />`}
     <${NameField} value=${name} onInput=${setName} />
     <div class="panel">
       <h2>${t("home.newTable")}</h2>
@@ -131,30 +153,27 @@ export function Home() {
   </section>`;
 }
 
-function InviteBox({ code }) {
-  const link = `${location.origin}/t/${code}`;
-  const [copied, setCopied] = useState(false);
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(link);
-    } catch {
-      const input = document.getElementById("invite-link");
-      input?.select();
-      document.execCommand?.("copy");
-    }
-    setCopied(true);
-    setTimeout(() => setCopied(false), 2000);
-  }
-  return html`<div class="invite panel">
-    <p>
-      ${t("lobby.code")} <strong class="code" data-code=${code}>${code}</strong>
-    </p>
-    <div class="row">
-      <label class="visually-hidden" for="invite-link">${t("lobby.inviteLabel")}</label>
-      <input id="invite-link" dir="ltr" readonly value=${link} onFocus=${(e) => e.currentTarget.select()} />
-      <button type="button" onClick=${copy}>${copied ? t("lobby.copied") : t("lobby.copy")}</button>
-    </div>
-  </div>`;
+function ReturnPanel({ tables }) {
+  return html`<nav class="panel return" aria-labelledby="return-title">
+    <h2 id="return-title">${t("home.returnTitle")}</h2>
+    <ul class="return-list">
+      ${tables.map(
+        (tb) => html`<li key=${tb.code}>
+          <a
+            class="link-button"
+            href=${`/t/${tb.code}`}
+            data-return=${tb.code}
+            onClick=${(e) => (e.preventDefault(), navigate(`/t/${tb.code}`))}
+          >
+            ${t("home.returnTo")}
+          </a>
+          <span class="muted"
+            >${`${t(`home.returnPhase.${tb.phase}`)} · ${t("home.returnWhere", { code: tb.code, n: tb.seat + 1 })}`}</span
+          >
+        </li>`,
+      )}
+    </ul>
+  </nav>`;
 }
 
 // Seats grouped by team: partners (k and k + n/2) side by side, as they sit opposite.
@@ -166,11 +185,25 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
   const full = seats.every((s) => s.kind);
   const free = seats.filter((s) => !s.kind).length;
   const teams = Array.from({ length: n / 2 }, (_, k) => [k, k + n / 2]);
+  // Arriving (a new table, a seat taken): the title. A button gone once used (a bot added): the
+  // host's next step, another bot or the start.
+  const arrived = useRef(false);
+  useFocusRescue(() =>
+    arrived.current
+      ? document.querySelector("#start-match:not([disabled]), [data-addbot]") ||
+        document.getElementById("lobby-title")
+      : document.getElementById("lobby-title"),
+  );
+  useEffect(() => {
+    arrived.current = true;
+  });
 
   function seatRow(s) {
     const row = seats[s];
     const mine = s === mySeat;
     let action = null;
+    // Keyed by what sits in the seat: "Add a bot" and "Remove bot" are different buttons, so
+    // focus never stays on a button whose meaning just changed under it.
     if (!row.kind && !seated) {
       action = html`<button type="button" class="primary" data-take=${s} onClick=${() => onTake(s)}>
         ${t("lobby.takeSeat")}
@@ -200,12 +233,12 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
         ${s === 0 && html` <span class="tag">${t("seat.hostTag")}</span>`}
         ${mine && html` <span class="tag you">${t("seat.youTag")}</span>`}
       </span>
-      ${action}
+      ${action && html`<${Fragment} key=${`${row.kind || "empty"}-${s}`}>${action}<//>`}
     </li>`;
   }
 
   return html`<section class="lobby" aria-labelledby="lobby-title">
-    <h1 id="lobby-title">${t("lobby.title", { n })}</h1>
+    <h1 id="lobby-title" tabindex="-1">${t("lobby.title", { n })}</h1>
     <${InviteBox} code=${code} />
     ${!seated && html`<${NameField} value=${name} onInput=${setName} />`}
     <p class="hint">${t("lobby.partnersHint")}</p>

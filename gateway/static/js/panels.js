@@ -7,6 +7,7 @@ import { t } from "./i18n.js";
 import { Card, Msg, Name, listTeams, revealText, seatName, teamLabel } from "./names.js";
 import { Countdown } from "./ticking.js";
 import { partnerOf } from "./state.js";
+import { useFocusRescue } from "./focus.js";
 
 // `sign`, when given, is marked among the others (the floor's picker shows your team's sign);
 // `hint` adds the hints' highlight to it (the player already knows it).
@@ -76,6 +77,13 @@ export function SigningPanel({ game, actions }) {
   const tb = game.table;
   const mine = tb.seats[game.you.seat];
   const partner = partnerOf(game.you.seat, tb.players);
+  // Until the sign is fixed, the grid; then "I'm ready".
+  useFocusRescue(() =>
+    tb.sign
+      ? document.getElementById("ready-btn")
+      : document.querySelector(".signing .emoji[aria-pressed='true']") ||
+        document.querySelector(".signing .emoji"),
+  );
   let whoChose = null;
   if (tb.sign) {
     if (game.signBy === game.you.seat) whoChose = t("sign.byYou");
@@ -103,13 +111,15 @@ export function SigningPanel({ game, actions }) {
         type="button"
         class="primary"
         id="ready-btn"
-        disabled=${mine.ready}
-        onClick=${actions.ready}
+        aria-disabled=${mine.ready ? "true" : "false"}
+        aria-describedby=${tb.sign ? null : "ready-note"}
+        onClick=${() => !mine.ready && actions.ready()}
       >
         ${mine.ready ? t("sign.isReady") : t("sign.ready")}
       </button>
       <span>${t("sign.opensIn")} <${Countdown} deadline=${tb.deadline} label=${t("status.signingClock")} /></span>
     </div>
+    <p class="hint ready-note" id="ready-note" role="status">${tb.sign ? "" : t("sign.readyNoSign")}</p>
   </section>`;
 }
 
@@ -156,7 +166,7 @@ export function RevealPanel({ game, actions }) {
     aria-labelledby="reveal-title"
     data-reason=${r.reason}
   >
-    <h2 id="reveal-title">${over ? t("over.title") : t("reveal.title")}</h2>
+    <h2 id="reveal-title" tabindex="-1">${over ? t("over.title") : t("reveal.title")}</h2>
     <p class="reveal-text ${r.correct ? "right" : "wrong"}">${revealText(r, tb.seats)}</p>
     ${over &&
     html`<p class="winners" data-winners=${tb.winners.join(",")}>

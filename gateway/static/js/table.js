@@ -13,6 +13,7 @@ import { Card, Name, cardLabel, seatName, teamLabel } from "./names.js";
 import { reducedMotion } from "./announce.js";
 import { serverNow } from "./servertime.js";
 import { Countdown, useTick } from "./ticking.js";
+import { hasKeyboard, useFocusRescue } from "./focus.js";
 import { SigningPanel, VoteBanner, RevealPanel, Dialog, EmojiGrid } from "./panels.js";
 import { HintLine, hintsOn } from "./hints.js";
 
@@ -110,6 +111,16 @@ function SeatView({ game, seat, pos, pulse }) {
 
 function CenterSlots({ center, selected, onSlot, flash, lastSwap, me, canSwap }) {
   const ref = useRef(null);
+  // The centre always reads left to right (see .center in app.css), in Arabic too.
+  function onKeyDown(e) {
+    const step = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
+    if (!step) return;
+    const slots = [...e.currentTarget.querySelectorAll(".slot")];
+    const i = slots.indexOf(document.activeElement);
+    if (i < 0) return;
+    slots[(i + step + slots.length) % slots.length].focus();
+    e.preventDefault();
+  }
   // Others' swaps fly in from their seat.
   useLayoutEffect(() => {
     if (!lastSwap || lastSwap.seat === me || reducedMotion()) return;
@@ -129,13 +140,20 @@ function CenterSlots({ center, selected, onSlot, flash, lastSwap, me, canSwap })
       { duration: 380, easing: "cubic-bezier(.2,.7,.3,1)" },
     );
   }, [lastSwap?.n]);
-  return html`<div class="center" ref=${ref} role="group" aria-label=${t("table.center")}>
+  return html`<div
+    class="center"
+    ref=${ref}
+    role="group"
+    aria-label=${t("table.center")}
+    onKeyDown=${onKeyDown}
+  >
     ${center.map(
       (card, i) => html`<button
         type="button"
         class="slot ${flash && flash.slot === i ? "stale" : ""} ${selected ? "armed" : ""}"
         key=${`${i}-${flash && flash.slot === i ? flash.n : 0}`}
         data-slot=${i}
+        tabindex=${selected ? 0 : -1}
         disabled=${!canSwap}
         aria-label=${t(selected ? "table.slotSwap" : "table.slot", {
           n: i + 1,
@@ -144,6 +162,7 @@ function CenterSlots({ center, selected, onSlot, flash, lastSwap, me, canSwap })
         onClick=${() => onSlot(i)}
       >
         <${Card} card=${card} />
+        <span class="key-hint" aria-hidden="true">${i + 1}</span>
       </button>`,
     )}
   </div>`;
@@ -153,7 +172,7 @@ function CenterSlots({ center, selected, onSlot, flash, lastSwap, me, canSwap })
 function useDrag(onDrop) {
   const drag = useRef(null);
   function onPointerDown(e, cardId) {
-    if (e.button !== 0) return;
+    if (e.button !== 0 || e.currentTarget.getAttribute("aria-disabled") === "true") return;
     drag.current = { id: cardId, x: e.clientX, y: e.clientY, el: e.currentTarget, moved: false };
     e.currentTarget.setPointerCapture?.(e.pointerId);
   }
@@ -204,14 +223,15 @@ function Hand({ hand, selected, onSelect, drag, readyAt, canSwap }) {
     <div class="hand" role="group" aria-label=${t("table.yourHand")}>
       <span class="ring-slot" aria-hidden="true"><${CooldownRing} readyAt=${readyAt} /></span>
       ${hand.map(
-        (card) => html`<button
+        (card, i) => html`<button
           type="button"
           class="hand-card ${selected === card.id ? "selected" : ""}"
           key=${card.id}
           data-card-id=${card.id}
           data-rank=${card.rank}
           aria-pressed=${selected === card.id ? "true" : "false"}
-          disabled=${!canSwap || cooling}
+          aria-disabled=${!canSwap || cooling ? "true" : "false"}
+          aria-keyshortcuts=${String(i + 1)}
           onPointerDown=${(e) => drag.onPointerDown(e, card.id)}
           onPointerMove=${drag.onPointerMove}
           onPointerUp=${drag.onPointerUp}
@@ -221,10 +241,13 @@ function Hand({ hand, selected, onSelect, drag, readyAt, canSwap }) {
               delete e.currentTarget.dataset.dragged;
               return;
             }
-            onSelect(card.id);
+            if (!canSwap || cooling) return;
+            // detail 0: pressed with Enter or Space, so the centre takes focus next.
+            onSelect(card.id, e.detail === 0);
           }}
         >
           <${Card} card=${card} />
+          <span class="key-hint" aria-hidden="true">${i + 1}</span>
         </button>`,
       )}
       <span class="ring-slot" aria-hidden="true"></span>
@@ -240,14 +263,23 @@ function FloorControls({ game, actions }) {
   const lockLeft = tb.floor_ready_at ? tb.floor_ready_at - serverNow() : 0;
   const locked = lockLeft > 0;
   const [picker, setPicker] = useState(false);
+  // Taking the floor is for showing an emoji: the button that does it comes next.
+  useEffect(() => {
+    if (mine.floor && document.activeElement?.id === "floor-toggle") {
+      document.getElementById("emit-toggle")?.focus();
+    }
+  }, [mine.floor]);
+  useEffect(() => {
+    if (picker) document.querySelector("#emit-picker button")?.focus();
+  }, [picker]);
   return html`<div class="floor-controls">
     <button
       type="button"
       class="floor-btn ${mine.floor ? "on" : ""} ${locked ? "locked" : ""}"
       id="floor-toggle"
       aria-pressed=${mine.floor ? "true" : "false"}
-      disabled=${locked}
-      onClick=${() => actions.floor(!mine.floor)}
+      aria-disabled=${locked ? "true" : "false"}
+      onClick=${() => !locked && actions.floor(!mine.floor)}
     >
       <span aria-hidden="true">🎙️</span>
       ${mine.floor ? t("floor.release") : t("floor.take")}
@@ -260,6 +292,7 @@ function FloorControls({ game, actions }) {
     html`<button
         type="button"
         class="emit-btn"
+        id="emit-toggle"
         aria-expanded=${picker ? "true" : "false"}
         aria-controls="emit-picker"
         onClick=${() => setPicker(!picker)}
@@ -272,7 +305,11 @@ function FloorControls({ game, actions }) {
         <${EmojiGrid}
           emojis=${tb.emojis}
           selected=${tb.choice}
-          onPick=${(e) => (actions.emit(e), setPicker(false))}
+          onPick=${(e) => {
+            actions.emit(e);
+            setPicker(false);
+            document.getElementById("emit-toggle")?.focus();
+          }}
           label=${t("floor.pickerTitle")}
           sign=${tb.sign}
           signLabel=${t("floor.pickerSign")}
@@ -371,6 +408,13 @@ export function TableView({ game, actions, flash, status }) {
   // A dead link (status not "online") holds frames without refusing them: play waits for it.
   const live = status === "online";
   const canSwap = live && tb.phase === "playing" && game.pending.length === 0;
+  // After a swap by keyboard, focus goes to the card that came into the hand (same place).
+  const refocus = useRef(null);
+  function swapNow(card, slot) {
+    refocus.current = hand.findIndex((c) => c.id === card);
+    setSelected(null);
+    actions.swap(card, slot);
+  }
   const drag = useDrag((card, slot) => {
     setSelected(null);
     actions.swap(card, slot);
@@ -378,11 +422,51 @@ export function TableView({ game, actions, flash, status }) {
   useEffect(() => {
     if (selected && !hand.some((c) => c.id === selected)) setSelected(null);
   }, [hand]);
+  useLayoutEffect(() => {
+    if (refocus.current === null) return;
+    const cards = document.querySelectorAll(".hand-card");
+    cards[refocus.current]?.focus();
+    refocus.current = null;
+  }, [hand]);
+  useFocusRescue(() =>
+    document.querySelector(".hand-card[aria-pressed='true']") ||
+    document.querySelector(".hand-card") ||
+    document.querySelector("#start-now, #play-again, #reveal-title"),
+  );
+
+  // Shortcuts: 1–4 choose a card of the hand (in reading order), then 1–4 a centre slot (left to
+  // right): a swap in two key presses. Escape lets go of the chosen card.
+  const keys = useRef(null);
+  keys.current = { hand, selected, ready: canSwap, swapNow };
   useEffect(() => {
-    const onKey = (e) => e.key === "Escape" && setSelected(null);
+    const onKey = (e) => {
+      if (e.key === "Escape") {
+        setSelected(null);
+        return;
+      }
+      if (!/^[1-4]$/.test(e.key) || e.altKey || e.ctrlKey || e.metaKey) return;
+      if (e.target.closest?.("input, select, textarea, .dialog, .popover, .emoji-grid")) return;
+      const k = keys.current;
+      const n = Number(e.key) - 1;
+      if (!k.ready || document.querySelector(".hand-wrap.cooling")) return;
+      e.preventDefault();
+      if (k.selected && k.hand.some((c) => c.id === k.selected)) {
+        k.swapNow(k.selected, n);
+      } else if (k.hand[n]) {
+        setSelected(k.hand[n].id);
+        document.querySelectorAll(".hand-card")[n]?.focus();
+      }
+    };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, []);
+
+  function onSelect(id, byKeyboard) {
+    const next = selected === id ? null : id;
+    setSelected(next);
+    // Chosen with Enter or Space: on to the centre, where the arrows and Enter finish the swap.
+    if (next && byKeyboard) requestAnimationFrame(() => document.querySelector(".slot")?.focus());
+  }
 
   function onSlot(i) {
     if (!selected) {
@@ -390,9 +474,7 @@ export function TableView({ game, actions, flash, status }) {
       document.querySelector(".hand-card")?.focus();
       return;
     }
-    const card = selected;
-    setSelected(null);
-    actions.swap(card, i);
+    swapNow(selected, i);
   }
 
   const pulses = {};
@@ -448,12 +530,15 @@ export function TableView({ game, actions, flash, status }) {
       html`<${Hand}
           hand=${hand}
           selected=${selected}
-          onSelect=${(id) => setSelected(selected === id ? null : id)}
+          onSelect=${onSelect}
           drag=${drag}
           readyAt=${tb.swap_ready_at}
           canSwap=${canSwap}
         />
-        <p class="hint">${selected ? t("table.pickSlot") : t("table.pickCard")}</p>
+        <p class="hint">
+          ${selected ? t("table.pickSlot") : t("table.pickCard")}
+          ${hasKeyboard() && html` ${selected ? t("table.pickSlotKeys") : t("table.pickCardKeys")}`}
+        </p>
         <fieldset class="actions" disabled=${!live} data-live=${live ? "yes" : "no"}>
           <legend class="visually-hidden">${t("table.you")}</legend>
           <${FloorControls} game=${game} actions=${actions} />

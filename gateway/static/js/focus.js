@@ -1,0 +1,37 @@
+// Where focus goes when the element holding it disappears (a panel replaced by the next phase, a
+// button gone once used): back to something sensible that the view picks, instead of the page's
+// body, where a keyboard or screen-reader user would have to start over from the top.
+import { useEffect } from "preact/hooks";
+
+// A press on nothing focusable (the felt, a margin) puts focus on the body on purpose: leave it.
+let blurredOnPurpose = false;
+const FOCUSABLE = "button, a[href], input, select, textarea, summary, [tabindex]";
+document.addEventListener(
+  "pointerdown",
+  (e) => {
+    blurredOnPurpose = !e.target?.closest?.(FOCUSABLE);
+  },
+  true,
+);
+document.addEventListener("keydown", () => (blurredOnPurpose = false), true);
+
+function focusLost() {
+  const el = document.activeElement;
+  return !el || el === document.body || !el.isConnected;
+}
+
+// After each render: if focus was lost, focus what `pick()` returns (an element, or null).
+export function useFocusRescue(pick) {
+  useEffect(() => {
+    if (!focusLost() || blurredOnPurpose) return;
+    pick()?.focus();
+  });
+}
+
+// Whether the player has a keyboard: a fine pointer usually comes with one, and a key pressed
+// proves it (a tablet with a keyboard case).
+let keyPressed = false;
+document.addEventListener("keydown", () => (keyPressed = true), { capture: true, once: true });
+export function hasKeyboard() {
+  return keyPressed || window.matchMedia("(any-pointer: fine)").matches;
+}

@@ -1,0 +1,63 @@
+"""Coming back: a player who leaves a live table (the browser's Back button) finds "Return to
+your table" on the home page and is seated again at once; a player whose seat was given up sees
+no such link, nor does anyone without a seat — on a phone in Arabic and a desktop in English."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import ViewportSize, expect
+
+from tests.browser.players import RIGGED_4, create_table, join_by_link, new_player
+from tests.browser.test_languages import catalog
+from tests.browser.test_match import severe_violations
+
+PHONE: ViewportSize = {"width": 390, "height": 664}
+DESKTOP: ViewportSize = {"width": 1280, "height": 800}
+CALM = {**RIGGED_4, "bot_policy": "idle"}
+
+
+@pytest.mark.parametrize(
+    ("locale", "lang", "view"), [("ar", "ar", PHONE), ("en-US", "en", DESKTOP)]
+)
+def test_the_home_page_leads_back_to_a_live_table(
+    browser: Any, stack_url: str, locale: str, lang: str, view: ViewportSize
+) -> None:
+    words = catalog(lang)
+    host = new_player(browser, "Rosa", locale=locale, scenario=CALM, viewport=view)
+    guest = new_player(browser, "Bruno", locale=locale, viewport=view)
+    try:
+        code = create_table(host, stack_url, 4)
+        join_by_link(guest, stack_url, code, 2)
+        for seat in (1, 3):
+            host.page.click(f"[data-addbot='{seat}']")
+            expect(
+                host.page.locator(f".seat-row[data-seat='{seat}'][data-kind='bot']")
+            ).to_be_visible()
+        # Bruno gives his seat up: the home page has nothing to offer him.
+        guest.page.locator(".seat-row.mine button").click()
+        expect(guest.page.locator("[data-take='2']")).to_be_visible()
+        host.page.click("[data-addbot='2']")
+        host.page.click("#start-match")
+        expect(host.page.locator("#ready-btn")).to_be_visible()
+
+        host.page.go_back()
+        link = host.page.locator(f"a[data-return='{code}']")
+        expect(link).to_have_text(words["home.returnTo"])
+        assert severe_violations(host.page) == []
+        link.click()
+        host.page.wait_for_url(f"**/t/{code}")
+        expect(host.page.locator(".table-page[data-seat='0']")).to_be_visible()
+
+        guest.page.goto(f"{stack_url}/")
+        expect(guest.page.locator("#player-name")).to_be_visible()
+        guest.page.wait_for_load_state("networkidle")
+        expect(guest.page.locator("a[data-return]")).to_have_count(0)
+
+        # The endpoint behind it wants a session and tells nothing to anyone else.
+        assert httpx.get(f"{stack_url}/api/sessions/tables", timeout=10).status_code == 401
+    finally:
+        host.close()
+        guest.close()
