@@ -171,6 +171,19 @@ async def _node_of(stack: Stack, manager_port: int) -> str:
             await asyncio.sleep(0.5)
 
 
+async def table_on_node(stack: Stack, node_id: str) -> tuple[str, list[Player], Any]:
+    """A new 4-seat table (2 players) whose actor runs on `node_id`. Tables spread over the
+    nodes (SPREAD): a few new ones are enough to land on it."""
+    for _ in range(8):
+        code, people = await table_with(stack.a.url, 4, 2, deals=2, time_scale=0.2)
+        handle = table_actor(stack, code)
+        if ray_get(stack, handle.ping.remote())["node"] == node_id:
+            return code, people, handle
+        for p in people:
+            await p.close()
+    raise AssertionError("no table landed on the new node in 8 tries")
+
+
 async def test_a_table_restarted_on_another_node_is_reached_at_its_new_address(
     stack: Stack,
 ) -> None:
@@ -178,16 +191,7 @@ async def test_a_table_restarted_on_another_node_is_reached_at_its_new_address(
     people: list[Player] = []
     try:
         node_id = await _node_of(stack, node.manager_port)
-        # Tables spread over the nodes (SPREAD): a few new ones are enough to land on it.
-        for _ in range(8):
-            code, people = await table_with(stack.a.url, 4, 2, deals=2, time_scale=0.2)
-            handle = table_actor(stack, code)
-            if ray_get(stack, handle.ping.remote())["node"] == node_id:
-                break
-            for p in people:
-                await p.close()
-        else:
-            raise AssertionError("no table landed on the new node in 8 tries")
+        code, people, handle = await table_on_node(stack, node_id)
         rounds = await open_round(code, people)
         host, other = people
         await other.connect(code, stack.b.url)  # one player per gateway

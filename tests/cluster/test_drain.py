@@ -13,8 +13,8 @@ import sys
 import time
 
 from cluster.procs import RayWorkerNode
-from tests.cluster.client import Player, table_with
-from tests.cluster.test_data_plane import _node_of, ray_get, table_actor
+from tests.cluster.client import Player
+from tests.cluster.test_data_plane import _node_of, ray_get, table_on_node
 from tests.cluster.test_resilience import open_round
 from tests.conftest import ROOT, Stack
 
@@ -48,15 +48,7 @@ async def test_a_drained_node_hands_its_tables_over_without_a_lost_point(stack: 
     people: list[Player] = []
     try:
         node_id = await _node_of(stack, node.manager_port)
-        for _ in range(8):  # tables spread over the nodes: a few are enough to land on it
-            code, people = await table_with(stack.a.url, 4, 2, deals=2, time_scale=0.2)
-            handle = table_actor(stack, code)
-            if ray_get(stack, handle.ping.remote())["node"] == node_id:
-                break
-            for p in people:
-                await p.close()
-        else:
-            raise AssertionError("no table landed on the new node in 8 tries")
+        code, people, handle = await table_on_node(stack, node_id)
         rounds = await open_round(code, people)
         host, other = people
         await other.connect(code, stack.b.url)  # one player per gateway
