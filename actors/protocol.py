@@ -40,7 +40,7 @@ def entry_from_json(raw: Any) -> Entry:
     rather than anybody."""
     seq, scope, index, wire, at, origin = raw[:6]
     holders = tuple(str(p) for p in raw[6]) if len(raw) > 6 else ()
-    if scope not in ("all", "seat", "team") or not isinstance(wire, dict):
+    if scope not in ("all", "seat", "team", "watch") or not isinstance(wire, dict):
         raise ValueError(f"not an event entry: {raw!r:.80}")
     return Entry(int(seq), scope, int(index), dict(wire), int(at), str(origin), holders)
 
