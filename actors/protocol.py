@@ -40,7 +40,7 @@ def entry_from_json(raw: Any) -> Entry:
     rather than anybody."""
     seq, scope, index, wire, at, origin = raw[:6]
     holders = tuple(str(p) for p in raw[6]) if len(raw) > 6 else ()
-    if scope not in ("all", "seat", "team") or not isinstance(wire, dict):
+    if scope not in ("all", "seat", "team", "watch") or not isinstance(wire, dict):
         raise ValueError(f"not an event entry: {raw!r:.80}")
     return Entry(int(seq), scope, int(index), dict(wire), int(at), str(origin), holders)
 
@@ -61,12 +61,14 @@ class Act:
 
 @dataclass(frozen=True, slots=True)
 class Join:
-    """A player's connection (re)takes their seat (R25)."""
+    """A player's connection (re)takes their seat (R25); with `watch`, a connection that only
+    watches (seat -1: the public view and the events meant for everyone or for watchers)."""
 
     cmd_id: str
     origin: str
     conn: str
     player_id: str
+    watch: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +132,8 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class Joined:
-    """A connection holds its seat: the snapshot it starts from, at `seq`."""
+    """A connection holds its seat (-1, team -1: it watches): the snapshot it starts from, at
+    `seq`."""
 
     seat: int
     team: int

@@ -83,6 +83,7 @@ DEFAULT_IDLE = (600.0, 600.0, 1800.0)
 # The data plane: the ports table actors may listen on (outside Ray's worker ports, 10002-19999
 # by default, and the kernel's ephemeral ones), and how long a silent gateway is kept.
 PORTS_ENV = "QUATRO_TABLE_PORTS"
+WATCHING = -1  # the seat (and team) of a connection that watches
 DEFAULT_PORTS = "20000-29999"
 LINK_SILENCE_S = float(os.environ.get("QUATRO_LINK_SILENCE", "20"))
 
@@ -109,6 +110,7 @@ class TableActor:
         self.table: Table | None = None
         self.feed = Feed()
         self.conns: dict[int, str] = {}  # seat -> the connection id that holds it
+        self.watchers: dict[str, str] = {}  # connection id -> its gateway, for those who watch
         self.done: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self.version = 0  # bumps with every change; `saved` is the version in Redis
         self.saved = 0
@@ -490,7 +492,9 @@ class TableActor:
 
     async def summary(self) -> dict[str, Any] | None:
         self._start()
-        return None if self.table is None else self.table.summary()
+        if self.table is None:
+            return None
+        return {**self.table.summary(), "watching": len(self.watchers)}
 
     async def seat_of(self, player_id: str) -> dict[str, Any] | None:
         """Where `player_id` sits here: `{"seat", "players", "phase"}`; None when they hold no
@@ -561,6 +565,11 @@ class TableActor:
         if self.table is None:
             return Outcome(False, NOT_OPEN)
         t = self.table
+        if req.watch:
+            # Nothing changes at the table: a watcher is no seat's connection (R30: it gets the
+            # public view, and the stream's public and watchers' events only).
+            self.watchers[req.conn] = req.origin
+            return Joined(WATCHING, WATCHING, t.view(None), self.feed.seq)
         seat = t.seat_of(req.player_id)
         if seat is None:
             return Outcome(False, NO_SEAT)
@@ -575,6 +584,8 @@ class TableActor:
         return Joined(seat, team_of(seat, t.players), t.view(seat), self.feed.seq, tuple(entries))
 
     async def _leave(self, req: Leave) -> Outcome:
+        if self.watchers.pop(req.conn, None) is not None:
+            return Outcome(True)
         seat = next((s for s, c in self.conns.items() if c == req.conn), None)
         if seat is None or self.table is None:
             return Outcome(True)
@@ -594,12 +605,10 @@ class TableActor:
         seats = {s for s, player in req.wanted if t.seat_of(player) == s}
         owners = t.owners()
         seq = self.feed.seq
-        return ViewSet(
-            seq,
-            now_ms(),
-            {s: Joined(s, team_of(s, t.players), t.view(s), seq) for s in seats},
-            {s: str(owners[s]) for s in seats},
-        )
+        joined = {s: Joined(s, team_of(s, t.players), t.view(s), seq) for s in seats}
+        if any(s == WATCHING for s, _ in req.wanted):
+            joined[WATCHING] = Joined(WATCHING, WATCHING, t.view(None), seq)
+        return ViewSet(seq, now_ms(), joined, {s: str(owners[s]) for s in seats})
 
     # -- subscriptions -----------------------------------------------------------------------
     async def subscribe(self, gateway: str, after: int) -> AsyncIterator[Batch]:
@@ -681,6 +690,9 @@ class TableActor:
             return
         log.info("table %s: gateway %s gone (lease of %.0f s)", self.code, gateway, LEASE_S)
         now = now_ms()
+        for conn, origin in list(self.watchers.items()):
+            if origin == gateway:
+                del self.watchers[conn]
         for seat, conn in list(self.conns.items()):
             if conn.startswith(gateway + "/"):
                 del self.conns[seat]

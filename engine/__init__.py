@@ -36,7 +36,7 @@ from engine.commands import (
 )
 from engine.config import DealSpec, ScenarioError, TableConfig, Timings
 from engine.errors import ErrorCode, Refusal
-from engine.events import ALL, Audience, Event, Outbound
+from engine.events import ALL, WATCHERS, Audience, Event, Outbound
 from engine.phase import Phase
 from engine.seating import partner, team_of, team_seats, teams
 from engine.signs import EMOJIS
@@ -47,6 +47,7 @@ __all__ = [
     "EMOJIS",
     "RANKS",
     "SUITS",
+    "WATCHERS",
     "AddBot",
     "Audience",
     "CallContre",

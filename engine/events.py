@@ -14,7 +14,9 @@ from typing import ClassVar, Literal
 from engine.cards import Card
 from engine.seating import team_of
 
-Scope = Literal["all", "team", "seat"]
+# "watch": whoever watches without a seat (spectators, a replay's public view). It reaches no
+# seat: players get the same moment through their own events, with their hand.
+Scope = Literal["all", "team", "seat", "watch"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,15 +32,24 @@ class Audience:
     def seat(s: int) -> Audience:
         return Audience("seat", s)
 
+    @property
+    def public(self) -> bool:
+        """Whether anyone may see it: the whole table, or the watchers (who see what is public
+        and nothing else)."""
+        return self.scope in ("all", "watch")
+
     def includes(self, seat: int, players: int) -> bool:
         if self.scope == "all":
             return True
         if self.scope == "seat":
             return self.index == seat
+        if self.scope == "watch":
+            return False
         return team_of(seat, players) == self.index
 
 
 ALL = Audience("all")
+WATCHERS = Audience("watch")
 
 Wire = None | bool | int | str | list["Wire"] | dict[str, "Wire"]
 
@@ -126,7 +137,7 @@ class SignFixed(Event):
 
 @dataclass(frozen=True, slots=True)
 class RoundOpened(Event):
-    """To one seat only: it carries that seat's hand."""
+    """To one seat only: it carries that seat's hand. Watchers get one with no hand."""
 
     type: ClassVar[str] = "round"
     round: int

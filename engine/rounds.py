@@ -11,6 +11,7 @@ from engine.dealing import deal
 from engine.errors import ErrorCode, Refusal
 from engine.events import (
     ALL,
+    WATCHERS,
     Audience,
     MatchOver,
     Outbound,
@@ -80,6 +81,10 @@ def open_round(state: TableState, t: int) -> list[Outbound]:
         )
         for s, seat in enumerate(state.seats)
     ]
+    public = RoundOpened(
+        round=state.round, hand=(), center=center, deadline=state.deadline, redeals=redeals
+    )
+    events.append(Outbound(WATCHERS, public, t))
     return events
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.dealing import deal
 from engine.errors import ErrorCode, Refusal, VoteRefusal
-from engine.events import ALL, Audience, Outbound, Reshuffled, VoteCast, VoteStarted
+from engine.events import ALL, WATCHERS, Audience, Outbound, Reshuffled, VoteCast, VoteStarted
 from engine.phase import Phase
 from engine.rounds import close_vote
 from engine.state import TableState, VoteState
@@ -81,4 +81,5 @@ def _pass(state: TableState, t: int) -> list[Outbound]:
         )
         for s, st in enumerate(state.seats)
     ]
+    events.append(Outbound(WATCHERS, Reshuffled(hand=(), center=center, redeals=redeals), t))
     return events

@@ -84,9 +84,12 @@ class Connection:
         """The engine's own audience rule, checked against the player too: a private event
         reaches this connection only if its player held the seat when the event happened
         (R30), so a connection left over from a seat that changed hands gets nothing. A
-        connection without a seat (-1) sees only `all`."""
+        connection without a seat (-1: it watches) sees only `all` and `watch`; a seated one never
+        sees `watch` (its own events carry the same moment, with its hand)."""
         if scope == "all":
             return True
+        if scope == "watch":
+            return self.seat < 0
         if self.seat < 0 or self.player_id not in holders:
             return False
         return Audience(scope, index).includes(self.seat, self.players)

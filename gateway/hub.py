@@ -44,14 +44,16 @@ LinkFactory = Callable[[str], Link]
 
 def welcome_frame(frame_id: str | None, joined: Joined, player_id: str) -> dict[str, Any]:
     """The one place a `welcome` is built: after hello, and after a resync."""
+    watching = joined.seat < 0
     return {
         "type": "welcome",
         "id": frame_id,
         "you": {
             "player_id": player_id,
-            "seat": joined.seat,
-            "team": joined.team,
+            "seat": None if watching else joined.seat,
+            "team": None if watching else joined.team,
             "host": joined.seat == 0,
+            "watching": watching,
         },
         "table": joined.view,
     }
@@ -176,7 +178,8 @@ class TableHub:
             if conn.after is None:
                 continue
             joined = reply.joined.get(conn.seat)
-            if joined is None or reply.holders.get(conn.seat) != conn.player_id:
+            seat_lost = conn.seat >= 0 and reply.holders.get(conn.seat) != conn.player_id
+            if joined is None or seat_lost:
                 conn.close(CLOSE_SEAT_CHANGED, close_reason(CLOSE_SEAT_CHANGED))
                 continue
             conn.after = self.delivered

@@ -123,6 +123,7 @@ class TableSummary(BaseModel):
     seats: list[SeatRow]
     # A table actor older than settings (a rolling upgrade) sends none: the defaults.
     settings: Settings = Field(default_factory=Settings)
+    watching: int = 0  # (ext) connections watching without a seat, on every gateway
 
 
 class Emojis(BaseModel):
@@ -147,6 +148,8 @@ class Hello(Frame):
     type: Literal["hello"]
     token: Annotated[StrictStr, Field(max_length=256)]
     table: Annotated[StrictStr, Field(max_length=16)]
+    # (ext) Watch the table without a seat: the public view and public events only.
+    watch: StrictBool = False
 
 
 class ReadyFrame(Frame):

@@ -211,7 +211,7 @@ async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection,
     try:
         await svc.hubs.attach(code, conn)
         reply = await svc.hubs.call(
-            code, Join(conn.conn_id, svc.gateway, conn.conn_id, session.player_id)
+            code, Join(conn.conn_id, svc.gateway, conn.conn_id, session.player_id, hello.watch)
         )
     except TableGone:
         svc.hubs.detach(code, conn)
@@ -304,6 +304,10 @@ async def _handle(
     if frame.type == "hello":
         return error_frame(frame.id, "wrong_phase", "already said hello"), [], "hello"
     assert frame.type in COMMAND_FRAMES
+    if conn.seat < 0:
+        # A watching connection plays for nobody, even if its player holds a seat elsewhere
+        # (that seat plays from its own connection).
+        return error_frame(frame.id, "no_seat", "you are watching: take a seat to play"), [], "x"
     args = frame.model_dump(exclude={"type", "id", "expires"})
     cmd_id = f"{conn.conn_id}:{n}"
     try:

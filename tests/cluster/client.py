@@ -55,16 +55,18 @@ class Player:
         return self
 
     # -- WebSocket ------------------------------------------------------------------------
-    async def connect(self, code: str, base: str | None = None) -> Frame:
-        """Say hello and wait for `welcome`; the connection then keeps reading."""
+    async def connect(self, code: str, base: str | None = None, *, watch: bool = False) -> Frame:
+        """Say hello (to watch, with `watch`) and wait for `welcome`; the connection then keeps
+        reading."""
         await self.close()
         if base is not None:
             self.base = base
         self.events, self.answers, self.order, self.close_code = [], {}, [], None
         self.ws = await websockets.connect(self.base.replace("http", "ws") + "/ws", max_size=None)
-        await self.ws.send(
-            json.dumps({"type": "hello", "id": "hi", "token": self.token, "table": code})
-        )
+        hello: dict[str, Any] = {"type": "hello", "id": "hi", "token": self.token, "table": code}
+        if watch:
+            hello["watch"] = True
+        await self.ws.send(json.dumps(hello))
         self._reader = asyncio.get_running_loop().create_task(self._read(self.ws))
         welcome = await self.wait_event(lambda e: e["type"] == "welcome")
         self.welcome = welcome

@@ -50,7 +50,13 @@ async def test_malformed_frames_get_errors_and_the_connection_stays(stack: Stack
     assert welcome is not None
     assert welcome["seq"] == 1
     assert welcome["id"] == "hi"
-    assert welcome["you"] == {"player_id": host.player_id, "seat": 0, "team": 0, "host": True}
+    assert welcome["you"] == {
+        "player_id": host.player_id,
+        "seat": 0,
+        "team": 0,
+        "host": True,
+        "watching": False,
+    }
     table = welcome["table"]
     for key in (
         "code",

@@ -121,6 +121,10 @@ class Referee:
         if kind == "sign":  # R5, R30: a sign travels to its own team only
             assert o.to.scope == "team"
             self.signs[o.to.index] = e["emoji"]
+        elif kind in ("round", "reshuffled") and o.to.scope == "watch":
+            # R30: watchers learn the deal's public part (centre, clock) and no card of a hand.
+            assert e["hand"] == []
+            assert [c["id"] for c in e["center"]] == self.center, "watchers saw another centre"
         elif kind in ("round", "reshuffled"):  # R3, R4, R30: a hand travels to its seat only
             assert o.to.scope == "seat"
             assert no_three_of_a_rank(e["hand"]), "a dealt hand holds three of a rank (R4)"

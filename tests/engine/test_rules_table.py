@@ -110,7 +110,9 @@ def test_r30_hands_travel_only_to_their_owner() -> None:
     g = Game(6)
     g.open_round()
     for o in g.log:
-        if o.event.type == "round":
+        if o.event.type == "round" and o.to.scope == "watch":
+            assert o.event.to_wire()["hand"] == []  # the watchers' copy: no hand at all
+        elif o.event.type == "round":
             assert o.to.scope == "seat"
             assert o.event.to_wire()["hand"] == g.hand(o.to.index)
     for s in range(6):

@@ -26,9 +26,10 @@ const EXPIRY_MARGIN_MS = 1_000;
 
 export class Connection {
   // handlers: onWelcome(frame), onEvent(frame), onStatus(status, detail), onFatal(code)
-  constructor({ token, table, handlers }) {
+  constructor({ token, table, handlers, watch = false }) {
     this.token = token;
     this.table = table;
+    this.watch = watch; // a watcher's hello: no seat, the public view
     this.h = handlers;
     this.ws = null;
     this.nextId = 1;
@@ -64,7 +65,9 @@ export class Connection {
     this.h.onStatus(this.attempt === 0 ? "connecting" : "reconnecting");
     ws.onopen = () => {
       this.lastSeq = 0;
-      ws.send(JSON.stringify({ type: "hello", id: "hello", token: this.token, table: this.table }));
+      const hello = { type: "hello", id: "hello", token: this.token, table: this.table };
+      if (this.watch) hello.watch = true;
+      ws.send(JSON.stringify(hello));
     };
     ws.onmessage = (msg) => {
       if (ws !== this.ws) return;

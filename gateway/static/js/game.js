@@ -106,11 +106,17 @@ export function TableRoute({ code }) {
 
   const scaleKey = `quatro.scale.${code}`;
 
-  function connect(token) {
+  // Watching is remembered for the tab, so a reload watches again instead of asking for a seat.
+  const watchKey = `quatro.watch.${code}`;
+
+  function connect(token, watch = false) {
     conn.current?.stop();
+    if (watch) sessionStorage.setItem(watchKey, "1");
+    else sessionStorage.removeItem(watchKey);
     const c = new Connection({
       token,
       table: code,
+      watch,
       handlers: {
         onWelcome: (frame) => {
           const g = fromWelcome(frame, gameRef.current);
@@ -119,7 +125,7 @@ export function TableRoute({ code }) {
           const saved = Number(sessionStorage.getItem(scaleKey));
           if (!gameRef.current && saved > 0) g.timeScale = saved;
           update(g);
-          setMode("seated");
+          setMode(frame.you.watching ? "watching" : "seated");
           startPracticeWhenSeated(code, frame);
         },
         onEvent: (ev) => {
@@ -150,9 +156,27 @@ export function TableRoute({ code }) {
 
   useEffect(() => {
     const s = loadSession();
-    if (s) connect(s.token);
+    if (s) connect(s.token, sessionStorage.getItem(watchKey) === "1");
     return () => conn.current?.stop();
   }, [code]);
+
+  async function watch() {
+    try {
+      const s = await ensureSession(cleanName(name) || t("watch.defaultName"));
+      setMode("connecting");
+      connect(s.token, true);
+    } catch (err) {
+      toast(errorText(err), "error");
+    }
+  }
+
+  function stopWatching() {
+    conn.current?.stop();
+    sessionStorage.removeItem(watchKey);
+    gameRef.current = null;
+    setGame(null);
+    setMode("unseated");
+  }
 
   // Unseated: follow the public summary so seats fill in as others sit down.
   useEffect(() => {
@@ -289,7 +313,7 @@ export function TableRoute({ code }) {
 
   const banner = html`<${ConnectionBanner}
     status=${status}
-    show=${mode === "seated" && wasOnline.current}
+    show=${(mode === "seated" || mode === "watching") && wasOnline.current}
     onRetry=${() => conn.current?.retryNow()}
   />`;
 
@@ -304,7 +328,13 @@ export function TableRoute({ code }) {
     if (summary.phase !== "lobby") {
       return html`<section class="panel center-text">
         <h1>${t("lobby.started")}</h1>
-        <button type="button" onClick=${() => navigate("/")}>${t("nav.home")}</button>
+        <p>${t("watch.lead")}</p>
+        <p>
+          <button type="button" id="watch-btn" class="primary" onClick=${watch}>
+            ${t("watch.button")}
+          </button>
+          <button type="button" onClick=${() => navigate("/")}>${t("nav.home")}</button>
+        </p>
       </section>`;
     }
     return html`<${SeatsPanel}
@@ -329,7 +359,13 @@ export function TableRoute({ code }) {
         setName=${setName}
       />`;
   }
-  return html`${banner}<${TableView} game=${game} actions=${actions} flash=${flash} status=${status} />`;
+  return html`${banner}<${TableView}
+      game=${game}
+      actions=${actions}
+      flash=${flash}
+      status=${status}
+      onStopWatching=${stopWatching}
+    />`;
 }
 
 function ConnectionBanner({ status, show, onRetry }) {

@@ -399,15 +399,17 @@ function CallButtons({ game, actions, hand }) {
   </div>`;
 }
 
-export function TableView({ game, actions, flash, status }) {
+export function TableView({ game, actions, flash, status, onStopWatching }) {
   const tb = game.table;
-  const me = game.you.seat;
+  const watching = Boolean(game.you.watching);
+  // A watcher sits nowhere: the ring shows every seat, seen from seat 0's side.
+  const me = watching ? null : game.you.seat;
   const n = tb.players;
   const [selected, setSelected] = useState(null);
   const { hand, center } = shown(game);
   // A dead link (status not "online") holds frames without refusing them: play waits for it.
   const live = status === "online";
-  const canSwap = live && tb.phase === "playing" && game.pending.length === 0;
+  const canSwap = !watching && live && tb.phase === "playing" && game.pending.length === 0;
   // After a swap by keyboard, focus goes to the card that came into the hand (same place).
   const refocus = useRef(null);
   function swapNow(card, slot) {
@@ -480,14 +482,21 @@ export function TableView({ game, actions, flash, status }) {
   const pulses = {};
   for (const it of [...game.history].reverse()) pulses[it.seat] = it.n;
   const others = tb.seats.map((s) => s.seat).filter((s) => s !== me);
-  const myRow = tb.seats[me];
+  const myRow = watching ? null : tb.seats[me];
   const revealing = (tb.phase === "pause" || tb.phase === "over") && tb.last_reveal;
 
-  return html`<div class="table-page players-${n}" data-phase=${tb.phase} data-seat=${me}>
+  return html`<div
+    class="table-page players-${n} ${watching ? "watching" : ""}"
+    data-phase=${tb.phase}
+    data-seat=${watching ? "watch" : me}
+  >
     <${StatusBar} game=${game} status=${status} />
     ${tb.vote && html`<${VoteBanner} game=${game} actions=${actions} />`}
     ${revealing && html`<${RevealPanel} game=${game} actions=${actions} />`}
-    ${tb.phase === "signing" && html`<${SigningPanel} game=${game} actions=${actions} />`}
+    ${tb.phase === "signing" &&
+    (watching
+      ? html`<p class="panel center-text" role="status">${t("watch.signing")}</p>`
+      : html`<${SigningPanel} game=${game} actions=${actions} />`)}
     ${!revealing &&
     html`<div class="ring" role="region" aria-label=${t("table.ring")}>
       <div class="felt" aria-hidden="true"></div>
@@ -496,7 +505,7 @@ export function TableView({ game, actions, flash, status }) {
           key=${s}
           game=${game}
           seat=${s}
-          pos=${seatPosition(s, me, n)}
+          pos=${seatPosition(s, me ?? 0, n)}
           pulse=${pulses[s]}
         />`,
       )}
@@ -513,7 +522,14 @@ export function TableView({ game, actions, flash, status }) {
         />`}
       </div>
     </div>`}
-    <section class="me team-${myRow.team}" aria-label=${t("table.you")} data-seat=${me}>
+    ${watching &&
+    html`<section class="me watcher" aria-labelledby="watch-title">
+      <h2 id="watch-title">${t("watch.title")}</h2>
+      <p class="hint">${t("watch.lead")}</p>
+      <button type="button" id="stop-watching" onClick=${onStopWatching}>${t("watch.stop")}</button>
+    </section>`}
+    ${!watching &&
+    html`<section class="me team-${myRow.team}" aria-label=${t("table.you")} data-seat=${me}>
       <div class="me-head">
         ${myRow.emoji &&
         html`<span class="bubble pulse" key=${pulses[me]} aria-hidden="true">${myRow.emoji}</span>`}
@@ -544,7 +560,7 @@ export function TableView({ game, actions, flash, status }) {
           <${FloorControls} game=${game} actions=${actions} />
           <${CallButtons} game=${game} actions=${actions} hand=${hand} />
         </fieldset>`}
-    </section>
+    </section>`}
     ${(tb.phase === "playing" || game.history.length > 0) && html`<${History} game=${game} />`}
   </div>`;
 }

@@ -1,0 +1,68 @@
+"""Watching a match from the invite link (issue 13, part 1): a friend who arrives after the start
+watches instead of being turned away — the whole ring, the centre and every swap, never a hand —
+in Arabic on a phone and in English on a desktop, and keeps watching over a reload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import ViewportSize, expect
+
+from tests.browser.players import RIGGED_4, create_table, new_player, swap_by_taps, wait_hand
+from tests.browser.test_match import severe_violations
+
+PHONE: ViewportSize = {"width": 390, "height": 664}
+DESKTOP: ViewportSize = {"width": 1280, "height": 800}
+CALM = {**RIGGED_4, "bot_policy": "idle", "time_scale": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("locale", "lang", "view"), [("ar", "ar", PHONE), ("en-US", "en", DESKTOP)]
+)
+def test_a_friend_who_comes_late_watches_the_match(
+    browser: Any, stack_url: str, locale: str, lang: str, view: ViewportSize
+) -> None:
+    host = new_player(browser, "Ana", scenario=CALM)
+    friend = new_player(browser, "Rosa", locale=locale, viewport=view)
+    try:
+        code = create_table(host, stack_url, 4)
+        for n in (1, 2, 3):
+            host.page.locator("[data-addbot]").first.click()
+            expect(host.page.locator(".seat-row[data-kind='bot']")).to_have_count(n)
+        host.page.click("#start-match")
+        host.page.locator(".signing .emoji").first.click()
+        expect(host.page.locator(".sign-fixed [data-sign]")).to_be_visible()
+        host.page.click("#ready-btn")
+        wait_hand(host.page, ["K", "K", "Q", "Q"])
+
+        page = friend.page
+        page.goto(f"{stack_url}/t/{code}")
+        expect(page.locator("html")).to_have_attribute("dir", "rtl" if lang == "ar" else "ltr")
+        page.click("#watch-btn")
+        expect(page.locator(".table-page.watching")).to_be_visible()
+        # The whole ring, the centre as dealt, and no hand: nothing here belongs to a seat.
+        expect(page.locator(".ring .seat")).to_have_count(4)
+        expect(page.locator(".slot .card")).to_have_count(4)
+        ranks = page.locator(".slot .card").evaluate_all("els => els.map(e => e.dataset.rank)")
+        assert ranks == ["A", "A", "J", "10"]
+        expect(page.locator(".hand-card")).to_have_count(0)
+        expect(page.locator(".our-sign")).to_have_count(0)
+        expect(page.locator("#stop-watching")).to_be_visible()
+        assert severe_violations(page) == []
+
+        # A swap at the table shows in the watcher's centre.
+        swap_by_taps(host.page, "K", 0)
+        expect(page.locator(".slot[data-slot='0'] .card")).to_have_attribute("data-rank", "K")
+
+        # A reload watches again (the tab remembers), with the centre as it now stands.
+        page.reload()
+        expect(page.locator(".table-page.watching")).to_be_visible()
+        expect(page.locator(".slot[data-slot='0'] .card")).to_have_attribute("data-rank", "K")
+        expect(page.locator(".hand-card")).to_have_count(0)
+
+        page.click("#stop-watching")
+        expect(page.locator("#watch-btn")).to_be_visible()
+    finally:
+        friend.close()
+        host.close()
