@@ -81,9 +81,15 @@ class Leave:
 
 @dataclass(frozen=True, slots=True)
 class Views:
-    """Fresh snapshots for a gateway that lost track: one per (seat, player) still true."""
+    """Fresh snapshots for a gateway that lost track: one per (seat, player) still true; seat
+    -1 asks for the public view its watchers start from (refused, left out, when the host closed
+    the table to watchers). With `watching`, the gateway `origin` also says how many connections
+    watch the table through it: spectators cost the table one call per gateway, not per
+    spectator. Older tables ignore the two fields."""
 
     wanted: tuple[tuple[int, str], ...]
+    origin: str = ""
+    watching: int | None = None
 
 
 Request = Act | Join | Leave | Views
@@ -332,7 +338,11 @@ _BUILD: dict[type[Any], Any] = {
         dict(a["args"]),
         None if a.get("expires") is None else int(a["expires"]),
     ),
-    Views: lambda a: Views(tuple((int(s), str(p)) for s, p in a["wanted"])),
+    Views: lambda a: Views(
+        tuple((int(s), str(p)) for s, p in a["wanted"]),
+        str(a.get("origin", "")),
+        None if a.get("watching") is None else int(a["watching"]),
+    ),
     Outcome: lambda a: Outcome(
         bool(a["ok"]),
         _error(a.get("error")),

@@ -72,6 +72,7 @@ RESTORE_WAIT_S = 120.0
 NO_SEAT = ErrorBody("no_seat", "you hold no seat at this table")
 NOT_OPEN = ErrorBody("unknown_table", "this table is not open")
 EXPIRED = ErrorBody("expired", "this action arrived after its expiry and was not applied")
+WATCHING_OFF = ErrorBody("watching_off", "the host does not let anyone watch this table")
 # Close codes the actor asks a gateway to use on one connection (gateway/errors.py names them).
 CLOSE_REPLACED = 4409  # a newer connection of the same player took the seat
 CLOSE_SEAT_CHANGED = 4410  # the seat changed hands: this connection's player no longer holds it
@@ -84,6 +85,9 @@ DEFAULT_IDLE = (600.0, 600.0, 1800.0)
 # by default, and the kernel's ephemeral ones), and how long a silent gateway is kept.
 PORTS_ENV = "QUATRO_TABLE_PORTS"
 WATCHING = -1  # the seat (and team) of a connection that watches
+# The count of watchers is announced to the table at most this often: a crowd arriving must not
+# become an event per spectator for every player and spectator.
+WATCHING_ANNOUNCE_S = float(os.environ.get("QUATRO_WATCHING_ANNOUNCE", "2"))
 DEFAULT_PORTS = "20000-29999"
 LINK_SILENCE_S = float(os.environ.get("QUATRO_LINK_SILENCE", "20"))
 
@@ -110,7 +114,12 @@ class TableActor:
         self.table: Table | None = None
         self.feed = Feed()
         self.conns: dict[int, str] = {}  # seat -> the connection id that holds it
-        self.watchers: dict[str, str] = {}  # connection id -> its gateway, for those who watch
+        # Who watches: the connections a gateway of before spectators-by-gateway joined one by
+        # one (connection id -> gateway), and each gateway's own count of its watchers.
+        self.watchers: dict[str, str] = {}
+        self.watching_at: dict[str, int] = {}
+        self.watching_told = 0  # the count last announced to the table
+        self._announcing: asyncio.Task[None] | None = None
         self.done: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self.version = 0  # bumps with every change; `saved` is the version in Redis
         self.saved = 0
@@ -261,6 +270,14 @@ class TableActor:
     def _close_conn(self, conn: str, code: int, now: int) -> Entry:
         """Ask every gateway to close one connection (only the one holding it acts)."""
         return self.feed.append("all", -1, {"type": "_close", "conn": conn, "code": code}, now, "")
+
+    def _close_watchers(self, now: int) -> Entry:
+        """The host closed the table to watchers: every gateway closes its watching connections
+        (4412), and the count starts again from nobody."""
+        self.watchers.clear()
+        self.watching_at.clear()
+        self._watching_changed()
+        return self.feed.append("all", -1, {"type": "_unwatch"}, now, "")
 
     def _release_changed_seats(self, before: tuple[str | None, ...], now: int) -> list[Entry]:
         """R30: a seat that changed hands (freed, kicked, given to a bot or to someone else)
@@ -494,7 +511,30 @@ class TableActor:
         self._start()
         if self.table is None:
             return None
-        return {**self.table.summary(), "watching": len(self.watchers)}
+        return {**self.table.summary(), "watching": self.watching()}
+
+    def watching(self) -> int:
+        return len(self.watchers) + sum(self.watching_at.values())
+
+    def _watching_changed(self) -> None:
+        """Announce the new count later, once, whatever arrives meanwhile."""
+        if self._announcing is None or self._announcing.done():
+            self._announcing = asyncio.get_running_loop().create_task(self._announce_watching())
+
+    async def _announce_watching(self) -> None:
+        await asyncio.sleep(WATCHING_ANNOUNCE_S)
+        count = self.watching()
+        if self.table is None or count == self.watching_told:
+            return
+        self.watching_told = count
+        self.version += 1
+        self.feed.append("all", -1, {"type": "watching", "count": count}, now_ms(), "")
+        await self._save_and_publish()
+
+    def _view(self, seat: int | None) -> dict[str, Any]:
+        """The engine's view of a seat (None: the public one), with how many watch."""
+        assert self.table is not None
+        return {**self.table.view(seat), "watching": self.watching()}
 
     async def seat_of(self, player_id: str) -> dict[str, Any] | None:
         """Where `player_id` sits here: `{"seat", "players", "phase"}`; None when they hold no
@@ -538,6 +578,7 @@ class TableActor:
         if req.kind != "take_seat" and seat is None:
             return Outcome(False, NO_SEAT)
         owners = t.owners()
+        watchable = t.settings.watchers
         origin = req.origin
         try:
             if req.kind == "take_seat":
@@ -551,6 +592,8 @@ class TableActor:
             entries = self._commit(refusal.events, origin) if refusal.events else []
             error = ErrorBody.from_wire(refusal.to_wire())
         entries += self._release_changed_seats(owners, now)
+        if watchable and not t.settings.watchers:
+            entries.append(self._close_watchers(now))
         self._touch()
         # Remembered before saving, so the saved snapshot knows this id if we die right after.
         reply = Outcome(error is None, error, t.seat_of(req.player_id), tuple(entries))
@@ -567,9 +610,13 @@ class TableActor:
         t = self.table
         if req.watch:
             # Nothing changes at the table: a watcher is no seat's connection (R30: it gets the
-            # public view, and the stream's public and watchers' events only).
+            # public view, and the stream's public and watchers' events only). Gateways of today
+            # ask with Views instead, once for many watchers.
+            if not t.settings.watchers:
+                return Outcome(False, WATCHING_OFF)
             self.watchers[req.conn] = req.origin
-            return Joined(WATCHING, WATCHING, t.view(None), self.feed.seq)
+            self._watching_changed()
+            return Joined(WATCHING, WATCHING, self._view(None), self.feed.seq)
         seat = t.seat_of(req.player_id)
         if seat is None:
             return Outcome(False, NO_SEAT)
@@ -581,10 +628,13 @@ class TableActor:
             entries.append(self._close_conn(old, CLOSE_REPLACED, now))
         self._touch()
         await self._save_and_publish()
-        return Joined(seat, team_of(seat, t.players), t.view(seat), self.feed.seq, tuple(entries))
+        return Joined(
+            seat, team_of(seat, t.players), self._view(seat), self.feed.seq, tuple(entries)
+        )
 
     async def _leave(self, req: Leave) -> Outcome:
         if self.watchers.pop(req.conn, None) is not None:
+            self._watching_changed()
             return Outcome(True)
         seat = next((s for s, c in self.conns.items() if c == req.conn), None)
         if seat is None or self.table is None:
@@ -602,13 +652,23 @@ class TableActor:
         if self.table is None:
             return ViewSet(self.feed.seq, now_ms())
         t = self.table
+        if req.watching is not None and req.origin:
+            self._count_watchers(req.origin, req.watching)
         seats = {s for s, player in req.wanted if t.seat_of(player) == s}
         owners = t.owners()
         seq = self.feed.seq
-        joined = {s: Joined(s, team_of(s, t.players), t.view(s), seq) for s in seats}
-        if any(s == WATCHING for s, _ in req.wanted):
-            joined[WATCHING] = Joined(WATCHING, WATCHING, t.view(None), seq)
+        joined = {s: Joined(s, team_of(s, t.players), self._view(s), seq) for s in seats}
+        if t.settings.watchers and any(s == WATCHING for s, _ in req.wanted):
+            joined[WATCHING] = Joined(WATCHING, WATCHING, self._view(None), seq)
         return ViewSet(seq, now_ms(), joined, {s: str(owners[s]) for s in seats})
+
+    def _count_watchers(self, gateway: str, count: int) -> None:
+        count = max(0, count) if self.table is not None and self.table.settings.watchers else 0
+        if count:
+            self.watching_at[gateway] = count
+        else:
+            self.watching_at.pop(gateway, None)
+        self._watching_changed()
 
     # -- subscriptions -----------------------------------------------------------------------
     async def subscribe(self, gateway: str, after: int) -> AsyncIterator[Batch]:
@@ -672,7 +732,12 @@ class TableActor:
         """A gateway's data-plane connection closed. Said goodbye: nothing to do. Otherwise it
         may be back in a moment (a blip, a restart of ours it is catching up with); if it is
         not back within the lease, its players are disconnected."""
-        if orderly or gateway in self.feed.subs:
+        if gateway in self.feed.subs:
+            return
+        if orderly:
+            # Its hub stopped: none of its watchers is left.
+            if self.watching_at.pop(gateway, None) is not None:
+                self._watching_changed()
             return
         task = asyncio.get_running_loop().create_task(self._gone_after_grace(gateway))
         self._gone_checks[gateway] = task
@@ -693,6 +758,8 @@ class TableActor:
         for conn, origin in list(self.watchers.items()):
             if origin == gateway:
                 del self.watchers[conn]
+        if self.watching_at.pop(gateway, None) is not None:
+            self._watching_changed()
         for seat, conn in list(self.conns.items()):
             if conn.startswith(gateway + "/"):
                 del self.conns[seat]

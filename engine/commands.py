@@ -37,10 +37,12 @@ class RemoveBot(Command):
 
 @dataclass(frozen=True, slots=True)
 class ChangeSettings(Command):
-    """The host sets the table's bot level and hints (engine.settings); None keeps a value."""
+    """The host sets the table's bot level, hints and watchers (engine.settings); None keeps a
+    value."""
 
     bot_level: str | None = None
     hints: bool | None = None
+    watchers: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,11 +105,13 @@ class SeatChanged(Event):
 
 @dataclass(frozen=True, slots=True)
 class SettingsChanged(Event):
-    """The host changed the table's settings in the lobby (engine.settings; an extension)."""
+    """The host changed the table's settings (engine.settings; an extension): the bot level and
+    hints in the lobby, whether people may watch at any time."""
 
     type: ClassVar[str] = "settings"
     bot_level: str
     hints: bool
+    watchers: bool = True
 
 
 # Signing

@@ -5,6 +5,8 @@ whether players get hints. Chosen in the lobby; no rule of R1–R30 reads them.
                 pace and policy parameters
     hints       whether each player's screen points out what their own view shows (a carré in
                 their hand, their team's sign, a tip in the first round): engine.hints
+    watchers    whether people without a seat may watch the table (the public view only, R30);
+                the only setting the host may change during the match too
 """
 
 from __future__ import annotations
@@ -22,16 +24,21 @@ DEFAULT_BOT_LEVEL = "normal"
 class TableSettings:
     bot_level: str = DEFAULT_BOT_LEVEL
     hints: bool = True
+    watchers: bool = True
 
     def to_wire(self) -> dict[str, Wire]:
-        return {"bot_level": self.bot_level, "hints": self.hints}
+        return {"bot_level": self.bot_level, "hints": self.hints, "watchers": self.watchers}
 
     @classmethod
     def from_wire(cls, raw: object) -> TableSettings:
         """A snapshot's settings; a snapshot saved before settings existed gets the defaults."""
         if not isinstance(raw, dict):
             return cls()
-        return cls(bot_level=str(raw["bot_level"]), hints=bool(raw["hints"]))
+        return cls(
+            bot_level=str(raw["bot_level"]),
+            hints=bool(raw["hints"]),
+            watchers=bool(raw.get("watchers", True)),
+        )
 
 
 def check_bot_level(value: object) -> str:
@@ -44,4 +51,10 @@ def check_bot_level(value: object) -> str:
 def check_hints(value: object) -> bool:
     if not isinstance(value, bool):
         raise Refusal(ErrorCode.BAD_MESSAGE, "hints is true or false")
+    return value
+
+
+def check_watchers(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise Refusal(ErrorCode.BAD_MESSAGE, "watchers is true or false")
     return value

@@ -53,7 +53,9 @@ _HANDLERS: dict[type[Command], Handler] = {
     LeaveSeat: lambda s, c, t: lobby.leave_seat(s, c.seat, c.target, t),
     AddBot: lambda s, c, t: lobby.add_bot(s, c.seat, c.target, t),
     RemoveBot: lambda s, c, t: lobby.remove_bot(s, c.seat, c.target, t),
-    ChangeSettings: lambda s, c, t: lobby.change_settings(s, c.seat, c.bot_level, c.hints, t),
+    ChangeSettings: lambda s, c, t: lobby.change_settings(
+        s, c.seat, c.bot_level, c.hints, c.watchers, t
+    ),
     StartMatch: lambda s, c, t: lobby.start(s, c.seat, t),
     Rematch: lambda s, c, t: lobby.rematch(s, c.seat, t),
     Connect: lambda s, c, t: lobby.connect(s, c.seat, t),
@@ -105,7 +107,7 @@ class Table:
     def settings(self) -> TableSettings:
         """The host's settings (bot level, hints); a copy: change them with ChangeSettings."""
         st = self._state.settings
-        return TableSettings(st.bot_level, st.hints)
+        return TableSettings(st.bot_level, st.hints, st.watchers)
 
     @property
     def host(self) -> int:

@@ -53,10 +53,20 @@ _LOBBY_KINDS: dict[str, tuple[type[Command], dict[str, str]]] = {
     "add_bot": (AddBot, {"seat": "target"}),
     "remove_bot": (RemoveBot, {"seat": "target"}),
     "start": (StartMatch, {}),
-    "settings": (ChangeSettings, {"bot_level": "bot_level", "hints": "hints"}),
+    "settings": (
+        ChangeSettings,
+        {"bot_level": "bot_level", "hints": "hints", "watchers": "watchers"},
+    ),
 }
 _KINDS = {**_SOCKET_KINDS, **_LOBBY_KINDS}
-_OPTIONAL = frozenset({("contre", "team"), ("settings", "bot_level"), ("settings", "hints")})
+_OPTIONAL = frozenset(
+    {
+        ("contre", "team"),
+        ("settings", "bot_level"),
+        ("settings", "hints"),
+        ("settings", "watchers"),
+    }
+)
 _KIND_OF: dict[type[Command], str] = {cls: kind for kind, (cls, _) in _SOCKET_KINDS.items()}
 
 SOCKET_KINDS: frozenset[str] = frozenset(_SOCKET_KINDS)

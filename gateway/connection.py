@@ -43,6 +43,11 @@ class Connection:
         self.closing = False
         self.gone = asyncio.Event()  # set once the socket's writer has ended (its close sent)
 
+    @property
+    def watching(self) -> bool:
+        """Welcomed without a seat: it watches."""
+        return self.after is not None and self.seat < 0
+
     # -- sending ------------------------------------------------------------------------------
     def _put(self, item: Outgoing) -> None:
         if self.closing:

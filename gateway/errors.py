@@ -40,10 +40,12 @@ CLOSE_NO_SEAT = 4403
 CLOSE_UNKNOWN_TABLE = 4404
 CLOSE_REPLACED = 4409
 CLOSE_SEAT_CHANGED = 4410  # the seat changed hands (freed, kicked, a bot, another player)
+CLOSE_WATCHING_OFF = 4412  # the host closed the table to watchers
 
 _REASONS = {
     CLOSE_REPLACED: "this seat was taken over by a newer connection",
     CLOSE_SEAT_CHANGED: "your seat changed hands: say hello again",
+    CLOSE_WATCHING_OFF: "the host closed this table to watchers",
 }
 
 
@@ -55,6 +57,7 @@ def close_reason(code: int) -> str:
 _CLOSE_FOR = {
     "bad_token": CLOSE_BAD_TOKEN,
     "no_seat": CLOSE_NO_SEAT,
+    "watching_off": CLOSE_WATCHING_OFF,
     "unknown_table": CLOSE_UNKNOWN_TABLE,
     "table_lost": CLOSE_UNKNOWN_TABLE,
     "unavailable": CLOSE_TRY_AGAIN,

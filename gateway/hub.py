@@ -7,6 +7,10 @@ this gateway's own commands — and are put back in the table's `seq` order, dup
 A gap that does not fill (a reply lost with a crashed actor) or an actor that came back behind
 us starts the link again from the last seq delivered; when the table's log no longer reaches
 back that far, every connection gets a fresh `welcome`.
+
+Spectators cost the table nothing each: a watcher is welcomed from a public view the hub asks
+for once and shares (the events fanned out since then follow it), and the table learns only
+this gateway's count of watchers, at most twice a second.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +33,7 @@ from gateway.errors import (
     CLOSE_REPLACED,
     CLOSE_SEAT_CHANGED,
     CLOSE_UNKNOWN_TABLE,
+    CLOSE_WATCHING_OFF,
     close_reason,
     error_frame,
 )
@@ -36,8 +42,14 @@ from gateway.table_link import Link
 log = logging.getLogger("quatro.hub")
 
 GAP_WAIT_S = 2.0
+WATCHING = -1  # the seat of a watcher in a table's answers
+# Events kept after fanning out, so that a watcher can start from a public view fetched before
+# them; past this many, the next watcher asks the table for a fresh one.
+RECENT = 512
+REPORT_EVERY_S = 0.5
 START_WAIT_S = 30.0
 TABLE_LOST_MESSAGE = "this table was lost: its saved state could not be read back"
+WATCHING_OFF_MESSAGE = "the host does not let anyone watch this table"
 
 LinkFactory = Callable[[str], Link]
 
@@ -60,11 +72,18 @@ def welcome_frame(frame_id: str | None, joined: Joined, player_id: str) -> dict[
 
 
 class TableHub:
-    def __init__(self, code: str, directory: Directory, link: Link) -> None:
+    def __init__(self, code: str, directory: Directory, link: Link, gateway: str = "") -> None:
         self.code = code
         self.directory = directory
         self.link = link
+        self.gateway = gateway
         self.conns: dict[str, Connection] = {}
+        self.recent: deque[Entry] = deque(maxlen=RECENT)
+        self.public: Joined | None = None  # the latest public view, shared by new watchers
+        self.unwatched = 0  # seq of the last `_unwatch`: a public view from before it is void
+        self._fetching: asyncio.Task[Joined | None] | None = None
+        self._reporting: asyncio.Task[None] | None = None
+        self.reported = 0
         self.delivered = -1  # last seq fanned out; -1 until the first batch says where we are
         self.pending: dict[int, Entry] = {}
         self.ready = asyncio.Event()
@@ -86,6 +105,9 @@ class TableHub:
     async def stop(self) -> None:
         if self._gap_timer is not None:
             self._gap_timer.cancel()
+        for pending in (self._reporting, self._fetching):
+            if pending is not None:
+                pending.cancel()
         with contextlib.suppress(Exception):
             await self.link.close()
         for task in (self._resyncing, self._task):
@@ -150,6 +172,9 @@ class TableHub:
         if batch.head is None:
             self.feed(list(batch.events))
             return
+        # A new session: the table may be a new incarnation that no longer knows our watchers.
+        self.reported = -1
+        self.watchers_changed()
         if self.delivered < 0:
             self.delivered = batch.head
         elif batch.resync or batch.head < self.delivered:
@@ -174,11 +199,16 @@ class TableHub:
         self._resyncing = None
         self.delivered = reply.seq
         self.pending = {s: e for s, e in self.pending.items() if s > self.delivered}
+        self.recent.clear()
+        self.public = reply.joined.get(WATCHING)
         for conn in self.conns.values():
             if conn.after is None:
                 continue
             joined = reply.joined.get(conn.seat)
             seat_lost = conn.seat >= 0 and reply.holders.get(conn.seat) != conn.player_id
+            if conn.seat < 0 and joined is None:
+                conn.close(CLOSE_WATCHING_OFF, close_reason(CLOSE_WATCHING_OFF))
+                continue
             if joined is None or seat_lost:
                 conn.close(CLOSE_SEAT_CHANGED, close_reason(CLOSE_SEAT_CHANGED))
                 continue
@@ -222,25 +252,91 @@ class TableHub:
                 code = wire.get("code", CLOSE_REPLACED)
                 if conn is not None and code in (CLOSE_REPLACED, CLOSE_SEAT_CHANGED):
                     conn.close(code, close_reason(code))
+            elif kind == "_unwatch":
+                self._unwatch(entry.seq)
             return
+        self.recent.append(entry)
         body = body_of(wire)
         for conn in self.conns.values():
             conn.deliver(entry, body)
+
+    # -- watchers -----------------------------------------------------------------------------
+    def watchers(self) -> int:
+        return sum(1 for c in self.conns.values() if c.watching)
+
+    async def watch(self, conn: Connection) -> Joined | None:
+        """The public view `conn` (attached, not yet welcomed) starts watching from, with the
+        events since then queued on it; None when the host does not let anyone watch. The
+        caller sends the welcome at once, without awaiting in between."""
+        for _ in range(3):
+            joined = self.public
+            if joined is None or not self._covers(joined.seq):
+                if self._fetching is None or self._fetching.done():
+                    self._fetching = asyncio.get_running_loop().create_task(self._fetch_public())
+                joined = await asyncio.shield(self._fetching)
+            if joined is None or joined.seq < self.unwatched:
+                return None
+            if self._covers(joined.seq):
+                # Everything fanned out since the view, the events `conn` saw while waiting
+                # included (they are the tail of `recent`), in order.
+                conn.early = [e for e in self.recent if e.seq > joined.seq]
+                return joined
+            self.public = None  # fell out of `recent` while we waited: ask again
+        raise TimeoutError("no public view that the events since could follow")
+
+    def _covers(self, seq: int) -> bool:
+        """The events after `seq` that were fanned out are all still in `recent`."""
+        return self.delivered <= seq or (bool(self.recent) and self.recent[0].seq <= seq + 1)
+
+    async def _fetch_public(self) -> Joined | None:
+        metrics.WATCH_VIEWS.inc()
+        reply = await self.link.request(Views(((WATCHING, ""),), self.gateway, self.watchers()))
+        assert isinstance(reply, ViewSet)
+        joined = reply.joined.get(WATCHING)
+        if joined is not None and joined.seq >= self.unwatched:
+            self.public = joined
+        return joined
+
+    def _unwatch(self, seq: int) -> None:
+        self.unwatched = seq
+        self.public = None
+        for conn in self.conns.values():
+            if conn.watching:
+                conn.close(CLOSE_WATCHING_OFF, close_reason(CLOSE_WATCHING_OFF))
+
+    def watchers_changed(self) -> None:
+        """Tell the table our count of watchers soon, once for all the changes till then."""
+        if self._reporting is None or self._reporting.done():
+            self._reporting = asyncio.get_running_loop().create_task(self._report())
+
+    async def _report(self) -> None:
+        while True:
+            await asyncio.sleep(REPORT_EVERY_S)
+            count = self.watchers()
+            if count == self.reported or (self.reported < 0 and count == 0):
+                return
+            try:
+                await self.link.request(Views((), self.gateway, count))
+            except Exception as exc:  # the next session's first batch reports again
+                log.info("table %s: watcher count not told (%r)", self.code, exc)
+                return
+            self.reported = count
 
 
 class Hubs:
     """Every table this gateway follows, by code."""
 
-    def __init__(self, directory: Directory, links: LinkFactory) -> None:
+    def __init__(self, directory: Directory, links: LinkFactory, gateway: str = "") -> None:
         self.directory = directory
         self.links = links
+        self.gateway = gateway
         self.hubs: dict[str, TableHub] = {}
         self._background: set[asyncio.Task[Any]] = set()
 
     async def attach(self, code: str, conn: Connection) -> TableHub:
         hub = self.hubs.get(code)
         if hub is None:
-            hub = self.hubs[code] = TableHub(code, self.directory, self.links(code))
+            hub = self.hubs[code] = TableHub(code, self.directory, self.links(code), self.gateway)
             metrics.TABLES.set(len(self.hubs))
         hub.conns[conn.conn_id] = conn
         try:
@@ -255,6 +351,8 @@ class Hubs:
         if hub is None:
             return
         hub.conns.pop(conn.conn_id, None)
+        if conn.watching:
+            hub.watchers_changed()
         if not hub.conns:
             del self.hubs[code]
             metrics.TABLES.set(len(self.hubs))

@@ -23,3 +23,8 @@ LINK_FAULTS = Counter(
     "Data-plane connections to table actors that broke, by why (eof, silent, refused)",
     ["why"],
 )
+WATCHERS = Gauge("quatro_watchers_connected", "Connections watching a table without a seat")
+WATCH_VIEWS = Counter(
+    "quatro_watch_views_total",
+    "Public views asked of table actors for new watchers (shared by those arriving together)",
+)

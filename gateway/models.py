@@ -94,11 +94,16 @@ class SettingsIn(Body):
     hints: StrictBool | None = Field(
         default=None, description="whether players are shown hints (default true)"
     )
+    watchers: StrictBool | None = Field(
+        default=None,
+        description="whether people without a seat may watch (default true); any time",
+    )
 
 
 class Settings(BaseModel):
     bot_level: BotLevel = "normal"
     hints: bool = True
+    watchers: bool = True
 
 
 class Ok(BaseModel):

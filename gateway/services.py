@@ -62,7 +62,7 @@ class Services:
             redis=redis,
             sessions=Sessions(redis, settings.session_ttl_s),
             directory=directory,
-            hubs=Hubs(directory, _links(settings, directory, gateway)),
+            hubs=Hubs(directory, _links(settings, directory, gateway), gateway),
             limits=RateLimits(
                 redis,
                 {

@@ -36,7 +36,7 @@ from gateway.errors import (
     close_code_for,
     error_frame,
 )
-from gateway.hub import TABLE_LOST_MESSAGE, welcome_frame
+from gateway.hub import TABLE_LOST_MESSAGE, WATCHING_OFF_MESSAGE, welcome_frame
 from gateway.models import ALL_FRAMES, COMMAND_FRAMES, Frame, Hello
 from gateway.origin import origin_allowed
 from gateway.services import Services
@@ -139,12 +139,16 @@ async def _serve(ws: WebSocket, svc: Services) -> None:
             await ws.close(CLOSE_INTERNAL)
     finally:
         metrics.PLAYERS.dec()
-        # Told while the hub still holds the table's link, so a leave travels on it too.
+        # Told while the hub still holds the table's link, so a leave travels on it too. A
+        # watcher is only in its hub's count.
         try:
             with contextlib.suppress(Exception):
-                reply = await svc.hubs.call(code, Leave(svc.gateway, conn.conn_id))
-                if isinstance(reply, Outcome):
-                    svc.hubs.feed(code, list(reply.events))
+                if conn.watching:
+                    metrics.WATCHERS.dec()
+                else:
+                    reply = await svc.hubs.call(code, Leave(svc.gateway, conn.conn_id))
+                    if isinstance(reply, Outcome):
+                        svc.hubs.feed(code, list(reply.events))
         finally:
             svc.hubs.detach(code, conn)
 
@@ -208,10 +212,12 @@ async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection,
         return None
     conn_id = f"{svc.gateway}/{uuid.uuid4().hex[:12]}"
     conn = Connection(conn_id, session.player_id, svc.settings.send_queue)
+    if hello.watch:
+        return await _watch(ws, svc, hello, conn, code)
     try:
         await svc.hubs.attach(code, conn)
         reply = await svc.hubs.call(
-            code, Join(conn.conn_id, svc.gateway, conn.conn_id, session.player_id, hello.watch)
+            code, Join(conn.conn_id, svc.gateway, conn.conn_id, session.player_id)
         )
     except TableGone:
         svc.hubs.detach(code, conn)
@@ -229,6 +235,34 @@ async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection,
     svc.hubs.feed(code, list(reply.events))
     conn.event(welcome_frame(hello.id, reply, session.player_id), now_ms())
     conn.welcomed(reply.seat, int(reply.view["players"]), reply.seq)
+    return conn, code
+
+
+async def _watch(
+    ws: WebSocket, svc: Services, hello: Hello, conn: Connection, code: str
+) -> tuple[Connection, str] | None:
+    """A spectator: welcomed from the public view its hub shares, with no call of its own to the
+    table (a thousand spectators are one fetch, then a count now and then)."""
+    try:
+        hub = await svc.hubs.attach(code, conn)
+        joined = await hub.watch(conn)
+    except TableGone:
+        svc.hubs.detach(code, conn)
+        await _refuse(ws, hello.id, "unknown_table", f"no table {code}", CLOSE_UNKNOWN_TABLE)
+        return None
+    except BaseException:
+        svc.hubs.detach(code, conn)
+        raise
+    if joined is None:
+        svc.hubs.detach(code, conn)
+        await _refuse(
+            ws, hello.id, "watching_off", WATCHING_OFF_MESSAGE, close_code_for("watching_off")
+        )
+        return None
+    conn.event(welcome_frame(hello.id, joined, conn.player_id), now_ms())
+    conn.welcomed(joined.seat, int(joined.view["players"]), joined.seq)
+    hub.watchers_changed()
+    metrics.WATCHERS.inc()
     return conn, code
 
 

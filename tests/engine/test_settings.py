@@ -15,19 +15,24 @@ from tests.engine.tables import Game, types
 
 def test_a_new_table_plays_normal_bots_with_hints_on() -> None:
     g = Game(4, humans=[0], start=False)
-    assert g.view(0)["settings"] == {"bot_level": "normal", "hints": True}
-    assert g.table.summary()["settings"] == {"bot_level": "normal", "hints": True}
+    assert g.view(0)["settings"] == {"bot_level": "normal", "hints": True, "watchers": True}
+    assert g.table.summary()["settings"] == g.view(0)["settings"]
 
 
 def test_the_host_chooses_a_level_and_turns_hints_off_and_everyone_is_told() -> None:
     g = Game(4, humans=[0, 1], start=False)
     out = g.do(ChangeSettings(seat=0, bot_level="relaxed"))
     assert [(o.to.scope, o.event.to_wire()) for o in out] == [
-        ("all", {"type": "settings", "bot_level": "relaxed", "hints": True})
+        ("all", {"type": "settings", "bot_level": "relaxed", "hints": True, "watchers": True})
     ]
     out = g.do(ChangeSettings(seat=0, hints=False))
-    assert out[0].event.to_wire() == {"type": "settings", "bot_level": "relaxed", "hints": False}
-    assert g.view(1)["settings"] == {"bot_level": "relaxed", "hints": False}
+    assert out[0].event.to_wire() == {
+        "type": "settings",
+        "bot_level": "relaxed",
+        "hints": False,
+        "watchers": True,
+    }
+    assert g.view(1)["settings"] == {"bot_level": "relaxed", "hints": False, "watchers": True}
     assert g.table.settings.bot_level == "relaxed"
     # Asking for what is already set is accepted and tells nobody.
     assert g.do(ChangeSettings(seat=0, bot_level="relaxed", hints=False)) == []
@@ -58,11 +63,40 @@ def test_settings_travel_as_a_lobby_call_with_either_field() -> None:
 def test_settings_survive_a_snapshot_and_old_snapshots_get_the_defaults() -> None:
     g = Game(4, humans=[0], start=False)
     g.do(ChangeSettings(seat=0, bot_level="relaxed", hints=False))
+    g.do(ChangeSettings(seat=0, watchers=False))
     back = Table.from_snapshot(g.table.to_snapshot())
-    assert back.view(0)["settings"] == {"bot_level": "relaxed", "hints": False}
+    assert back.view(0)["settings"] == {"bot_level": "relaxed", "hints": False, "watchers": False}
+    before_watchers = g.table.to_snapshot()
+    del before_watchers["state"]["settings"]["watchers"]
+    assert Table.from_snapshot(before_watchers).settings.watchers is True
     old = g.table.to_snapshot()
     del old["state"]["settings"]
-    assert Table.from_snapshot(old).view(0)["settings"] == {"bot_level": "normal", "hints": True}
+    assert Table.from_snapshot(old).view(0)["settings"] == {
+        "bot_level": "normal",
+        "hints": True,
+        "watchers": True,
+    }
+
+
+def test_the_host_closes_and_reopens_the_table_to_watchers_at_any_time() -> None:
+    g = Game(4, humans=[0, 1])
+    assert g.phase() is not Phase.LOBBY
+    # The bot level stays a lobby choice; watching does not.
+    assert g.refuse(ChangeSettings(seat=0, bot_level="relaxed")).code == "wrong_phase"
+    assert g.refuse(ChangeSettings(seat=1, watchers=False)).code == "not_host"
+    assert g.refuse(ChangeSettings(seat=0, watchers="off")).code == "bad_message"  # type: ignore[arg-type]
+    assert g.table.settings.watchers is True
+    out = g.do(ChangeSettings(seat=0, watchers=False))
+    assert [(o.to.scope, o.event.to_wire()) for o in out] == [
+        ("all", {"type": "settings", "bot_level": "normal", "hints": True, "watchers": False})
+    ]
+    assert g.view(None)["settings"]["watchers"] is False
+    assert g.do(ChangeSettings(seat=0, watchers=False)) == []
+    g.do(ChangeSettings(seat=0, watchers=True))
+    assert g.table.settings.watchers is True
+    assert command_from_frame("settings", 0, {"watchers": False}) == ChangeSettings(
+        seat=0, watchers=False
+    )
 
 
 def test_a_table_without_settings_changes_plays_as_before() -> None:
