@@ -1,6 +1,7 @@
 """Watching a match from the invite link (issue 13, part 1): a friend who arrives after the start
 watches instead of being turned away — the whole ring, the centre and every swap, never a hand —
-in Arabic on a phone and in English on a desktop, and keeps watching over a reload."""
+in Arabic on a phone and in English on a desktop, and keeps watching over a reload; everyone sees
+how many watch, and the host can close the table to watchers mid-match."""
 
 from __future__ import annotations
 
@@ -60,6 +61,22 @@ def test_a_friend_who_comes_late_watches_the_match(
         expect(page.locator(".table-page.watching")).to_be_visible()
         expect(page.locator(".slot[data-slot='0'] .card")).to_have_attribute("data-rank", "K")
         expect(page.locator(".hand-card")).to_have_count(0)
+
+        # Everyone sees how many watch; the host closes the table to watchers mid-match, and the
+        # watcher is told so and cannot come back until it opens again.
+        for p in (host.page, page):
+            expect(p.locator(".watch-count")).to_have_attribute("data-count", "1", timeout=15_000)
+        host.page.locator(".watch-menu summary").click()
+        host.page.locator("#watchers-live-toggle").uncheck()
+        expect(page.locator("#watch-closed")).to_be_visible(timeout=15_000)
+        expect(page.locator("#watch-btn")).to_have_count(0)
+        expect(host.page.locator(".watch-count")).to_have_attribute(
+            "data-count", "0", timeout=15_000
+        )
+        host.page.locator("#watchers-live-toggle").check()
+        page.click("#watch-btn", timeout=15_000)
+        expect(page.locator(".table-page.watching")).to_be_visible()
+        assert severe_violations(host.page) == []
 
         page.click("#stop-watching")
         expect(page.locator("#watch-btn")).to_be_visible()

@@ -11,6 +11,7 @@ const CLOSE = {
   unknownTable: 4404,
   replaced: 4409,
   seatChanged: 4410,
+  watchingOff: 4412,
 };
 // A link that has said nothing for QUIET_MS is probed with a ping; one unanswered for
 // PROBE_MS more is dead (a cut network holds frames without closing anything): "Reconnecting…"
@@ -90,6 +91,8 @@ export class Connection {
       if (ev.code === CLOSE.badToken) return this.fatal("bad_token");
       if (ev.code === CLOSE.noSeat) return this.fatal("no_seat");
       if (ev.code === CLOSE.unknownTable) return this.fatal("unknown_table");
+      // The host closed the table to watchers: coming back would only be refused.
+      if (ev.code === CLOSE.watchingOff) return this.fatal("watching_off");
       // Another tab of this player took the seat over: fighting it would loop forever.
       if (ev.code === CLOSE.replaced) return this.fatal("replaced");
       // Our seat changed hands (we moved, or the host freed it): a new hello says where we
@@ -163,7 +166,7 @@ export class Connection {
     }
     if (type === "error" && (frame.id === "hello" || frame.id === undefined) && !this.lastSeq) {
       // The hello was refused; the close code that follows says what to do.
-      if (["bad_token", "unknown_table", "no_seat", "table_lost"].includes(frame.code)) {
+      if (["bad_token", "unknown_table", "no_seat", "table_lost", "watching_off"].includes(frame.code)) {
         this.fatal(frame.code === "table_lost" ? "unknown_table" : frame.code);
         this.ws?.close(1000);
       }

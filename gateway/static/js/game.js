@@ -146,6 +146,13 @@ export function TableRoute({ code }) {
             saveSession(null);
             setMode("unseated");
           } else if (why === "unknown_table") setMode("missing");
+          else if (why === "watching_off") {
+            sessionStorage.removeItem(watchKey);
+            gameRef.current = null;
+            setGame(null);
+            setMode("unseated");
+            toast(t("watch.off"), "info");
+          }
           else if (why === "replaced") setStatus("replaced");
         },
       },
@@ -328,11 +335,14 @@ export function TableRoute({ code }) {
     if (summary.phase !== "lobby") {
       return html`<section class="panel center-text">
         <h1>${t("lobby.started")}</h1>
-        <p>${t("watch.lead")}</p>
+        ${summary.settings?.watchers === false
+          ? html`<p id="watch-closed">${t("watch.closed")}</p>`
+          : html`<p>${t("watch.lead")}</p>`}
         <p>
-          <button type="button" id="watch-btn" class="primary" onClick=${watch}>
+          ${summary.settings?.watchers !== false &&
+          html`<button type="button" id="watch-btn" class="primary" onClick=${watch}>
             ${t("watch.button")}
-          </button>
+          </button>`}
           <button type="button" onClick=${() => navigate("/")}>${t("nav.home")}</button>
         </p>
       </section>`;

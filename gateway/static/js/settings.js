@@ -33,6 +33,15 @@ export async function startPracticeWhenSeated(code, welcome) {
   }
 }
 
+// Whether people may watch, changed by the host at any time (the only setting that may be).
+export async function allowWatchers(code, on) {
+  try {
+    await api.settings(loadSession()?.token, code, { watchers: on });
+  } catch (err) {
+    toast(errorText(err), "error");
+  }
+}
+
 export function TableSettings({ code, table, isHost }) {
   const settings = table.settings || DEFAULTS;
   const now = t(settings.hints ? "lobby.settingsHintsOn" : "lobby.settingsHintsOff", {
@@ -76,6 +85,15 @@ export function TableSettings({ code, table, isHost }) {
         onChange=${(e) => change({ hints: e.currentTarget.checked })}
       />
       <span>${t("lobby.hints")}</span>
+    </label>
+    <label class="level-choice">
+      <input
+        type="checkbox"
+        id="watchers-toggle"
+        checked=${settings.watchers !== false}
+        onChange=${(e) => change({ watchers: e.currentTarget.checked })}
+      />
+      <span>${t("watch.allow")}</span>
     </label>
   </section>`;
 }

@@ -49,7 +49,11 @@ export function reduce(state, ev) {
         }),
       });
     case "settings":
-      return next({ settings: { bot_level: ev.bot_level, hints: ev.hints } });
+      return next({
+        settings: { bot_level: ev.bot_level, hints: ev.hints, watchers: ev.watchers !== false },
+      });
+    case "watching":
+      return next({ watching: ev.count });
     case "signing": {
       const fresh = tb.phase === "over" || tb.phase === "lobby";
       const timeScale = ev.at && ev.deadline ? (ev.deadline - ev.at) / BASE.signing : scale;

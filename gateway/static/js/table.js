@@ -16,6 +16,7 @@ import { Countdown, useTick } from "./ticking.js";
 import { hasKeyboard, useFocusRescue } from "./focus.js";
 import { SigningPanel, VoteBanner, RevealPanel, Dialog, EmojiGrid } from "./panels.js";
 import { HintLine, hintsOn } from "./hints.js";
+import { allowWatchers } from "./settings.js";
 
 function StatusBar({ game, status }) {
   const tb = game.table;
@@ -50,10 +51,41 @@ function StatusBar({ game, status }) {
             )}`
         : html`<span class="muted">${t("status.noFloor")}</span>`}
     </span>
+    <${WatchCount} game=${game} />
     <span class="net net-${status}" role="status">
       <span class="dot" aria-hidden="true"></span>${t(`conn.${status === "online" ? "online" : "offline"}`)}
     </span>
   </div>`;
+}
+
+// How many watch without a seat. The host can close the table to them from here, mid-match too.
+function WatchCount({ game }) {
+  const tb = game.table;
+  const n = tb.watching ?? 0;
+  const allowed = tb.settings?.watchers !== false;
+  const label = allowed ? t("watch.count", { n }) : t("watch.closedShort");
+  if (!game.you.host || game.you.watching) {
+    if (!n) return null;
+    return html`<span class="watch-count" data-count=${n} aria-label=${label} title=${label}>
+      <span aria-hidden="true">👁 ${n}</span>
+    </span>`;
+  }
+  return html`<details class="watch-count watch-menu" data-count=${n} data-open=${allowed ? "yes" : "no"}>
+    <summary aria-label=${label} title=${label}>
+      <span aria-hidden="true">👁 ${allowed ? n : "⊘"}</span>
+    </summary>
+    <div class="popover">
+      <label>
+        <input
+          type="checkbox"
+          id="watchers-live-toggle"
+          checked=${allowed}
+          onChange=${(e) => allowWatchers(tb.code, e.currentTarget.checked)}
+        />
+        ${t("watch.allow")}
+      </label>
+    </div>
+  </details>`;
 }
 
 // Where seat `s` sits on screen, relative to me at the bottom; partner straight across.
