@@ -36,6 +36,7 @@ class Stats:
     seen_ms: list[float] = field(default_factory=list)
     seen_same_ms: list[float] = field(default_factory=list)  # sender on the same gateway
     seen_other_ms: list[float] = field(default_factory=list)  # through the table's stream
+    seen_by_table: list[tuple[str, float]] = field(default_factory=list)  # (code, ms)
     sent: int = 0
     refused: dict[str, int] = field(default_factory=dict)
     # (code, card) -> (when sent, through which gateway)
@@ -96,6 +97,7 @@ async def read(seat: Seat, stats: Stats, measuring: asyncio.Event) -> None:
                 if sent is not None and measuring.is_set():
                     ms = (now - sent[0]) * 1000
                     stats.seen_ms.append(ms)
+                    stats.seen_by_table.append((seat.code, ms))
                     same = sent[1] == seat.url
                     (stats.seen_same_ms if same else stats.seen_other_ms).append(ms)
         elif kind in ("ack", "error") and f.get("id") in seat.pending:
@@ -106,6 +108,9 @@ async def read(seat: Seat, stats: Stats, measuring: asyncio.Event) -> None:
                 stats.refused[f["code"]] = stats.refused.get(f["code"], 0) + 1
         elif kind == "reveal":
             seat.playing.clear()
+        elif kind == "signing" and f.get("round", 1) > 1:
+            # A round ended (its clock ran out in a long run): ready for the next one.
+            await seat.ws.send(json.dumps({"type": "ready"}))
 
 
 async def play(
