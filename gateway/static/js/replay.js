@@ -100,6 +100,12 @@ function Player({ data, own, canOwn, onOwn, notice }) {
   // The countdowns read the server's clock: in a replay, the clock of the moment shown.
   const at = data.events[Math.max(0, pos - 1)]?.at;
   noteServerTime(at, { reset: true });
+  // Paused, the clocks stand still at that moment.
+  useEffect(() => {
+    if (playing) return undefined;
+    const id = setInterval(() => noteServerTime(at, { reset: true }), 100);
+    return () => clearInterval(id);
+  }, [playing, at]);
 
   useEffect(() => {
     clearTimeout(timer.current);
