@@ -54,12 +54,14 @@ class Directory:
         over_idle_s: float,
         lobby_idle_s: float,
         abandoned_idle_s: float,
+        replay_ttl_s: int = 7 * 24 * 3600,
     ) -> None:
         self.redis = redis
         self.namespace = namespace
         self.redis_url = redis_url
         self.pool_size = pool_size
         self.idle = (over_idle_s, lobby_idle_s, abandoned_idle_s)
+        self.replay_ttl_s = replay_ttl_s
         self._handles: dict[str, ActorHandle[Any]] = {}
         self._refill: asyncio.Task[None] | None = None
         self._cls = actor_class()
@@ -195,7 +197,7 @@ class Directory:
         else:  # pragma: no cover - 31**6 codes
             raise RuntimeError("no free table code")
         reply = await handle.open.remote(
-            code, {"players": players, **config}, host, name, self.idle
+            code, {"players": players, **config}, host, name, self.idle, self.replay_ttl_s
         )
         if not reply["ok"]:
             raise RuntimeError(f"table actor refused to open: {reply}")

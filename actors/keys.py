@@ -48,3 +48,16 @@ def rate_limit(kind: str, ip: str) -> str:
 def open_lobbies(player_id: str) -> str:
     """player -> set of codes of the tables they created that may still be in their lobby."""
     return f"quatro:lobbies:{player_id}"
+
+
+def replay(table_id: str) -> str:
+    """A table's whole public and private event log (JSON entries, oldest first), kept for
+    `QUATRO_REPLAY_TTL` after the table's last event: `GET /api/replays/{table_id}` reads it.
+    Named by the table's actor name, unique per table (codes come back after a table stops)."""
+    return f"quatro:replay:{table_id}"
+
+
+def replay_meta(table_id: str) -> str:
+    """JSON {code, players, start}: what a replay starts from (`start`: the public view of the
+    empty table), kept as long as the replay."""
+    return f"quatro:replay-meta:{table_id}"

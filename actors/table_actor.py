@@ -90,6 +90,14 @@ WATCHING = -1  # the seat (and team) of a connection that watches
 WATCHING_ANNOUNCE_S = float(os.environ.get("QUATRO_WATCHING_ANNOUNCE", "2"))
 DEFAULT_PORTS = "20000-29999"
 LINK_SILENCE_S = float(os.environ.get("QUATRO_LINK_SILENCE", "20"))
+# Replays: every event of the table, public and private, is appended to `keys.replay` (the REST
+# endpoint filters by audience); the list is kept this long after the table's last event.
+DEFAULT_REPLAY_TTL_S = 7 * 24 * 3600
+# At most this many events per table are kept for its replay: a 4-seat match to 5 points makes
+# from about 75 (quick calls: tests/cluster/test_replays.py) to a few hundred (rounds of swaps,
+# every seat's deal and the watchers' copy), so this is a long evening of rematches. Past it
+# the oldest are kept and the newest dropped, so every match stored stays whole from its start.
+REPLAY_CAP = 20_000
 
 
 class SnapshotUnreadable(Exception):
@@ -109,6 +117,8 @@ class TableActor:
         # How long an over table, a lobby, and a table nobody is connected to wait before they
         # stop; set by `open`.
         self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s = DEFAULT_IDLE
+        self.replay_ttl_s = DEFAULT_REPLAY_TTL_S
+        self.replay_meta_saved = False  # this incarnation wrote the replay's meta once
         self.code = ""
         self.lost = False  # the snapshot could not be read: this incarnation only retires
         self.table: Table | None = None
@@ -184,6 +194,7 @@ class TableActor:
             done = OrderedDict((str(k), dict(v)) for k, v in snap["done"])
             policy = str(snap.get("bot_policy", "smart"))
             idle = tuple(float(x) for x in snap.get("idle", DEFAULT_IDLE))
+            replay_ttl = int(snap.get("replay_ttl", DEFAULT_REPLAY_TTL_S))
         except SnapshotUnreadable:
             raise
         except Exception as exc:  # whatever a damaged blob makes the parsers raise
@@ -195,6 +206,7 @@ class TableActor:
         self.done = done
         self.bots = BotDriver(table, policy)
         self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s = (*idle, *DEFAULT_IDLE[2:])[:3]
+        self.replay_ttl_s = replay_ttl
 
     def _bury(self, why: str) -> None:
         """The table cannot come back: say so loudly, delete its records so that no gateway
@@ -241,6 +253,7 @@ class TableActor:
             "done": done,
             "bot_policy": self.bots.policy if self.bots else "smart",
             "idle": [self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s],
+            "replay_ttl": self.replay_ttl_s,
         }
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -320,6 +333,7 @@ class TableActor:
                     pipe.rpush(keys.log(self.code), *(json.dumps(e) for e in new))
                     pipe.ltrim(keys.log(self.code), -STORED_LOG, -1)
                 pipe.expire(keys.log(self.code), KEY_TTL_S)
+                self._write_replay(pipe, new)
                 # Written anew, not only refreshed: after a loss of Redis data the table is
                 # found again by its code, and finds itself again after a restart.
                 pipe.set(keys.table(self.code), self._record(), ex=KEY_TTL_S)
@@ -329,7 +343,31 @@ class TableActor:
             log.warning("table %s: snapshot not saved (%s); will retry", self.code, exc)
             return False
         self.stored_seq = seq
+        self.replay_meta_saved = True
         return True
+
+    def _write_replay(self, pipe: Any, new: list[Entry]) -> None:
+        """Append the new events to the table's replay, in the snapshot's transaction: a
+        restarted incarnation starts after the snapshot's seq, so nothing is appended twice.
+        The replay is not expired when the table stops (`_stop`): it outlives the table."""
+        replay = keys.replay(self.name)
+        kept = [e for e in new if not str(e.wire.get("type", "")).startswith("_")]
+        if kept:
+            pipe.rpush(replay, *(json.dumps(e) for e in kept))
+            pipe.ltrim(replay, 0, REPLAY_CAP - 1)
+        pipe.expire(replay, self.replay_ttl_s)
+        if self.replay_meta_saved:
+            pipe.expire(keys.replay_meta(self.name), self.replay_ttl_s)
+        else:
+            pipe.set(keys.replay_meta(self.name), self._replay_meta(), ex=self.replay_ttl_s)
+
+    def _replay_meta(self) -> str:
+        """What a replay starts from: the public view of this table before anyone sat (the
+        engine's, so the client's reducer starts from the same shape as a live `welcome`)."""
+        assert self.table is not None
+        empty = Table(TableConfig(code=self.code, players=self.table.players, seed=0))
+        meta = {"code": self.code, "players": self.table.players, "start": empty.view(None)}
+        return json.dumps(meta, separators=(",", ":"))
 
     async def _retry_save(self) -> None:
         assert self._save_lock is not None
@@ -485,10 +523,17 @@ class TableActor:
         return host, port
 
     async def open(
-        self, code: str, config: dict[str, Any], host: str, name: str, idle: tuple[float, ...]
+        self,
+        code: str,
+        config: dict[str, Any],
+        host: str,
+        name: str,
+        idle: tuple[float, ...],
+        replay_ttl: int = DEFAULT_REPLAY_TTL_S,
     ) -> dict[str, Any]:
         """Give this pooled actor its table; the creator takes seat 0 and hosts. `idle`: how
-        long the table lives once over, in its lobby, and with nobody connected."""
+        long the table lives once over, in its lobby, and with nobody connected; `replay_ttl`:
+        how long its replay is kept after its last event."""
         if self.table is not None:
             return {"ok": False, "error": {"code": "not_allowed", "message": "already open"}}
         config = dict(config)
@@ -497,6 +542,7 @@ class TableActor:
         outs = table.apply(TakeSeat(seat=0, player_id=host, name=name), now_ms())
         self.code, self.table, self.bots = code, table, BotDriver(table, policy)
         self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s = (*idle, *DEFAULT_IDLE[2:])[:3]
+        self.replay_ttl_s = int(replay_ttl)
         # A pooled actor may have waited long: its table's idle clock starts now.
         self.last_activity = time.monotonic()
         self._start()
@@ -532,9 +578,10 @@ class TableActor:
         await self._save_and_publish()
 
     def _view(self, seat: int | None) -> dict[str, Any]:
-        """The engine's view of a seat (None: the public one), with how many watch."""
+        """A `welcome` snapshot: the engine's view of a seat (None: the public one), with
+        **(ext)** `table_id` (the name of this table's replay) and how many watch."""
         assert self.table is not None
-        return {**self.table.view(seat), "watching": self.watching()}
+        return {**self.table.view(seat), "table_id": self.name, "watching": self.watching()}
 
     async def seat_of(self, player_id: str) -> dict[str, Any] | None:
         """Where `player_id` sits here: `{"seat", "players", "phase"}`; None when they hold no

@@ -51,6 +51,11 @@ class Settings(BaseSettings):
     # slot and ~100 MB. A started table that nobody is connected to waits longer.
     lobby_idle_s: float = Field(default=600.0, validation_alias=_env("QUATRO_LOBBY_IDLE"))
     abandoned_idle_s: float = Field(default=1800.0, validation_alias=_env("QUATRO_ABANDONED_IDLE"))
+    # How long a table's event log stays in Redis for `GET /api/replays/{table_id}`, counted from
+    # the table's last event (so it outlives the table, which stops minutes after the match).
+    replay_ttl_s: int = Field(
+        default=7 * 24 * 3600, ge=60, validation_alias=_env("QUATRO_REPLAY_TTL")
+    )
     # A connection that says nothing (not even a pong) for this long is closed (R24).
     silence_s: float = Field(default=15.0, validation_alias=_env("QUATRO_SILENCE"))
     ping_interval_s: float = Field(default=5.0, validation_alias=_env("QUATRO_PING_INTERVAL"))

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 
@@ -248,3 +248,21 @@ class ErrorFrame(BaseModel):
     message: str
     retry_in: int | None = None
     reason: str | None = None
+
+
+class MatchSpan(BaseModel):
+    first: int  # index in `events` of the match's first event
+    last: int  # index of its `over`
+
+
+class ReplayOut(BaseModel):
+    """(ext) A finished table's events, for one audience (docs/protocol.md, Replays)."""
+
+    table_id: str
+    code: str
+    players: int
+    view: Literal["public", "own"]
+    seat: int | None  # the own view's seat; null for the public view
+    start: dict[str, Any]  # the public snapshot of the empty table, before its first event
+    matches: list[MatchSpan]
+    events: list[dict[str, Any]]

@@ -55,6 +55,7 @@ class Services:
             settings.over_idle_s,
             settings.lobby_idle_s,
             settings.abandoned_idle_s,
+            settings.replay_ttl_s,
         )
         return cls(
             settings=settings,

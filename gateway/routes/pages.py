@@ -1,5 +1,6 @@
-"""The web client's page: `/` and the invite link `/t/{code}` serve the same index.html (the
-client reads the path); its files are under /static (mounted in app.py)."""
+"""The web client's page: `/`, the invite link `/t/{code}` and a replay `/replay/{table_id}`
+serve the same index.html (the client reads the path); its files are under /static (mounted in
+app.py)."""
 
 from __future__ import annotations
 
@@ -29,4 +30,10 @@ async def home() -> FileResponse:
 
 @router.get("/t/{code}")
 async def invite(code: str) -> FileResponse:
+    return _index()
+
+
+@router.get("/replay/{table_id}")
+async def replay(table_id: str) -> FileResponse:
+    """(ext) A finished table played back: the client fetches `/api/replays/{table_id}`."""
     return _index()

@@ -95,4 +95,7 @@ export const api = {
   settings: (token, code, body) =>
     call("PATCH", `/api/tables/${encodeURIComponent(code)}/settings`, { body, token }),
   start: (token, code) => call("POST", `/api/tables/${encodeURIComponent(code)}/start`, { token }),
+  // A finished table's events: everyone's view, or with a token the caller's own seat's.
+  replay: (id, token) =>
+    call("GET", `/api/replays/${encodeURIComponent(id)}${token ? "?view=own" : ""}`, { token }),
 };

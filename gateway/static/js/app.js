@@ -1,11 +1,13 @@
 // The shell: header (language, sound, help), routing between the home page and a table, and
-// toasts. Routes: `/` is home, `/t/{code}` a table (the gateway serves this page at both).
+// toasts. Routes: `/` is home, `/t/{code}` a table, `/replay/{table_id}` a replay (the gateway
+// serves this page at each).
 import { useEffect, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { LANGS, NATIVE_NAMES, currentLang, onLanguage, setLanguage, t } from "./i18n.js";
 import { isMuted, setMuted } from "./sound.js";
 import { Home } from "./lobby.js";
 import { TableRoute } from "./game.js";
+import { ReplayRoute } from "./replay.js";
 import { navigate, route } from "./router.js";
 import { Toasts } from "./toast.js";
 
@@ -63,7 +65,9 @@ export function App() {
     <main id="main">
       ${where.name === "table"
         ? html`<${TableRoute} key=${where.code} code=${where.code} />`
-        : html`<${Home} />`}
+        : where.name === "replay"
+          ? html`<${ReplayRoute} key=${where.id} id=${where.id} />`
+          : html`<${Home} />`}
     </main>
     <${Toasts} />
   `;

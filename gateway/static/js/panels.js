@@ -8,6 +8,7 @@ import { Card, Msg, Name, listTeams, revealText, seatName, teamLabel } from "./n
 import { Countdown } from "./ticking.js";
 import { partnerOf } from "./state.js";
 import { useFocusRescue } from "./focus.js";
+import { navigate } from "./router.js";
 
 // `sign`, when given, is marked among the others (the floor's picker shows your team's sign);
 // `hint` adds the hints' highlight to it (the player already knows it).
@@ -195,7 +196,17 @@ export function RevealPanel({ game, actions }) {
         </div>`,
       )}
     </div>
-    <div class="row reveal-foot">
+    ${game.replay
+      ? null
+      : html`<div class="row reveal-foot">
+      ${over && tb.table_id &&
+      html`<a
+        class="button"
+        id="watch-replay"
+        href=${`/replay/${tb.table_id}`}
+        onClick=${(e) => (e.preventDefault(), navigate(`/replay/${tb.table_id}`))}
+        >${t("replay.watch")}</a
+      >`}
       ${over
         ? isHost
           ? html`<button type="button" class="primary big" id="play-again" onClick=${actions.rematch}>
@@ -208,6 +219,6 @@ export function RevealPanel({ game, actions }) {
                   ${t("reveal.startNow")}
                 </button>`
               : html`<span class="muted">${t("reveal.hostMay")}</span>`}`}
-    </div>
+    </div>`}
   </section>`;
 }

@@ -1,10 +1,14 @@
-// Two routes: `/` (home) and `/t/{code}` (a table). The gateway serves the same page at both.
+// Three routes: `/` (home), `/t/{code}` (a table) and `/replay/{table_id}` (a finished table
+// played back). The gateway serves the same page at each.
 
 const CODE_RE = /^\/t\/([A-Za-z0-9]{3,12})\/?$/;
+const REPLAY_RE = /^\/replay\/([A-Za-z0-9-]{1,64})\/?$/;
 
 export function route() {
   const m = CODE_RE.exec(location.pathname);
-  return m ? { name: "table", code: m[1].toUpperCase() } : { name: "home" };
+  if (m) return { name: "table", code: m[1].toUpperCase() };
+  const r = REPLAY_RE.exec(location.pathname);
+  return r ? { name: "replay", id: r[1] } : { name: "home" };
 }
 
 export function navigate(path) {

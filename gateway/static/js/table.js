@@ -51,10 +51,12 @@ function StatusBar({ game, status }) {
             )}`
         : html`<span class="muted">${t("status.noFloor")}</span>`}
     </span>
-    <${WatchCount} game=${game} />
-    <span class="net net-${status}" role="status">
-      <span class="dot" aria-hidden="true"></span>${t(`conn.${status === "online" ? "online" : "offline"}`)}
-    </span>
+    ${status !== "replay" && html`<${WatchCount} game=${game} />`}
+    ${status === "replay"
+      ? html`<span class="net net-replay tag">${t("replay.tag")}</span>`
+      : html`<span class="net net-${status}" role="status">
+          <span class="dot" aria-hidden="true"></span>${t(`conn.${status === "online" ? "online" : "offline"}`)}
+        </span>`}
   </div>`;
 }
 
@@ -431,7 +433,9 @@ function CallButtons({ game, actions, hand }) {
   </div>`;
 }
 
-export function TableView({ game, actions, flash, status, onStopWatching }) {
+// `controls`, for a replay: shown in place of a watcher's panel (or under your hand), and the
+// table plays for nobody (status "replay" is never "online").
+export function TableView({ game, actions, flash, status, onStopWatching, controls = null }) {
   const tb = game.table;
   const watching = Boolean(game.you.watching);
   // A watcher sits nowhere: the ring shows every seat, seen from seat 0's side.
@@ -465,7 +469,8 @@ export function TableView({ game, actions, flash, status, onStopWatching }) {
   useFocusRescue(() =>
     document.querySelector(".hand-card[aria-pressed='true']") ||
     document.querySelector(".hand-card") ||
-    document.querySelector("#start-now, #play-again, #reveal-title"),
+    document.querySelector("#start-now, #play-again, #reveal-title") ||
+    document.querySelector("#replay-play"),
   );
 
   // Shortcuts: 1–4 choose a card of the hand (in reading order), then 1–4 a centre slot (left to
@@ -555,6 +560,7 @@ export function TableView({ game, actions, flash, status, onStopWatching }) {
       </div>
     </div>`}
     ${watching &&
+    !controls &&
     html`<section class="me watcher" aria-labelledby="watch-title">
       <h2 id="watch-title">${t("watch.title")}</h2>
       <p class="hint">${t("watch.lead")}</p>
@@ -583,16 +589,18 @@ export function TableView({ game, actions, flash, status, onStopWatching }) {
           readyAt=${tb.swap_ready_at}
           canSwap=${canSwap}
         />
-        <p class="hint">
-          ${selected ? t("table.pickSlot") : t("table.pickCard")}
-          ${hasKeyboard() && html` ${selected ? t("table.pickSlotKeys") : t("table.pickCardKeys")}`}
-        </p>
-        <fieldset class="actions" disabled=${!live} data-live=${live ? "yes" : "no"}>
-          <legend class="visually-hidden">${t("table.you")}</legend>
-          <${FloorControls} game=${game} actions=${actions} />
-          <${CallButtons} game=${game} actions=${actions} hand=${hand} />
-        </fieldset>`}
+        ${!controls &&
+        html`<p class="hint">
+            ${selected ? t("table.pickSlot") : t("table.pickCard")}
+            ${hasKeyboard() && html` ${selected ? t("table.pickSlotKeys") : t("table.pickCardKeys")}`}
+          </p>
+          <fieldset class="actions" disabled=${!live} data-live=${live ? "yes" : "no"}>
+            <legend class="visually-hidden">${t("table.you")}</legend>
+            <${FloorControls} game=${game} actions=${actions} />
+            <${CallButtons} game=${game} actions=${actions} hand=${hand} />
+          </fieldset>`}`}
     </section>`}
+    ${controls}
     ${(tb.phase === "playing" || game.history.length > 0) && html`<${History} game=${game} />`}
   </div>`;
 }
