@@ -49,7 +49,10 @@ def finished(entries: list[Entry]) -> list[Entry]:
 
 
 def visible(entry: Entry, player_id: str | None) -> bool:
-    """Whether the public view (player_id None) or a player's own view holds this entry."""
+    """Whether the public view (player_id None) or a player's own view holds this entry. The
+    table's orders to gateways (`_close`, `_unwatch`: they name connections) are nobody's."""
+    if str(entry.wire.get("type", "")).startswith("_"):
+        return False
     if entry.scope == "all":
         return True
     if player_id is None:
