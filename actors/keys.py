@@ -48,3 +48,19 @@ def rate_limit(kind: str, ip: str) -> str:
 def open_lobbies(player_id: str) -> str:
     """player -> set of codes of the tables they created that may still be in their lobby."""
     return f"quatro:lobbies:{player_id}"
+
+
+def quick(players: int) -> str:
+    """Quick play: the public table of `players` seats now filling, shared by every gateway
+    (hash {token, next, until}: the next seat to hand out, and until when)."""
+    return f"quatro:quick:{players}"
+
+
+def quick_table(token: str) -> str:
+    """Quick play: a filling table's token -> its code once opened ("" if it failed to open)."""
+    return f"quatro:quick:t:{token}"
+
+
+def quick_seat(player_id: str) -> str:
+    """Quick play: the player's quick-play seat, JSON {code, seat, players}, or "pending"."""
+    return f"quatro:quick:me:{player_id}"

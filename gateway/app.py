@@ -21,7 +21,7 @@ from gateway.errors import (
     unavailable_handler,
     validation_handler,
 )
-from gateway.routes import meta, pages, sessions, tables
+from gateway.routes import meta, pages, quickplay, sessions, tables
 from gateway.security_headers import SecurityHeaders
 from gateway.services import Services
 from gateway.trusted_host import TrustedHost
@@ -69,7 +69,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     unavailable = unavailable_handler(settings.retry_after_s)
     for backend_error in BACKEND_DOWN:
         app.add_exception_handler(backend_error, unavailable)
-    routers = [sessions.router, tables.router, meta.router, ws.router, pages.router]
+    routers = [
+        sessions.router,
+        tables.router,
+        quickplay.router,
+        meta.router,
+        ws.router,
+        pages.router,
+    ]
     if settings.public_metrics:
         routers.append(meta.metrics_router)
     for router in routers:
