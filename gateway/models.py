@@ -75,7 +75,10 @@ class TableOut(BaseModel):
 
 
 class QuickIn(Body):
-    players: StrictInt = Field(description="the table size wanted: 4, 6 or 8 seats")
+    players: StrictInt = Field(
+        description="the table size wanted: 4, 6 or 8 seats",
+        json_schema_extra={"enum": list(PLAYER_COUNTS)},
+    )
 
     @field_validator("players")
     @classmethod
