@@ -52,10 +52,10 @@ async def quick_play(body: QuickIn, svc: Svc, me: Me, ip: ClientIp) -> QuickOut:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 2 * wait_s
     while not await quick.claim(me.player_id, 2 * wait_s):
+        if loop.time() > deadline:
+            raise ApiError("unavailable", "your other quick-play request is still going", 503, 1)
         mine = await quick.mine(me.player_id)
         if mine == PENDING:  # another call of this player is finding their seat: wait for it
-            if loop.time() > deadline:
-                raise ApiError("unavailable", "your other quick-play request is still going", 503)
             await poll(lambda: _settled(svc, me.player_id), deadline - loop.time())
             continue
         if mine is not None:
