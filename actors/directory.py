@@ -186,7 +186,8 @@ class Directory:
 
     # -- tables -------------------------------------------------------------------------------
     async def create(self, players: int, config: dict[str, Any], host: str, name: str) -> str:
-        """Open a table and seat its creator as host; return its code."""
+        """Open a table and seat its creator in seat 0 (the host, but at a public table, whose
+        `config` says `public`, only its first player); return its code."""
         actor_name, handle = await self._take_from_pool()
         self.refill_soon()
         for _ in range(20):

@@ -61,3 +61,19 @@ def replay_meta(table_id: str) -> str:
     """JSON {code, players, start}: what a replay starts from (`start`: the public view of the
     empty table), kept as long as the replay."""
     return f"quatro:replay-meta:{table_id}"
+
+
+def quick(players: int) -> str:
+    """Quick play: the public table of `players` seats now filling, shared by every gateway
+    (hash {token, next, until}: the next seat to hand out, and until when)."""
+    return f"quatro:quick:{players}"
+
+
+def quick_table(token: str) -> str:
+    """Quick play: a filling table's token -> its code once opened ("" if it failed to open)."""
+    return f"quatro:quick:t:{token}"
+
+
+def quick_seat(player_id: str) -> str:
+    """Quick play: the player's quick-play seat, JSON {code, seat, players}, or "pending"."""
+    return f"quatro:quick:me:{player_id}"

@@ -56,6 +56,11 @@ class Settings(BaseSettings):
     replay_ttl_s: int = Field(
         default=7 * 24 * 3600, ge=60, validation_alias=_env("QUATRO_REPLAY_TTL")
     )
+    # Quick play: a public table that still has empty seats this long after its first player
+    # sat down gets bots in them and starts (the engine does it; see engine/lobby.py).
+    quick_fill_s: float = Field(
+        default=60.0, gt=0, le=3600, validation_alias=_env("QUATRO_QUICK_FILL_S")
+    )
     # A connection that says nothing (not even a pong) for this long is closed (R24).
     silence_s: float = Field(default=15.0, validation_alias=_env("QUATRO_SILENCE"))
     ping_interval_s: float = Field(default=5.0, validation_alias=_env("QUATRO_PING_INTERVAL"))

@@ -85,6 +85,11 @@ class TableConfig:
     time_scale: float = 1.0
     deals: tuple[DealSpec, ...] = ()
     code: str = ""
+    # Quick play (an extension of R29): a public table has no host. It starts by itself once
+    # every seat is taken, and `fill_after_ms` after its first player sat down the engine seats
+    # bots in the seats still empty and starts it (engine.lobby).
+    public: bool = False
+    fill_after_ms: int = 60_000
     timings: Timings = field(init=False)
 
     def __post_init__(self) -> None:
@@ -95,6 +100,10 @@ class TableConfig:
         scale = self.time_scale
         if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale <= 10:
             raise ScenarioError("time_scale must be a number in (0, 10]")
+        if not isinstance(self.public, bool):
+            raise ScenarioError("public is true or false")
+        if not _is_int(self.fill_after_ms) or not 0 < self.fill_after_ms <= 3_600_000:
+            raise ScenarioError("fill_after_ms is an integer in (0, 3600000]")
         if not isinstance(self.deals, tuple | list):
             raise ScenarioError("deals are a sequence of DealSpec")
         for deal in self.deals:

@@ -33,13 +33,30 @@ def take_seat(state: TableState, seat: int, player_id: str, name: str, t: int) -
     if any(st.player_id == player_id for st in state.seats):
         raise Refusal(ErrorCode.ALREADY_SEATED, "you already hold a seat at this table")
     state.seats[seat] = SeatState(kind="human", player_id=player_id, name=name)
-    return [seat_event(state, seat, t)]
+    events = [seat_event(state, seat, t)]
+    if state.public:
+        # Quick play: the fill clock starts with the first player; the last seat starts it.
+        if state.deadline is None:
+            state.deadline = t + state.config.fill_after_ms
+        if all(st.kind is not None for st in state.seats):
+            state.deadline = None
+            events += begin_signing(state, t)
+    return events
 
 
 def leave_seat(state: TableState, seat: int, target: int, t: int) -> list[Outbound]:
-    """A player frees their own seat, or the host frees a human's; the host keeps seat 0."""
+    """A player frees their own seat, or the host frees a human's; the host keeps seat 0. At a
+    public table anyone may leave their own seat (seat 0 too) and nobody another's; when the
+    last player leaves, the fill clock stops (nobody is left to play with bots)."""
     state.require_phase(Phase.LOBBY)
     target = state.require_seat_number(target)
+    if state.public:
+        if seat != target:
+            raise Refusal(ErrorCode.NOT_ALLOWED, "a public table has no host")
+        state.seats[target] = SeatState()
+        if not any(st.is_human for st in state.seats):
+            state.deadline = None
+        return [seat_event(state, target, t)]
     if seat != target and seat != HOST_SEAT:
         raise Refusal(ErrorCode.NOT_HOST, "only the host may free another player's seat")
     if state.seats[target].kind != "human":
@@ -56,9 +73,7 @@ def add_bot(state: TableState, seat: int, target: int, t: int) -> list[Outbound]
     target = state.require_seat_number(target)
     if state.seats[target].kind is not None:
         raise Refusal(ErrorCode.SEAT_TAKEN, "that seat is taken")
-    state.seats[target] = SeatState(
-        kind="bot", player_id=None, name=f"Bot {target + 1}", connected=True, ready=True
-    )
+    state.seats[target] = bot_seat(target)
     return [seat_event(state, target, t)]
 
 
@@ -90,6 +105,24 @@ def change_settings(
         return []
     settings.bot_level, settings.hints, settings.watchers = level, show, watch
     return [Outbound(ALL, SettingsChanged(bot_level=level, hints=show, watchers=watch), t)]
+
+
+def fill_with_bots(state: TableState, t: int) -> list[Outbound]:
+    """Quick play: the fill deadline of a public lobby came. Bots take the seats still empty and
+    the match starts; with no player seated any more the table just waits (and idles out)."""
+    state.deadline = None
+    if not state.public or not any(st.is_human for st in state.seats):
+        return []
+    events: list[Outbound] = []
+    for seat, st in enumerate(state.seats):
+        if st.kind is None:
+            state.seats[seat] = bot_seat(seat)
+            events.append(seat_event(state, seat, t))
+    return events + begin_signing(state, t)
+
+
+def bot_seat(seat: int) -> SeatState:
+    return SeatState(kind="bot", player_id=None, name=f"Bot {seat + 1}", connected=True, ready=True)
 
 
 def start(state: TableState, seat: int, t: int) -> list[Outbound]:

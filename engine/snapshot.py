@@ -27,6 +27,8 @@ def dump(state: TableState) -> dict[str, Any]:
             "seed": cfg.seed,
             "time_scale": cfg.time_scale,
             "code": cfg.code,
+            "public": cfg.public,
+            "fill_after_ms": cfg.fill_after_ms,
             "deals": [
                 {"hands": [list(h) for h in d.hands], "center": list(d.center)} for d in cfg.deals
             ],
@@ -84,6 +86,9 @@ def load(data: dict[str, Any]) -> TableState:
         seed=c["seed"],
         time_scale=c["time_scale"],
         code=c["code"],
+        # Snapshots saved before quick play existed are of private tables.
+        public=bool(c.get("public", False)),
+        fill_after_ms=int(c.get("fill_after_ms", 60_000)),
         deals=tuple(
             DealSpec(hands=tuple(tuple(h) for h in d["hands"]), center=tuple(d["center"]))
             for d in c["deals"]

@@ -130,7 +130,15 @@ class TableState:
                 f"not now: the table is in {self.phase}, this needs {' or '.join(phases)}",
             )
 
+    @property
+    def public(self) -> bool:
+        return self.config.public
+
     def require_host(self, seat: int) -> None:
+        if self.public:
+            # Quick play: nobody hosts a public table, so nobody adds or removes bots, frees
+            # another's seat, changes the settings, starts or restarts the match.
+            raise Refusal(ErrorCode.NOT_ALLOWED, "a public table has no host")
         if seat != HOST_SEAT:
             raise Refusal(ErrorCode.NOT_HOST, "only the host may do this")
 

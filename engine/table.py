@@ -110,8 +110,13 @@ class Table:
         return TableSettings(st.bot_level, st.hints, st.watchers)
 
     @property
-    def host(self) -> int:
-        return HOST_SEAT
+    def host(self) -> int | None:
+        """Seat 0 hosts; a public (quick-play) table has no host."""
+        return None if self._state.public else HOST_SEAT
+
+    @property
+    def public(self) -> bool:
+        return self._state.public
 
     def seat_of(self, player_id: str) -> int | None:
         return next(
@@ -208,7 +213,10 @@ class Table:
             if s.vote is not None and s.vote.deadline <= t:
                 events += vote.expire(s, t)
         if s.deadline is not None and s.deadline <= t:
-            events += rounds.phase_deadline_reached(s, t)
+            if s.phase is Phase.LOBBY:
+                events += lobby.fill_with_bots(s, t)  # quick play's fill deadline
+            else:
+                events += rounds.phase_deadline_reached(s, t)
         return events
 
     # -- persistence --------------------------------------------------------------------------

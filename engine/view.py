@@ -4,6 +4,7 @@ its own team's sign. This is the `welcome.table` snapshot of PROTOCOL.md."""
 from __future__ import annotations
 
 from engine.events import Wire
+from engine.phase import Phase
 from engine.signs import EMOJIS
 from engine.state import HOST_SEAT, TableState
 
@@ -34,7 +35,11 @@ def summary(state: TableState, *, detail: bool = False) -> dict[str, Wire]:
         "players": state.players,
         "phase": str(state.phase),
         "round": state.round,
-        "host": HOST_SEAT,
+        "host": None if state.public else HOST_SEAT,
+        # Quick play (extension): a public table has no host; in its lobby, `fills_at` is when
+        # bots take the seats still empty and the match starts (None: not counting yet).
+        "public": state.public,
+        "fills_at": state.deadline if state.public and state.phase is Phase.LOBBY else None,
         "scores": list(state.scores),
         "seats": seats_public(state, detail=detail),
         "settings": state.settings.to_wire(),

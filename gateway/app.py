@@ -21,7 +21,7 @@ from gateway.errors import (
     unavailable_handler,
     validation_handler,
 )
-from gateway.routes import meta, pages, replays, sessions, tables
+from gateway.routes import meta, pages, quickplay, replays, sessions, tables
 from gateway.security_headers import SecurityHeaders
 from gateway.services import Services
 from gateway.trusted_host import TrustedHost
@@ -73,6 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sessions.router,
         tables.router,
         replays.router,
+        quickplay.router,
         meta.router,
         ws.router,
         pages.router,

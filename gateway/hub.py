@@ -64,7 +64,8 @@ def welcome_frame(frame_id: str | None, joined: Joined, player_id: str) -> dict[
             "player_id": player_id,
             "seat": None if watching else joined.seat,
             "team": None if watching else joined.team,
-            "host": joined.seat == 0,
+            # A public (quick-play) table has no host (its view says `host: null`).
+            "host": not watching and joined.view.get("host") == joined.seat,
             "watching": watching,
         },
         "table": joined.view,

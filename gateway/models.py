@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 
+from engine.cards import PLAYER_COUNTS
 from gateway.names import check_name
 
 FrameId = Annotated[StrictStr, Field(max_length=64)]
@@ -73,6 +74,29 @@ class TableOut(BaseModel):
     host: int = 0
 
 
+class QuickIn(Body):
+    players: StrictInt = Field(
+        description="the table size wanted: 4, 6 or 8 seats",
+        json_schema_extra={"enum": list(PLAYER_COUNTS)},
+    )
+
+    @field_validator("players")
+    @classmethod
+    def size(cls, v: int) -> int:
+        if v not in PLAYER_COUNTS:
+            raise ValueError(f"a table has 4, 6 or 8 seats, not {v}")
+        return v
+
+
+class QuickOut(BaseModel):
+    """(ext) Quick play: the public table and the seat the caller got."""
+
+    code: str
+    table_id: str
+    seat: int
+    players: int
+
+
 class SeatOut(BaseModel):
     seat: int
     team: int
@@ -123,12 +147,14 @@ class TableSummary(BaseModel):
     players: int
     phase: Literal["lobby", "signing", "playing", "pause", "over"]
     round: int
-    host: int
+    host: int | None  # (ext) None at a public (quick-play) table, which nobody hosts
     scores: list[int]
     seats: list[SeatRow]
     # A table actor older than settings (a rolling upgrade) sends none: the defaults.
     settings: Settings = Field(default_factory=Settings)
     watching: int = 0  # (ext) connections watching without a seat, on every gateway
+    public: bool = False  # (ext) a quick-play table
+    fills_at: int | None = None  # (ext) when bots fill a public lobby's empty seats (ms)
 
 
 class Emojis(BaseModel):

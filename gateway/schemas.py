@@ -14,6 +14,8 @@ WIRE_MODELS: list[type[BaseModel]] = [
     models.SessionOut,
     models.NewTable,
     models.TableOut,
+    models.QuickIn,
+    models.QuickOut,
     models.TableSummary,
     models.SeatOut,
     models.BotIn,

@@ -17,6 +17,7 @@ from gateway.client_ip import Network, networks
 from gateway.conn_caps import ConnectionCaps
 from gateway.hub import Hubs, LinkFactory
 from gateway.lobbies import OpenLobbies
+from gateway.quickplay import QuickQueue
 from gateway.rate_limit import Bucket, RateLimits
 from gateway.sessions import Sessions
 from gateway.table_link import RayLink, SocketLink
@@ -34,6 +35,7 @@ class Services:
     hubs: Hubs
     limits: RateLimits
     lobbies: OpenLobbies
+    quick: QuickQueue
     caps: ConnectionCaps
     proxies: tuple[Network, ...]  # trusted reverse proxies (X-Forwarded-For)
     origins: frozenset[str]  # extra origins allowed to open /ws
@@ -73,6 +75,7 @@ class Services:
                 },
             ),
             lobbies=OpenLobbies(redis, settings.max_open_lobbies, int(settings.lobby_idle_s) + 60),
+            quick=QuickQueue(redis),
             caps=ConnectionCaps(settings.max_conns_per_ip, settings.max_conns),
             proxies=networks(settings.csv(settings.trusted_proxies)),
             origins=frozenset(o.lower().rstrip("/") for o in settings.csv(settings.ws_origins)),

@@ -94,6 +94,8 @@ class Stack:
             QUATRO_ABANDONED_IDLE="120",
             QUATRO_OVER_IDLE="60",
             QUATRO_LOBBY_IDLE="300",
+            # Quick play: public tables with seats still empty get bots after 8 s, not 60.
+            QUATRO_QUICK_FILL_S="8",
             PYTHONPATH=str(ROOT),
         )
         env.update(overrides)

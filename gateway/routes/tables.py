@@ -24,11 +24,12 @@ router = APIRouter(prefix="/api/tables", tags=["tables"])
 T = TypeVar("T")
 
 
-async def _within(svc: Svc, call: Awaitable[T]) -> T:
-    """A table actor's answer within `actor_timeout_s`; 503 `unavailable` otherwise (a call
-    through the hub is shielded: its events still reach the players when it ends later)."""
+async def _within(svc: Svc, call: Awaitable[T], limit: float | None = None) -> T:
+    """A table actor's answer within `limit` (default `actor_timeout_s`); 503 `unavailable`
+    otherwise (a call through the hub is shielded: its events still reach the players when it
+    ends later)."""
     try:
-        async with asyncio.timeout(svc.settings.actor_timeout_s):
+        async with asyncio.timeout(limit or svc.settings.actor_timeout_s):
             return await call
     except BACKEND_DOWN as exc:
         raise ApiError(

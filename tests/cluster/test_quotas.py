@@ -215,3 +215,30 @@ async def test_a_hung_table_actor_is_503_unavailable_not_a_hang(
     finally:
         os.kill(pid, signal.SIGCONT)
     assert (await guest.rest("GET", f"/api/tables/{code}")).status_code == 200
+
+
+async def test_a_flood_of_play_now_from_one_address_opens_no_more_tables_than_its_quota(
+    tight: Gateway,
+) -> None:
+    """Quick play opens a table only for the caller who gets seat 0 of a new one, and that takes
+    a token of the per-IP `table` quota (4 here): players from one address fill the tables they
+    opened, then the next one that would open a table is refused, and so is every later one."""
+    ip = new_ip()
+    seats: list[tuple[str, int]] = []
+    refusals: list[httpx.Response] = []
+    for i in range(24):  # 4 tables of 4 seats, a few left in another lobby, and the refusals
+        r = await post(tight.url, "/api/sessions", new_ip(), json={"name": f"F{i}"})
+        assert r.status_code == 201, r.text
+        r = await post(tight.url, "/api/quickplay", ip, r.json()["token"], json={"players": 4})
+        if r.status_code == 200:
+            assert not refusals, "seated after a refusal: a table was opened past the quota"
+            seats.append((r.json()["code"], r.json()["seat"]))
+        else:
+            refused(r, "rate_limited")
+            refusals.append(r)
+            if len(refusals) == 3:
+                break
+    assert len(refusals) == 3
+    assert len(set(seats)) == len(seats)
+    opened = {code for code, seat in seats if seat == 0}
+    assert len(opened) == 4, seats

@@ -54,6 +54,8 @@ VIEW_KEYS = {
     "emissions",
     "emojis",
     "settings",  # the host's bot level and hints: public
+    "public",  # quick play: whether the table is public (no host): public
+    "fills_at",  # quick play: when bots fill a public lobby (a public clock)
 }
 
 

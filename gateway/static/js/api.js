@@ -82,6 +82,8 @@ export const api = {
     if (scenario) body.scenario = JSON.parse(scenario);
     return call("POST", "/api/tables", { body, token });
   },
+  // (ext) Quick play: a seat at a public table of `players` seats -> {code, table_id, seat, players}.
+  quickPlay: (token, players) => call("POST", "/api/quickplay", { body: { players }, token }),
   table: (code) => call("GET", `/api/tables/${encodeURIComponent(code)}`),
   myTables: (token) => call("GET", "/api/sessions/tables", { token }),
   takeSeat: (token, code, seat) =>

@@ -11,6 +11,7 @@ import { InviteBox } from "./invite.js";
 import { useFocusRescue } from "./focus.js";
 import { navigate } from "./router.js";
 import { TableSettings, startPractice } from "./settings.js";
+import { Countdown } from "./ticking.js";
 
 export function errorText(err) {
   const code = err?.code || "generic";
@@ -48,6 +49,7 @@ export function Home() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
   const [mine, setMine] = useState([]);
+  const [quickSize, setQuickSize] = useState(4);
 
   // Tables where this browser's session still holds a seat, as the tables themselves say.
   useEffect(() => {
@@ -72,6 +74,24 @@ export function Home() {
       const s = await ensureSession(clean);
       const table = await api.createTable(s.token, players);
       navigate(`/t/${table.code}`);
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  // Quick play: a seat at a public table that is filling, or a new one; the table page follows.
+  async function playNow() {
+    const clean = cleanName(name);
+    const problem = nameProblem(clean);
+    if (problem) return setError(t(problem));
+    setBusy(true);
+    setError("");
+    try {
+      const s = await ensureSession(clean);
+      const seat = await api.quickPlay(s.token, quickSize);
+      navigate(`/t/${seat.code}`);
     } catch (err) {
       setError(errorText(err));
     } finally {
@@ -108,6 +128,29 @@ export function Home() {
     <p class="lead">${t("home.lead")}</p>
     ${mine.length > 0 && html`<${ReturnPanel} tables=${mine} />`}
     <${NameField} value=${name} onInput=${setName} />
+    <div class="panel quick" role="group" aria-labelledby="quick-title">
+      <h2 id="quick-title">${t("home.quickTitle")}</h2>
+      <p>${t("home.quickLead")}</p>
+      <fieldset class="row quick-sizes">
+        <legend class="visually-hidden">${t("home.quickSize")}</legend>
+        ${[4, 6, 8].map(
+          (n) => html`<label class="choice">
+            <input
+              type="radio"
+              name="quick-size"
+              value=${n}
+              data-quick-size=${n}
+              checked=${quickSize === n}
+              onChange=${() => setQuickSize(n)}
+            />
+            ${t("home.quickSeats", { n })}
+          </label>`,
+        )}
+      </fieldset>
+      <button type="button" class="primary big" id="quick-play" disabled=${busy} onClick=${playNow}>
+        ${t("home.quickPlay")}
+      </button>
+    </div>
     <div class="panel">
       <h2>${t("home.newTable")}</h2>
       <div class="row">
@@ -180,7 +223,9 @@ function ReturnPanel({ tables }) {
 export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setName }) {
   const n = table.players;
   const seats = table.seats;
-  const isHost = mySeat === 0;
+  // A public (quick-play) table has no host (`host` null): nobody adds bots or starts it.
+  const host = table.host ?? null;
+  const isHost = host !== null && mySeat === host;
   const seated = mySeat !== null && mySeat !== undefined;
   const full = seats.every((s) => s.kind);
   const free = seats.filter((s) => !s.kind).length;
@@ -216,11 +261,11 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
       action = html`<button type="button" onClick=${() => onAction("removeBot", s)}>
         ${t("lobby.removeBot")}
       </button>`;
-    } else if (row.kind === "human" && mine && s !== 0) {
+    } else if (row.kind === "human" && mine && s !== host) {
       action = html`<button type="button" onClick=${() => onAction("leave", s)}>
         ${t("lobby.leave")}
       </button>`;
-    } else if (row.kind === "human" && isHost && s !== 0) {
+    } else if (row.kind === "human" && isHost && s !== host) {
       action = html`<button type="button" onClick=${() => onAction("free", s)}>
         ${t("lobby.freeSeat")}
       </button>`;
@@ -230,7 +275,7 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
       <span class="seat-who">
         ${row.kind ? html`<${Name} seats=${seats} seat=${s} />` : html`<em>${t("seat.empty")}</em>`}
         ${row.kind === "bot" && html` <span class="tag">${t("seat.botTag")}</span>`}
-        ${s === 0 && html` <span class="tag">${t("seat.hostTag")}</span>`}
+        ${s === host && html` <span class="tag">${t("seat.hostTag")}</span>`}
         ${mine && html` <span class="tag you">${t("seat.youTag")}</span>`}
       </span>
       ${action && html`<${Fragment} key=${`${row.kind || "empty"}-${s}`}>${action}<//>`}
@@ -266,6 +311,11 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
     >
       ${t("lobby.start")}
     </button>`}
-    ${seated && !isHost && html`<p class="hint"><${Msg} k="lobby.waitHost" vars=${{ name: seats[0]?.name || "" }} /></p>`}
+    ${seated && host !== null && !isHost && html`<p class="hint"><${Msg} k="lobby.waitHost" vars=${{ name: seats[0]?.name || "" }} /></p>`}
+    ${table.public &&
+    html`<p class="hint" id="quick-wait">
+      ${t("lobby.quickWait")}
+      ${table.fills_at && html` <${Countdown} deadline=${table.fills_at} label=${t("lobby.quickClock")} />`}
+    </p>`}
   </section>`;
 }

@@ -152,7 +152,9 @@ export function VoteBanner({ game, actions }) {
 export function RevealPanel({ game, actions }) {
   const tb = game.table;
   const r = tb.last_reveal;
-  const isHost = game.you.seat === 0;
+  // A public (quick-play) table has no host: the pause runs out by itself, and a match over ends
+  // there (another is a "Play now" away).
+  const isHost = game.you.host === true;
   const n = tb.players;
   const over = tb.phase === "over";
   const ref = useRef(null);
@@ -212,13 +214,13 @@ export function RevealPanel({ game, actions }) {
           ? html`<button type="button" class="primary big" id="play-again" onClick=${actions.rematch}>
               ${t("over.again")}
             </button>`
-          : html`<span class="muted">${t("over.waitHost")}</span>`
+          : html`<span class="muted">${t(tb.public ? "over.public" : "over.waitHost")}</span>`
         : html`<span>${t("reveal.nextIn")} <${Countdown} deadline=${tb.deadline} label=${t("status.pauseClock")} /></span>
             ${isHost
               ? html`<button type="button" class="primary" id="start-now" onClick=${actions.nextRound}>
                   ${t("reveal.startNow")}
                 </button>`
-              : html`<span class="muted">${t("reveal.hostMay")}</span>`}`}
+              : !tb.public && html`<span class="muted">${t("reveal.hostMay")}</span>`}`}
     </div>`}
   </section>`;
 }
