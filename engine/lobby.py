@@ -6,7 +6,7 @@ from engine.errors import ErrorCode, Refusal
 from engine.events import ALL, FloorChanged, Outbound, SeatChanged, SettingsChanged
 from engine.phase import Phase
 from engine.rounds import begin_signing, open_if_all_ready
-from engine.settings import check_bot_level, check_hints
+from engine.settings import check_bot_level, check_hints, check_late_join
 from engine.state import HOST_SEAT, SeatState, TableState
 from engine.vote import voter_left
 
@@ -73,20 +73,26 @@ def remove_bot(state: TableState, seat: int, target: int, t: int) -> list[Outbou
 
 
 def change_settings(
-    state: TableState, seat: int, bot_level: object, hints: object, t: int
+    state: TableState,
+    seat: int,
+    bot_level: object,
+    hints: object,
+    late_join: object,
+    t: int,
 ) -> list[Outbound]:
-    """The host sets the bot level and hints before the match (None keeps a value). Refused
-    `bad_message` for a level or a hints value that does not exist; a change that changes
+    """The host sets the bot level, hints and late joining before the match (None keeps a
+    value). Refused `bad_message` for a value that does not exist; a change that changes
     nothing is accepted and tells nobody."""
     state.require_phase(Phase.LOBBY)
     state.require_host(seat)
     settings = state.settings
     level = settings.bot_level if bot_level is None else check_bot_level(bot_level)
     show = settings.hints if hints is None else check_hints(hints)
-    if (level, show) == (settings.bot_level, settings.hints):
+    late = settings.late_join if late_join is None else check_late_join(late_join)
+    if (level, show, late) == (settings.bot_level, settings.hints, settings.late_join):
         return []
-    settings.bot_level, settings.hints = level, show
-    return [Outbound(ALL, SettingsChanged(bot_level=level, hints=show), t)]
+    settings.bot_level, settings.hints, settings.late_join = level, show, late
+    return [Outbound(ALL, SettingsChanged(bot_level=level, hints=show, late_join=late), t)]
 
 
 def start(state: TableState, seat: int, t: int) -> list[Outbound]:

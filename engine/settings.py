@@ -5,6 +5,9 @@ whether players get hints. Chosen in the lobby; no rule of R1–R30 reads them.
                 pace and policy parameters
     hints       whether each player's screen points out what their own view shows (a carré in
                 their hand, their team's sign, a tip in the first round): engine.hints
+    late_join   "ask" | "always" | "never": whether someone who arrives after the start may take
+                a bot's seat (engine.latejoin, an extension of R29): the host answers each
+                request, every request is granted, or none may be made
 """
 
 from __future__ import annotations
@@ -16,22 +19,26 @@ from engine.events import Wire
 
 BOT_LEVELS = ("relaxed", "normal", "sharp")
 DEFAULT_BOT_LEVEL = "normal"
+LATE_JOIN = ("ask", "always", "never")
+DEFAULT_LATE_JOIN = "ask"
 
 
 @dataclass(slots=True)
 class TableSettings:
     bot_level: str = DEFAULT_BOT_LEVEL
     hints: bool = True
+    late_join: str = DEFAULT_LATE_JOIN
 
     def to_wire(self) -> dict[str, Wire]:
-        return {"bot_level": self.bot_level, "hints": self.hints}
+        return {"bot_level": self.bot_level, "hints": self.hints, "late_join": self.late_join}
 
     @classmethod
     def from_wire(cls, raw: object) -> TableSettings:
         """A snapshot's settings; a snapshot saved before settings existed gets the defaults."""
         if not isinstance(raw, dict):
             return cls()
-        return cls(bot_level=str(raw["bot_level"]), hints=bool(raw["hints"]))
+        late_join = str(raw.get("late_join", DEFAULT_LATE_JOIN))  # saved before late joining
+        return cls(bot_level=str(raw["bot_level"]), hints=bool(raw["hints"]), late_join=late_join)
 
 
 def check_bot_level(value: object) -> str:
@@ -44,4 +51,10 @@ def check_bot_level(value: object) -> str:
 def check_hints(value: object) -> bool:
     if not isinstance(value, bool):
         raise Refusal(ErrorCode.BAD_MESSAGE, "hints is true or false")
+    return value
+
+
+def check_late_join(value: object) -> str:
+    if not isinstance(value, str) or value not in LATE_JOIN:
+        raise Refusal(ErrorCode.BAD_MESSAGE, f"late_join is one of {', '.join(LATE_JOIN)}")
     return value

@@ -12,6 +12,7 @@ from typing import Any
 
 from engine.commands import (
     AddBot,
+    AnswerClaim,
     CallContre,
     CallQuatro,
     CastVote,
@@ -53,10 +54,22 @@ _LOBBY_KINDS: dict[str, tuple[type[Command], dict[str, str]]] = {
     "add_bot": (AddBot, {"seat": "target"}),
     "remove_bot": (RemoveBot, {"seat": "target"}),
     "start": (StartMatch, {}),
-    "settings": (ChangeSettings, {"bot_level": "bot_level", "hints": "hints"}),
+    "settings": (
+        ChangeSettings,
+        {"bot_level": "bot_level", "hints": "hints", "late_join": "late_join"},
+    ),
+    # Joining late: the host answers a request for a bot's seat (engine.latejoin).
+    "answer_claim": (AnswerClaim, {"seat": "target", "accept": "accept"}),
 }
 _KINDS = {**_SOCKET_KINDS, **_LOBBY_KINDS}
-_OPTIONAL = frozenset({("contre", "team"), ("settings", "bot_level"), ("settings", "hints")})
+_OPTIONAL = frozenset(
+    {
+        ("contre", "team"),
+        ("settings", "bot_level"),
+        ("settings", "hints"),
+        ("settings", "late_join"),
+    }
+)
 _KIND_OF: dict[type[Command], str] = {cls: kind for kind, (cls, _) in _SOCKET_KINDS.items()}
 
 SOCKET_KINDS: frozenset[str] = frozenset(_SOCKET_KINDS)

@@ -54,6 +54,7 @@ VIEW_KEYS = {
     "emissions",
     "emojis",
     "settings",  # the host's bot level and hints: public
+    "claims",  # (ext) requests for bots' seats during the match: public
 }
 
 

@@ -15,19 +15,28 @@ from tests.engine.tables import Game, types
 
 def test_a_new_table_plays_normal_bots_with_hints_on() -> None:
     g = Game(4, humans=[0], start=False)
-    assert g.view(0)["settings"] == {"bot_level": "normal", "hints": True}
-    assert g.table.summary()["settings"] == {"bot_level": "normal", "hints": True}
+    assert g.view(0)["settings"] == {"bot_level": "normal", "hints": True, "late_join": "ask"}
+    assert g.table.summary()["settings"] == {
+        "bot_level": "normal",
+        "hints": True,
+        "late_join": "ask",
+    }
 
 
 def test_the_host_chooses_a_level_and_turns_hints_off_and_everyone_is_told() -> None:
     g = Game(4, humans=[0, 1], start=False)
     out = g.do(ChangeSettings(seat=0, bot_level="relaxed"))
     assert [(o.to.scope, o.event.to_wire()) for o in out] == [
-        ("all", {"type": "settings", "bot_level": "relaxed", "hints": True})
+        ("all", {"type": "settings", "bot_level": "relaxed", "hints": True, "late_join": "ask"})
     ]
     out = g.do(ChangeSettings(seat=0, hints=False))
-    assert out[0].event.to_wire() == {"type": "settings", "bot_level": "relaxed", "hints": False}
-    assert g.view(1)["settings"] == {"bot_level": "relaxed", "hints": False}
+    assert out[0].event.to_wire() == {
+        "type": "settings",
+        "bot_level": "relaxed",
+        "hints": False,
+        "late_join": "ask",
+    }
+    assert g.view(1)["settings"] == {"bot_level": "relaxed", "hints": False, "late_join": "ask"}
     assert g.table.settings.bot_level == "relaxed"
     # Asking for what is already set is accepted and tells nobody.
     assert g.do(ChangeSettings(seat=0, bot_level="relaxed", hints=False)) == []
@@ -59,10 +68,14 @@ def test_settings_survive_a_snapshot_and_old_snapshots_get_the_defaults() -> Non
     g = Game(4, humans=[0], start=False)
     g.do(ChangeSettings(seat=0, bot_level="relaxed", hints=False))
     back = Table.from_snapshot(g.table.to_snapshot())
-    assert back.view(0)["settings"] == {"bot_level": "relaxed", "hints": False}
+    assert back.view(0)["settings"] == {"bot_level": "relaxed", "hints": False, "late_join": "ask"}
     old = g.table.to_snapshot()
     del old["state"]["settings"]
-    assert Table.from_snapshot(old).view(0)["settings"] == {"bot_level": "normal", "hints": True}
+    assert Table.from_snapshot(old).view(0)["settings"] == {
+        "bot_level": "normal",
+        "hints": True,
+        "late_join": "ask",
+    }
 
 
 def test_a_table_without_settings_changes_plays_as_before() -> None:
