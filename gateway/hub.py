@@ -27,6 +27,7 @@ from gateway.errors import (
     CLOSE_GOING_AWAY,
     CLOSE_REPLACED,
     CLOSE_SEAT_CHANGED,
+    CLOSE_SEAT_GIVEN,
     CLOSE_UNKNOWN_TABLE,
     close_reason,
     error_frame,
@@ -220,7 +221,11 @@ class TableHub:
             if kind in ("_close", "_kick"):
                 conn = self.conns.get(str(wire.get("conn")))
                 code = wire.get("code", CLOSE_REPLACED)
-                if conn is not None and code in (CLOSE_REPLACED, CLOSE_SEAT_CHANGED):
+                if conn is not None and code in (
+                    CLOSE_REPLACED,
+                    CLOSE_SEAT_CHANGED,
+                    CLOSE_SEAT_GIVEN,
+                ):
                     conn.close(code, close_reason(code))
             return
         body = body_of(wire)

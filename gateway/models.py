@@ -83,6 +83,7 @@ class BotIn(Body):
 
 
 BotLevel = Literal["relaxed", "normal", "sharp"]
+LateJoin = Literal["ask", "always", "never"]
 
 
 class SettingsIn(Body):
@@ -94,11 +95,35 @@ class SettingsIn(Body):
     hints: StrictBool | None = Field(
         default=None, description="whether players are shown hints (default true)"
     )
+    late_join: LateJoin | None = Field(
+        default=None,
+        description="whether a late arrival may take a bot's seat during the match: the host "
+        "answers each request (ask, default), every request is granted (always), or none (never)",
+    )
+
+
+class ClaimAnswer(Body):
+    """Extension (joining late): the host grants or refuses a request for a bot's seat."""
+
+    accept: StrictBool
+
+
+class ClaimOut(BaseModel):
+    seat: int
+    team: int
+    approved: bool
+
+
+class ClaimRow(BaseModel):
+    seat: int
+    name: str
+    approved: bool
 
 
 class Settings(BaseModel):
     bot_level: BotLevel = "normal"
     hints: bool = True
+    late_join: LateJoin = "ask"
 
 
 class Ok(BaseModel):
@@ -124,6 +149,7 @@ class TableSummary(BaseModel):
     # A table actor older than settings (a rolling upgrade) sends none: the defaults.
     settings: Settings = Field(default_factory=Settings)
     watching: int = 0  # (ext) connections watching without a seat, on every gateway
+    claims: list[ClaimRow] = Field(default_factory=list)  # (ext) requests for bots' seats
 
 
 class Emojis(BaseModel):

@@ -173,7 +173,9 @@ def test_r30_nothing_of_the_seat_reaches_the_newcomer_before_it_is_theirs() -> N
         assert o.to.public or NEWCOMER not in holders, o
     (theirs,) = [o for o in after if o.event.type == "round" and o.to.includes(1, 4)]
     assert theirs.holders == (NEWCOMER,)
-    assert len(theirs.event.to_wire()["hand"]) == 4
+    hand = theirs.event.to_wire()["hand"]
+    assert isinstance(hand, list)
+    assert len(hand) == 4
     # The bot's last hand was shown only at the reveal, to all (R23).
     assert all(o.to.public for o in before if o.event.type == "reveal")
 
