@@ -100,13 +100,15 @@ def seat_claims(state: TableState, t: int) -> list[Outbound]:
             continue
         del state.claims[seat]
         state.seats[seat] = SeatState(kind="human", player_id=claim.player_id, name=claim.name)
-        events.append(_told(state, seat, t))
         st = state.seats[seat]
+        # The seat first, then the request's end: a client that sees the request end with the
+        # seat still a bot's knows it was refused or withdrawn, not granted.
         events.append(
             Outbound(
                 ALL, SeatChanged(seat=seat, name=st.name, kind=st.kind, connected=st.connected), t
             )
         )
+        events.append(_told(state, seat, t))
     return events
 
 

@@ -86,7 +86,7 @@ def test_the_host_grants_and_the_seat_changes_hands_at_the_next_signing_only() -
     assert g.phase() is Phase.PAUSE
     assert g.table.seat_kind(1) == "bot"
     out = g.wait(PAUSE)
-    assert types(out)[:3] == ["claim", "seat", "signing"]
+    assert types(out)[:3] == ["seat", "claim", "signing"]
     assert payloads(out, "seat") == [
         {"type": "seat", "seat": 1, "name": "Zoé", "kind": "human", "connected": False}
     ]
