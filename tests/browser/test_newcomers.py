@@ -113,6 +113,7 @@ def test_the_host_chooses_the_bot_level_and_hints_and_a_guest_sees_them(
         assert summary(host.page, stack_url, code)["settings"] == {
             "bot_level": "relaxed",
             "hints": False,
+            "late_join": "ask",
         }
         assert severe_violations(host.page) == []
         assert severe_violations(guest.page) == []
