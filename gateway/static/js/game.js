@@ -146,6 +146,17 @@ export function TableRoute({ code }) {
           const g = gameRef.current;
           if (!g) return;
           effects(ev, g);
+          // Joining late: the seat we asked for became a player's, so ours. The table closes
+          // this watching socket (4411); should that not come (a table restarted meanwhile
+          // forgets its watchers), say hello seated all the same.
+          if (g.you.watching && ev.type === "seat" && ev.kind === "human" && ev.seat === g.myClaim) {
+            setTimeout(() => {
+              if (conn.current !== c || !c.watch) return;
+              c.watch = false;
+              sessionStorage.removeItem(watchKey);
+              c.resync();
+            }, 2000);
+          }
           const next = reduce(g, ev);
           if (next.timeScale !== g.timeScale) sessionStorage.setItem(scaleKey, next.timeScale);
           update(next);
