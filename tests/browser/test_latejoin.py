@@ -42,6 +42,7 @@ def test_a_friend_who_comes_late_takes_a_bots_seat_at_the_next_round(
         expect(page.locator("html")).to_have_attribute("dir", "rtl" if lang == "ar" else "ltr")
         # Not "every seat is taken": bots hold three, and watching is the way to one.
         expect(page.locator("[data-late='yes']")).to_be_visible()
+        page.fill("#player-name", friend.name)  # the name the seat will carry
         page.click("#watch-btn")
         expect(page.locator(".table-page.watching")).to_be_visible()
         expect(page.locator(".claim-seat")).to_have_count(3)
@@ -51,7 +52,7 @@ def test_a_friend_who_comes_late_takes_a_bots_seat_at_the_next_round(
         expect(page.locator(".claim-seat")).to_have_count(0)
 
         # The host hears of it and allows it; the friend is told the seat is theirs next round.
-        expect(host.page.locator(".claim-requests li[data-seat='1']")).to_be_visible()
+        expect(host.page.locator(".claim-requests li[data-seat='1']")).to_contain_text("Rosa")
         assert severe_violations(host.page) == []
         host.page.click("#allow-claim-1")
         expect(page.locator(".late-join[data-claim='1'][data-granted='yes']")).to_be_visible()
@@ -68,6 +69,7 @@ def test_a_friend_who_comes_late_takes_a_bots_seat_at_the_next_round(
         expect(seated).to_be_visible()
         expect(page.locator(".table-page.watching")).to_have_count(0)
         expect(page.locator(".score.ours .points")).to_have_attribute("data-score", "1")
+        expect(page.locator(".me[data-seat='1']")).to_contain_text("Rosa")
         expect(host.page.locator(".claim-requests")).to_have_count(0)
         page.locator(".signing .emoji").first.click()
         page.click("#ready-btn")

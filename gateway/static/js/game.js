@@ -7,7 +7,7 @@ import { t } from "./i18n.js";
 import { api, ApiError, ensureSession, loadSession, rememberedName, saveSession } from "./api.js";
 import { Connection } from "./connection.js";
 import { addPending, dropPending, fromWelcome, reduce, setChoice, shown } from "./state.js";
-import { SeatsPanel, cleanName, errorText } from "./lobby.js";
+import { NameField, SeatsPanel, cleanName, errorText } from "./lobby.js";
 import { nameProblem } from "./namecheck.js";
 import { TableView } from "./table.js";
 import { announce } from "./announce.js";
@@ -192,8 +192,16 @@ export function TableRoute({ code }) {
   }, [code]);
 
   async function watch() {
+    // A name typed here is the one a bot's seat taken late will carry (joining late).
+    const clean = cleanName(name);
+    const problem = clean ? nameProblem(clean) : null;
+    if (problem) {
+      toast(t(problem), "error");
+      document.getElementById("player-name")?.focus();
+      return;
+    }
     try {
-      const s = await ensureSession(cleanName(name) || t("watch.defaultName"));
+      const s = await ensureSession(clean || t("watch.defaultName"));
       setMode("connecting");
       connect(s.token, true);
     } catch (err) {
@@ -384,6 +392,7 @@ export function TableRoute({ code }) {
       return html`<section class="panel center-text" data-late=${late ? "yes" : "no"}>
         <h1>${late ? t("late.started", { n: botSeats }) : t("lobby.started")}</h1>
         <p>${late ? t("late.startLead") : t("watch.lead")}</p>
+        ${late && html`<${NameField} value=${name} onInput=${setName} />`}
         <p>
           <button type="button" id="watch-btn" class="primary" onClick=${watch}>
             ${t("watch.button")}
