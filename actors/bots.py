@@ -23,8 +23,17 @@ class BotDriver:
         self.policy = policy
         self._bots: dict[int, Bot] = {}
 
+    def _drop_gone(self) -> None:
+        """Joining late: a bot whose seat a player took is gone for good; it must never act for
+        that seat again, nor be fed its events (the seat's hand is the player's now)."""
+        if self._bots:
+            kept = set(self._table.bot_seats())
+            for seat in [s for s in self._bots if s not in kept]:
+                del self._bots[seat]
+
     def _ensure(self, now: int) -> None:
         """Bots join when the match starts (lobby seats may still change before that)."""
+        self._drop_gone()
         if self.policy == IDLE or self._table.phase is Phase.LOBBY:
             return
         for seat in self._table.bot_seats():
@@ -43,6 +52,7 @@ class BotDriver:
                 self._bots[seat] = bot
 
     def observe(self, outs: list[Outbound]) -> None:
+        self._drop_gone()
         if not self._bots:
             return
         players = self._table.players

@@ -46,6 +46,8 @@ from actors.protocol import (
 from cluster.link_secret import link_secret
 from cluster.redis_client import async_redis
 from engine import (
+    CancelClaim,
+    ClaimSeat,
     Command,
     Connect,
     Disconnect,
@@ -76,6 +78,10 @@ WATCHING_OFF = ErrorBody("watching_off", "the host does not let anyone watch thi
 # Close codes the actor asks a gateway to use on one connection (gateway/errors.py names them).
 CLOSE_REPLACED = 4409  # a newer connection of the same player took the seat
 CLOSE_SEAT_CHANGED = 4410  # the seat changed hands: this connection's player no longer holds it
+CLOSE_SEAT_GIVEN = 4411  # a watcher's request for a bot's seat came true: hello again, seated
+# Commands of someone who holds no seat here: taking one in the lobby, asking for a bot's during
+# the match (engine.latejoin), and withdrawing that request.
+SEATLESS_KINDS = ("take_seat", "claim_seat", "cancel_claim")
 # The snapshot's layout. 1: before `format` existed; 2: adds it, and holders in the log.
 SNAPSHOT_FORMAT = 2
 LOST_TTL_S = 24 * 3600  # how long `hello` can still say why a lost table is gone
@@ -125,8 +131,10 @@ class TableActor:
         self.feed = Feed()
         self.conns: dict[int, str] = {}  # seat -> the connection id that holds it
         # Who watches: the connections a gateway of before spectators-by-gateway joined one by
-        # one (connection id -> gateway), and each gateway's own count of its watchers.
+        # one (connection id -> gateway; and -> player, so that joining late reaches them),
+        # and each gateway's own count of the watchers it serves from a shared view.
         self.watchers: dict[str, str] = {}
+        self.watcher_of: dict[str, str] = {}
         self.watching_at: dict[str, int] = {}
         self.watching_told = 0  # the count last announced to the table
         self._announcing: asyncio.Task[None] | None = None
@@ -273,9 +281,16 @@ class TableActor:
             self.bots.observe(outs)
         t = self.table
         assert t is not None
+        # Holders as the engine stamped them when the event happened, else as the seats are now
+        # (nothing changed hands since: engine.table stamps every step that could).
         return [
             self.feed.append(
-                o.to.scope, o.to.index, o.event.to_wire(), o.at, origin, t.holders(o.to)
+                o.to.scope,
+                o.to.index,
+                o.event.to_wire(),
+                o.at,
+                origin,
+                t.holders(o.to) if o.holders is None else o.holders,
             )
             for o in outs
         ]
@@ -284,13 +299,16 @@ class TableActor:
         """Ask every gateway to close one connection (only the one holding it acts)."""
         return self.feed.append("all", -1, {"type": "_close", "conn": conn, "code": code}, now, "")
 
-    def _close_watchers(self, now: int) -> Entry:
+    def _close_watchers(self, now: int) -> list[Entry]:
         """The host closed the table to watchers: every gateway closes its watching connections
-        (4412), and the count starts again from nobody."""
-        self.watchers.clear()
+        (4412), their requests for a bot's seat end with them, and the count starts again from
+        nobody."""
+        entries = []
+        for conn in list(self.watchers):
+            entries += self._stop_watching(conn, now)
         self.watching_at.clear()
         self._watching_changed()
-        return self.feed.append("all", -1, {"type": "_unwatch"}, now, "")
+        return [*entries, self.feed.append("all", -1, {"type": "_unwatch"}, now, "")]
 
     def _release_changed_seats(self, before: tuple[str | None, ...], now: int) -> list[Entry]:
         """R30: a seat that changed hands (freed, kicked, given to a bot or to someone else)
@@ -301,7 +319,34 @@ class TableActor:
         for seat, (was, now_owner) in enumerate(zip(before, after, strict=True)):
             if was != now_owner and seat in self.conns:
                 entries.append(self._close_conn(self.conns.pop(seat), CLOSE_SEAT_CHANGED, now))
+            if was == "bot" and now_owner not in (None, "bot"):
+                entries += self._seat_given(str(now_owner), now)
         return entries
+
+    def _seat_given(self, player_id: str, now: int) -> list[Entry]:
+        """Joining late: a bot's seat became `player_id`'s. Their watching connections close
+        (4411) so that they say hello again and take it; nothing of the seat reached them as
+        watchers (R30), and only their new connection will get it."""
+        entries = []
+        for conn, player in list(self.watcher_of.items()):
+            if player == player_id:
+                del self.watcher_of[conn]
+                self.watchers.pop(conn, None)
+                entries.append(self._close_conn(conn, CLOSE_SEAT_GIVEN, now))
+        return entries
+
+    def _stop_watching(self, conn: str, now: int) -> list[Entry]:
+        """A watcher left: their request for a bot's seat ends with their last watching
+        connection (nobody would be there to take the seat)."""
+        self.watchers.pop(conn, None)
+        player = self.watcher_of.pop(conn, None)
+        self._watching_changed()
+        t = self.table
+        if player is None or t is None or player in self.watcher_of.values():
+            return []
+        if t.claim_of(player) is None:
+            return []
+        return self._commit(t.apply(CancelClaim(seat=-1, player_id=player), now), "")
 
     async def _save_and_publish(self) -> None:
         """Persist the table as it is now, then let subscribers see events up to that point."""
@@ -439,6 +484,7 @@ class TableActor:
             if idle is not None and idle <= now:
                 await self._stop()
                 return
+            owners = self.table.owners()
             entries = self._commit(self.table.advance(now), "")
             # A bounded number of turns per tick: a policy that kept insisting could not spin.
             for _ in range(4 * self.table.players):
@@ -452,6 +498,7 @@ class TableActor:
                 except Refusal as refusal:
                     entries += self._commit(refusal.events, "")
                     bot.refused(command, refusal.to_wire(), now)
+            entries += self._release_changed_seats(owners, now)  # a new round may seat a newcomer
             if entries:
                 await self._save_and_publish()
 
@@ -622,15 +669,19 @@ class TableActor:
         error: ErrorBody | None = None
         command: Command
         seat = t.seat_of(req.player_id)
-        if req.kind != "take_seat" and seat is None:
+        if req.kind not in SEATLESS_KINDS and seat is None:
             return Outcome(False, NO_SEAT)
         owners = t.owners()
         watchable = t.settings.watchers
         origin = req.origin
+        args = req.args
         try:
             if req.kind == "take_seat":
-                args = req.args
                 command = TakeSeat(seat=args["seat"], player_id=req.player_id, name=args["name"])
+            elif req.kind == "claim_seat":
+                command = ClaimSeat(seat=args["seat"], player_id=req.player_id, name=args["name"])
+            elif req.kind == "cancel_claim":
+                command = CancelClaim(seat=-1, player_id=req.player_id)
             else:
                 assert seat is not None
                 command = command_from_frame(req.kind, seat, req.args)
@@ -640,7 +691,7 @@ class TableActor:
             error = ErrorBody.from_wire(refusal.to_wire())
         entries += self._release_changed_seats(owners, now)
         if watchable and not t.settings.watchers:
-            entries.append(self._close_watchers(now))
+            entries += self._close_watchers(now)
         self._touch()
         # Remembered before saving, so the saved snapshot knows this id if we die right after.
         reply = Outcome(error is None, error, t.seat_of(req.player_id), tuple(entries))
@@ -662,8 +713,11 @@ class TableActor:
             if not t.settings.watchers:
                 return Outcome(False, WATCHING_OFF)
             self.watchers[req.conn] = req.origin
+            self.watcher_of[req.conn] = req.player_id
             self._watching_changed()
-            return Joined(WATCHING, WATCHING, self._view(None), self.feed.seq)
+            # Theirs only: which bot's seat they asked for (joining late), so a reload knows.
+            view = {**self._view(None), "my_claim": t.claim_of(req.player_id)}
+            return Joined(WATCHING, WATCHING, view, self.feed.seq)
         seat = t.seat_of(req.player_id)
         if seat is None:
             return Outcome(False, NO_SEAT)
@@ -680,9 +734,12 @@ class TableActor:
         )
 
     async def _leave(self, req: Leave) -> Outcome:
-        if self.watchers.pop(req.conn, None) is not None:
-            self._watching_changed()
-            return Outcome(True)
+        if req.conn in self.watchers:
+            entries = self._stop_watching(req.conn, now_ms())
+            if entries:
+                self._touch()
+                await self._save_and_publish()
+            return Outcome(True, events=tuple(entries))
         seat = next((s for s, c in self.conns.items() if c == req.conn), None)
         if seat is None or self.table is None:
             return Outcome(True)
@@ -804,7 +861,7 @@ class TableActor:
         now = now_ms()
         for conn, origin in list(self.watchers.items()):
             if origin == gateway:
-                del self.watchers[conn]
+                self._stop_watching(conn, now)
         if self.watching_at.pop(gateway, None) is not None:
             self._watching_changed()
         for seat, conn in list(self.conns.items()):

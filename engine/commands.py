@@ -43,6 +43,28 @@ class ChangeSettings(Command):
     bot_level: str | None = None
     hints: bool | None = None
     watchers: bool | None = None
+    late_join: str | None = None
+
+
+# Joining late (an extension of R29): `seat` is the bot's seat asked for, as in TakeSeat; the
+# one who asks holds no seat, so they are named by `player_id`.
+@dataclass(frozen=True, slots=True)
+class ClaimSeat(Command):
+    player_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class CancelClaim(Command):
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerClaim(Command):
+    """The host grants (or refuses) the request for seat `target`."""
+
+    target: int
+    accept: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,9 @@ class ErrorCode(StrEnum):
     NOT_A_BOT = "not_a_bot"
     NOT_ALLOWED = "not_allowed"
     TABLE_NOT_FULL = "table_not_full"
+    # Joining late (an extension of R29)
+    ALREADY_CLAIMED = "already_claimed"
+    NO_CLAIM = "no_claim"
 
 
 class VoteRefusal(StrEnum):

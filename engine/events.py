@@ -91,6 +91,10 @@ class Outbound:
     to: Audience
     event: Event
     at: int
+    # The players the audience reached when the event happened, stamped by the table as each
+    # step ends (a seat may change hands later in the same batch: engine.latejoin). None: not
+    # stamped, the caller asks `Table.holders` (the seats did not change since).
+    holders: tuple[str, ...] | None = None
 
 
 # Lobby and presence
@@ -105,13 +109,26 @@ class SeatChanged(Event):
 
 @dataclass(frozen=True, slots=True)
 class SettingsChanged(Event):
-    """The host changed the table's settings (engine.settings; an extension): the bot level and
-    hints in the lobby, whether people may watch at any time."""
+    """The host changed the table's settings (engine.settings; an extension): the bot level,
+    hints and late joining in the lobby, whether people may watch at any time."""
 
     type: ClassVar[str] = "settings"
     bot_level: str
     hints: bool
+    late_join: str = "ask"
     watchers: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimChanged(Event):
+    """Someone without a seat asked for a bot's seat during the match (engine.latejoin), the
+    host granted it, or the request ended (`name` None: withdrawn, refused, or the seat became
+    theirs, which its `seat` event tells)."""
+
+    type: ClassVar[str] = "claim"
+    seat: int
+    name: str | None
+    approved: bool
 
 
 # Signing

@@ -6,7 +6,7 @@ from engine.errors import ErrorCode, Refusal
 from engine.events import ALL, FloorChanged, Outbound, SeatChanged, SettingsChanged
 from engine.phase import Phase
 from engine.rounds import begin_signing, open_if_all_ready
-from engine.settings import check_bot_level, check_hints, check_watchers
+from engine.settings import check_bot_level, check_hints, check_late_join, check_watchers
 from engine.state import HOST_SEAT, SeatState, TableState
 from engine.vote import voter_left
 
@@ -88,23 +88,33 @@ def remove_bot(state: TableState, seat: int, target: int, t: int) -> list[Outbou
 
 
 def change_settings(
-    state: TableState, seat: int, bot_level: object, hints: object, watchers: object, t: int
+    state: TableState,
+    seat: int,
+    bot_level: object,
+    hints: object,
+    late_join: object,
+    watchers: object,
+    t: int,
 ) -> list[Outbound]:
-    """The host sets the bot level and hints before the match, and whether people may watch at
-    any time (None keeps a value): a host who notices an unwelcome audience mid-match can close
-    the table to it. Refused `bad_message` for a value that does not exist; a change that changes
-    nothing is accepted and tells nobody."""
-    if bot_level is not None or hints is not None:
+    """The host sets the bot level, hints and late joining before the match, and whether people
+    may watch at any time (None keeps a value): a host who notices an unwelcome audience
+    mid-match can close the table to it. Refused `bad_message` for a value that does not exist;
+    a change that changes nothing is accepted and tells nobody."""
+    if bot_level is not None or hints is not None or late_join is not None:
         state.require_phase(Phase.LOBBY)
     state.require_host(seat)
     settings = state.settings
     level = settings.bot_level if bot_level is None else check_bot_level(bot_level)
     show = settings.hints if hints is None else check_hints(hints)
+    late = settings.late_join if late_join is None else check_late_join(late_join)
     watch = settings.watchers if watchers is None else check_watchers(watchers)
-    if (level, show, watch) == (settings.bot_level, settings.hints, settings.watchers):
+    before = (settings.bot_level, settings.hints, settings.late_join, settings.watchers)
+    if (level, show, late, watch) == before:
         return []
-    settings.bot_level, settings.hints, settings.watchers = level, show, watch
-    return [Outbound(ALL, SettingsChanged(bot_level=level, hints=show, watchers=watch), t)]
+    settings.bot_level, settings.hints = level, show
+    settings.late_join, settings.watchers = late, watch
+    changed = SettingsChanged(bot_level=level, hints=show, late_join=late, watchers=watch)
+    return [Outbound(ALL, changed, t)]
 
 
 def fill_with_bots(state: TableState, t: int) -> list[Outbound]:

@@ -23,12 +23,15 @@ from engine.events import (
     SigningBegan,
     VoteEnded,
 )
+from engine.latejoin import drop_claims, seat_claims
 from engine.phase import Phase
 from engine.signs import EMOJI_SET, EMOJIS
 from engine.state import TableState
 
 
 def begin_signing(state: TableState, t: int) -> list[Outbound]:
+    # Joining late: granted requests take their bot seats now, between two rounds.
+    seated = seat_claims(state, t)
     state.round += 1
     state.phase = Phase.SIGNING
     state.deadline = t + state.timings.signing
@@ -39,7 +42,7 @@ def begin_signing(state: TableState, t: int) -> list[Outbound]:
     state.emissions = []
     for seat in state.seats:
         seat.reset_for_round()
-    events = [Outbound(ALL, SigningBegan(round=state.round, deadline=state.deadline), t)]
+    events = [*seated, Outbound(ALL, SigningBegan(round=state.round, deadline=state.deadline), t)]
     # Bots are always ready (R6); say so, so every client shows the same ready marks.
     events += [
         Outbound(ALL, ReadySaid(seat=s), t) for s, st in enumerate(state.seats) if st.kind == "bot"
@@ -149,6 +152,7 @@ def end_round(
         state.deadline = None
         state.winners = tuple(k for k, score in enumerate(state.scores) if score == best)
         events.append(Outbound(ALL, MatchOver(winners=state.winners, scores=reveal.scores), t))
+        events += drop_claims(state, t)
     else:
         state.phase = Phase.PAUSE
         state.deadline = t + state.timings.pause

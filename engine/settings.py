@@ -7,6 +7,9 @@ whether players get hints. Chosen in the lobby; no rule of R1–R30 reads them.
                 their hand, their team's sign, a tip in the first round): engine.hints
     watchers    whether people without a seat may watch the table (the public view only, R30);
                 the only setting the host may change during the match too
+    late_join   "ask" | "always" | "never": whether someone who arrives after the start may take
+                a bot's seat (engine.latejoin, an extension of R29): the host answers each
+                request, every request is granted, or none may be made
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from engine.events import Wire
 
 BOT_LEVELS = ("relaxed", "normal", "sharp")
 DEFAULT_BOT_LEVEL = "normal"
+LATE_JOIN = ("ask", "always", "never")
+DEFAULT_LATE_JOIN = "ask"
 
 
 @dataclass(slots=True)
@@ -25,9 +30,15 @@ class TableSettings:
     bot_level: str = DEFAULT_BOT_LEVEL
     hints: bool = True
     watchers: bool = True
+    late_join: str = DEFAULT_LATE_JOIN
 
     def to_wire(self) -> dict[str, Wire]:
-        return {"bot_level": self.bot_level, "hints": self.hints, "watchers": self.watchers}
+        return {
+            "bot_level": self.bot_level,
+            "hints": self.hints,
+            "watchers": self.watchers,
+            "late_join": self.late_join,
+        }
 
     @classmethod
     def from_wire(cls, raw: object) -> TableSettings:
@@ -37,7 +48,9 @@ class TableSettings:
         return cls(
             bot_level=str(raw["bot_level"]),
             hints=bool(raw["hints"]),
+            # Saved before watchers or late joining could be set: the defaults.
             watchers=bool(raw.get("watchers", True)),
+            late_join=str(raw.get("late_join", DEFAULT_LATE_JOIN)),
         )
 
 
@@ -57,4 +70,10 @@ def check_hints(value: object) -> bool:
 def check_watchers(value: object) -> bool:
     if not isinstance(value, bool):
         raise Refusal(ErrorCode.BAD_MESSAGE, "watchers is true or false")
+    return value
+
+
+def check_late_join(value: object) -> str:
+    if not isinstance(value, str) or value not in LATE_JOIN:
+        raise Refusal(ErrorCode.BAD_MESSAGE, f"late_join is one of {', '.join(LATE_JOIN)}")
     return value

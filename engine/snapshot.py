@@ -12,7 +12,7 @@ from engine.config import DealSpec, TableConfig
 from engine.events import Reveal
 from engine.phase import Phase
 from engine.settings import TableSettings
-from engine.state import SeatState, TableState, VoteState
+from engine.state import Claim, SeatState, TableState, VoteState
 
 VERSION = 1
 
@@ -56,6 +56,10 @@ def dump(state: TableState) -> dict[str, Any]:
         "winners": list(state.winners) if state.winners is not None else None,
         "emissions": [list(e) for e in state.emissions],
         "settings": state.settings.to_wire(),
+        "claims": [
+            {"seat": s, "player_id": c.player_id, "name": c.name, "approved": c.approved}
+            for s, c in sorted(state.claims.items())
+        ],
         "seats": [
             {
                 "kind": st.kind,
@@ -156,4 +160,9 @@ def load(data: dict[str, Any]) -> TableState:
         emissions=[(int(s), str(e), int(at)) for s, e, at in data.get("emissions", [])],
         # Snapshots saved before settings existed: the defaults.
         settings=TableSettings.from_wire(data.get("settings")),
+        # Snapshots saved before late joining existed: no request.
+        claims={
+            int(c["seat"]): Claim(str(c["player_id"]), str(c["name"]), bool(c["approved"]))
+            for c in data.get("claims", [])
+        },
     )

@@ -56,6 +56,15 @@ class SeatState:
 
 
 @dataclass(slots=True)
+class Claim:
+    """A request for a bot's seat during the match (engine.latejoin)."""
+
+    player_id: str
+    name: str
+    approved: bool = False
+
+
+@dataclass(slots=True)
 class VoteState:
     by: int
     voters: tuple[int, ...]
@@ -87,6 +96,7 @@ class TableState:
     # them), kept so that a reloaded page shows what it had shown.
     emissions: list[tuple[int, str, int]] = field(default_factory=list)
     settings: TableSettings = field(default_factory=TableSettings)
+    claims: dict[int, Claim] = field(default_factory=dict)  # bot seat -> the request for it
 
     @classmethod
     def new(cls, config: TableConfig) -> TableState:

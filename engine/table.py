@@ -11,17 +11,21 @@ runs backwards inside it (an earlier `now` counts as the latest one seen).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from engine import calls, lobby, play, rounds, snapshot, vote
+from engine import calls, latejoin, lobby, play, rounds, snapshot, vote
 from engine.commands import (
     AddBot,
+    AnswerClaim,
     CallContre,
     CallQuatro,
+    CancelClaim,
     CastVote,
     ChangeSettings,
     ChooseSign,
+    ClaimSeat,
     Command,
     Connect,
     Disconnect,
@@ -54,8 +58,11 @@ _HANDLERS: dict[type[Command], Handler] = {
     AddBot: lambda s, c, t: lobby.add_bot(s, c.seat, c.target, t),
     RemoveBot: lambda s, c, t: lobby.remove_bot(s, c.seat, c.target, t),
     ChangeSettings: lambda s, c, t: lobby.change_settings(
-        s, c.seat, c.bot_level, c.hints, c.watchers, t
+        s, c.seat, c.bot_level, c.hints, c.late_join, c.watchers, t
     ),
+    ClaimSeat: lambda s, c, t: latejoin.claim_seat(s, c.seat, c.player_id, c.name, t),
+    CancelClaim: lambda s, c, t: latejoin.cancel_claim(s, c.player_id, t),
+    AnswerClaim: lambda s, c, t: latejoin.answer_claim(s, c.seat, c.target, c.accept, t),
     StartMatch: lambda s, c, t: lobby.start(s, c.seat, t),
     Rematch: lambda s, c, t: lobby.rematch(s, c.seat, t),
     Connect: lambda s, c, t: lobby.connect(s, c.seat, t),
@@ -107,7 +114,7 @@ class Table:
     def settings(self) -> TableSettings:
         """The host's settings (bot level, hints); a copy: change them with ChangeSettings."""
         st = self._state.settings
-        return TableSettings(st.bot_level, st.hints, st.watchers)
+        return TableSettings(st.bot_level, st.hints, st.watchers, st.late_join)
 
     @property
     def host(self) -> int | None:
@@ -122,6 +129,10 @@ class Table:
         return next(
             (s for s, st in enumerate(self._state.seats) if st.player_id == player_id), None
         )
+
+    def claim_of(self, player_id: str) -> int | None:
+        """The bot seat `player_id` asked for during the match (engine.latejoin), if any."""
+        return latejoin.claim_of(self._state, player_id)
 
     def seat_kind(self, seat: int) -> str | None:
         return self._state.seats[seat].kind
@@ -175,7 +186,7 @@ class Table:
             self._now = now
         events: list[Outbound] = []
         while (t := self.next_deadline()) is not None and t <= self._now:
-            events += self._fire(t)
+            events += self._stamp(self._fire(t))
         return events
 
     def apply(self, command: Command, now: int) -> list[Outbound]:
@@ -186,12 +197,21 @@ class Table:
         try:
             if handler is None:
                 raise Refusal(ErrorCode.BAD_MESSAGE, f"unknown command {type(command).__name__}")
-            if not isinstance(command, TakeSeat):
+            if not isinstance(command, TakeSeat | ClaimSeat | CancelClaim):
                 self._check_actor(command.seat)
-            return events + handler(self._state, command, self._now)
+            return events + self._stamp(handler(self._state, command, self._now))
         except Refusal as refusal:
             refusal.events = events
             raise
+
+    def _stamp(self, events: list[Outbound]) -> list[Outbound]:
+        """Each step's events carry the players their audience reached as the step ended: a
+        later step of the same batch may give a seat to someone else (engine.latejoin), who must
+        not be counted among an earlier event's holders (R30). Within one step the seats change
+        before any event of the new holder's (a new round's signing)."""
+        return [
+            o if o.to.public else dataclasses.replace(o, holders=self.holders(o.to)) for o in events
+        ]
 
     def _check_actor(self, seat: object) -> None:
         s = self._state

@@ -43,6 +43,11 @@ def summary(state: TableState, *, detail: bool = False) -> dict[str, Wire]:
         "scores": list(state.scores),
         "seats": seats_public(state, detail=detail),
         "settings": state.settings.to_wire(),
+        # (ext) Requests for bots' seats during the match; public, as every `claim` event.
+        "claims": [
+            {"seat": s, "name": c.name, "approved": c.approved}
+            for s, c in sorted(state.claims.items())
+        ],
     }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from engine.commands import (
     AddBot,
+    AnswerClaim,
     CallContre,
     CallQuatro,
     CastVote,
@@ -55,8 +56,15 @@ _LOBBY_KINDS: dict[str, tuple[type[Command], dict[str, str]]] = {
     "start": (StartMatch, {}),
     "settings": (
         ChangeSettings,
-        {"bot_level": "bot_level", "hints": "hints", "watchers": "watchers"},
+        {
+            "bot_level": "bot_level",
+            "hints": "hints",
+            "late_join": "late_join",
+            "watchers": "watchers",
+        },
     ),
+    # Joining late: the host answers a request for a bot's seat (engine.latejoin).
+    "answer_claim": (AnswerClaim, {"seat": "target", "accept": "accept"}),
 }
 _KINDS = {**_SOCKET_KINDS, **_LOBBY_KINDS}
 _OPTIONAL = frozenset(
@@ -65,6 +73,7 @@ _OPTIONAL = frozenset(
         ("settings", "bot_level"),
         ("settings", "hints"),
         ("settings", "watchers"),
+        ("settings", "late_join"),
     }
 )
 _KIND_OF: dict[type[Command], str] = {cls: kind for kind, (cls, _) in _SOCKET_KINDS.items()}

@@ -40,11 +40,13 @@ CLOSE_NO_SEAT = 4403
 CLOSE_UNKNOWN_TABLE = 4404
 CLOSE_REPLACED = 4409
 CLOSE_SEAT_CHANGED = 4410  # the seat changed hands (freed, kicked, a bot, another player)
+CLOSE_SEAT_GIVEN = 4411  # (ext) a watcher's request for a bot's seat came true: hello, seated
 CLOSE_WATCHING_OFF = 4412  # the host closed the table to watchers
 
 _REASONS = {
     CLOSE_REPLACED: "this seat was taken over by a newer connection",
     CLOSE_SEAT_CHANGED: "your seat changed hands: say hello again",
+    CLOSE_SEAT_GIVEN: "the seat you asked for is yours: say hello again to take it",
     CLOSE_WATCHING_OFF: "the host closed this table to watchers",
 }
 
@@ -89,6 +91,8 @@ STATUS = {
     "already_seated": 409,
     "table_not_full": 409,
     "not_a_bot": 409,
+    "already_claimed": 409,
+    "no_claim": 404,
     "wrong_phase": 409,
     "expired": 409,
     "not_finished": 409,

@@ -32,6 +32,7 @@ from gateway.errors import (
     CLOSE_GOING_AWAY,
     CLOSE_REPLACED,
     CLOSE_SEAT_CHANGED,
+    CLOSE_SEAT_GIVEN,
     CLOSE_UNKNOWN_TABLE,
     CLOSE_WATCHING_OFF,
     close_reason,
@@ -251,7 +252,11 @@ class TableHub:
             if kind in ("_close", "_kick"):
                 conn = self.conns.get(str(wire.get("conn")))
                 code = wire.get("code", CLOSE_REPLACED)
-                if conn is not None and code in (CLOSE_REPLACED, CLOSE_SEAT_CHANGED):
+                if conn is not None and code in (
+                    CLOSE_REPLACED,
+                    CLOSE_SEAT_CHANGED,
+                    CLOSE_SEAT_GIVEN,
+                ):
                     conn.close(code, close_reason(code))
             elif kind == "_unwatch":
                 self._unwatch(entry.seq)

@@ -107,6 +107,7 @@ class BotIn(Body):
 
 
 BotLevel = Literal["relaxed", "normal", "sharp"]
+LateJoin = Literal["ask", "always", "never"]
 
 
 class SettingsIn(Body):
@@ -122,12 +123,36 @@ class SettingsIn(Body):
         default=None,
         description="whether people without a seat may watch (default true); any time",
     )
+    late_join: LateJoin | None = Field(
+        default=None,
+        description="whether a late arrival may take a bot's seat during the match: the host "
+        "answers each request (ask, default), every request is granted (always), or none (never)",
+    )
+
+
+class ClaimAnswer(Body):
+    """Extension (joining late): the host grants or refuses a request for a bot's seat."""
+
+    accept: StrictBool
+
+
+class ClaimOut(BaseModel):
+    seat: int
+    team: int
+    approved: bool
+
+
+class ClaimRow(BaseModel):
+    seat: int
+    name: str
+    approved: bool
 
 
 class Settings(BaseModel):
     bot_level: BotLevel = "normal"
     hints: bool = True
     watchers: bool = True
+    late_join: LateJoin = "ask"
 
 
 class Ok(BaseModel):
@@ -155,6 +180,7 @@ class TableSummary(BaseModel):
     watching: int = 0  # (ext) connections watching without a seat, on every gateway
     public: bool = False  # (ext) a quick-play table
     fills_at: int | None = None  # (ext) when bots fill a public lobby's empty seats (ms)
+    claims: list[ClaimRow] = Field(default_factory=list)  # (ext) requests for bots' seats
 
 
 class Emojis(BaseModel):

@@ -233,6 +233,10 @@ async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection,
         await _refuse(ws, hello.id, error.code, error.message, close_code_for(error.code))
         return None
     svc.hubs.feed(code, list(reply.events))
+    if reply.seat >= 0:
+        # Where this player sits, for GET /api/sessions/tables: a seat taken over REST is
+        # recorded there already; a bot's seat taken late (4411, then hello) only here.
+        await svc.sessions.seated(session.player_id, code, reply.seat)
     conn.event(welcome_frame(hello.id, reply, session.player_id), now_ms())
     conn.welcomed(reply.seat, int(reply.view["players"]), reply.seq)
     return conn, code

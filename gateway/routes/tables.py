@@ -17,7 +17,17 @@ from engine import DealSpec, ScenarioError, TableConfig
 from engine.seating import team_of
 from gateway.deps import Me, Svc, quota
 from gateway.errors import BACKEND_DOWN, ApiError
-from gateway.models import BotIn, NewTable, Ok, SeatOut, SettingsIn, TableOut, TableSummary
+from gateway.models import (
+    BotIn,
+    ClaimAnswer,
+    ClaimOut,
+    NewTable,
+    Ok,
+    SeatOut,
+    SettingsIn,
+    TableOut,
+    TableSummary,
+)
 
 router = APIRouter(prefix="/api/tables", tags=["tables"])
 
@@ -158,6 +168,31 @@ async def remove_bot(code: str, seat: int, svc: Svc, me: Me) -> Ok:
 async def change_settings(code: str, body: SettingsIn, svc: Svc, me: Me) -> Ok:
     """Extension: the host sets the bot level and hints, in the lobby; the engine judges."""
     await _act(svc, code, me, "settings", body.model_dump(exclude_none=True))
+    return Ok()
+
+
+@router.post("/{code}/claims/{seat}", response_model=ClaimOut)
+async def claim_seat(code: str, seat: int, svc: Svc, me: Me) -> ClaimOut:
+    """Extension (joining late): during the match, someone without a seat asks for the bot's
+    seat `seat`; it becomes theirs at the next round's signing once the host grants it (or at
+    once granted, when the table's `late_join` is `always`)."""
+    await _act(svc, code, me, "claim_seat", {"seat": seat, "name": me.name})
+    summary = await _summary(code, svc)
+    approved = any(c["seat"] == seat and c["approved"] for c in summary.get("claims", []))
+    return ClaimOut(seat=seat, team=team_of(seat, int(summary["players"])), approved=approved)
+
+
+@router.delete("/{code}/claims/mine", response_model=Ok)
+async def cancel_claim(code: str, svc: Svc, me: Me) -> Ok:
+    """Extension (joining late): the caller withdraws their request (404 `no_claim` without)."""
+    await _act(svc, code, me, "cancel_claim", {})
+    return Ok()
+
+
+@router.patch("/{code}/claims/{seat}", response_model=Ok)
+async def answer_claim(code: str, seat: int, body: ClaimAnswer, svc: Svc, me: Me) -> Ok:
+    """Extension (joining late): the host grants or refuses the request for seat `seat`."""
+    await _act(svc, code, me, "answer_claim", {"seat": seat, "accept": body.accept})
     return Ok()
 
 

@@ -56,6 +56,7 @@ VIEW_KEYS = {
     "settings",  # the host's bot level and hints: public
     "public",  # quick play: whether the table is public (no host): public
     "fills_at",  # quick play: when bots fill a public lobby (a public clock)
+    "claims",  # (ext) requests for bots' seats during the match: public
 }
 
 

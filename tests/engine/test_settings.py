@@ -15,7 +15,12 @@ from tests.engine.tables import Game, types
 
 def test_a_new_table_plays_normal_bots_with_hints_on() -> None:
     g = Game(4, humans=[0], start=False)
-    assert g.view(0)["settings"] == {"bot_level": "normal", "hints": True, "watchers": True}
+    assert g.view(0)["settings"] == {
+        "bot_level": "normal",
+        "hints": True,
+        "watchers": True,
+        "late_join": "ask",
+    }
     assert g.table.summary()["settings"] == g.view(0)["settings"]
 
 
@@ -23,16 +28,31 @@ def test_the_host_chooses_a_level_and_turns_hints_off_and_everyone_is_told() -> 
     g = Game(4, humans=[0, 1], start=False)
     out = g.do(ChangeSettings(seat=0, bot_level="relaxed"))
     assert [(o.to.scope, o.event.to_wire()) for o in out] == [
-        ("all", {"type": "settings", "bot_level": "relaxed", "hints": True, "watchers": True})
+        (
+            "all",
+            {
+                "type": "settings",
+                "bot_level": "relaxed",
+                "hints": True,
+                "late_join": "ask",
+                "watchers": True,
+            },
+        )
     ]
     out = g.do(ChangeSettings(seat=0, hints=False))
     assert out[0].event.to_wire() == {
         "type": "settings",
         "bot_level": "relaxed",
         "hints": False,
+        "late_join": "ask",
         "watchers": True,
     }
-    assert g.view(1)["settings"] == {"bot_level": "relaxed", "hints": False, "watchers": True}
+    assert g.view(1)["settings"] == {
+        "bot_level": "relaxed",
+        "hints": False,
+        "late_join": "ask",
+        "watchers": True,
+    }
     assert g.table.settings.bot_level == "relaxed"
     # Asking for what is already set is accepted and tells nobody.
     assert g.do(ChangeSettings(seat=0, bot_level="relaxed", hints=False)) == []
@@ -65,7 +85,12 @@ def test_settings_survive_a_snapshot_and_old_snapshots_get_the_defaults() -> Non
     g.do(ChangeSettings(seat=0, bot_level="relaxed", hints=False))
     g.do(ChangeSettings(seat=0, watchers=False))
     back = Table.from_snapshot(g.table.to_snapshot())
-    assert back.view(0)["settings"] == {"bot_level": "relaxed", "hints": False, "watchers": False}
+    assert back.view(0)["settings"] == {
+        "bot_level": "relaxed",
+        "hints": False,
+        "late_join": "ask",
+        "watchers": False,
+    }
     before_watchers = g.table.to_snapshot()
     del before_watchers["state"]["settings"]["watchers"]
     assert Table.from_snapshot(before_watchers).settings.watchers is True
@@ -74,6 +99,7 @@ def test_settings_survive_a_snapshot_and_old_snapshots_get_the_defaults() -> Non
     assert Table.from_snapshot(old).view(0)["settings"] == {
         "bot_level": "normal",
         "hints": True,
+        "late_join": "ask",
         "watchers": True,
     }
 
@@ -88,7 +114,16 @@ def test_the_host_closes_and_reopens_the_table_to_watchers_at_any_time() -> None
     assert g.table.settings.watchers is True
     out = g.do(ChangeSettings(seat=0, watchers=False))
     assert [(o.to.scope, o.event.to_wire()) for o in out] == [
-        ("all", {"type": "settings", "bot_level": "normal", "hints": True, "watchers": False})
+        (
+            "all",
+            {
+                "type": "settings",
+                "bot_level": "normal",
+                "hints": True,
+                "late_join": "ask",
+                "watchers": False,
+            },
+        )
     ]
     assert g.view(None)["settings"]["watchers"] is False
     assert g.do(ChangeSettings(seat=0, watchers=False)) == []

@@ -47,7 +47,8 @@ def test_lobby_calls_name_their_target_as_seat() -> None:
     assert command_from_frame("add_bot", 0, {"seat": 2}) == AddBot(seat=0, target=2)
     assert command_from_frame("leave_seat", 1, {"seat": 1}) == LeaveSeat(seat=1, target=1)
     assert command_from_frame("start", 0, {}) == StartMatch(seat=0)
-    assert {"leave_seat", "add_bot", "remove_bot", "start", "settings"} == LOBBY_KINDS
+    kinds = {"leave_seat", "add_bot", "remove_bot", "start", "settings", "answer_claim"}
+    assert kinds == LOBBY_KINDS
     with pytest.raises(ValueError, match="AddBot"):
         client_frame(AddBot(seat=0, target=1))
 

@@ -96,6 +96,16 @@ export const api = {
     call("DELETE", `/api/tables/${encodeURIComponent(code)}/bots/${seat}`, { token }),
   settings: (token, code, body) =>
     call("PATCH", `/api/tables/${encodeURIComponent(code)}/settings`, { body, token }),
+  // Joining late: ask for a bot's seat during the match, withdraw, and the host's answer.
+  claim: (token, code, seat) =>
+    call("POST", `/api/tables/${encodeURIComponent(code)}/claims/${seat}`, { token }),
+  cancelClaim: (token, code) =>
+    call("DELETE", `/api/tables/${encodeURIComponent(code)}/claims/mine`, { token }),
+  answerClaim: (token, code, seat, accept) =>
+    call("PATCH", `/api/tables/${encodeURIComponent(code)}/claims/${seat}`, {
+      body: { accept },
+      token,
+    }),
   start: (token, code) => call("POST", `/api/tables/${encodeURIComponent(code)}/start`, { token }),
   // A finished table's events: everyone's view, or with a token the caller's own seat's.
   replay: (id, token) =>

@@ -11,6 +11,7 @@ const CLOSE = {
   unknownTable: 4404,
   replaced: 4409,
   seatChanged: 4410,
+  seatGiven: 4411,
   watchingOff: 4412,
 };
 // A link that has said nothing for QUIET_MS is probed with a ping; one unanswered for
@@ -98,6 +99,12 @@ export class Connection {
       // Our seat changed hands (we moved, or the host freed it): a new hello says where we
       // sit now, or that we hold no seat here.
       if (ev.code === CLOSE.seatChanged) return this.open();
+      // Joining late: the bot's seat we asked for is ours; say hello again, seated this time.
+      if (ev.code === CLOSE.seatGiven) {
+        this.watch = false;
+        this.h.onSeatGiven?.();
+        return this.open();
+      }
       this.scheduleReconnect();
     };
   }

@@ -7,7 +7,7 @@ import { t } from "./i18n.js";
 import { api, ApiError, ensureSession, loadSession, rememberedName, saveSession } from "./api.js";
 import { Connection } from "./connection.js";
 import { addPending, dropPending, fromWelcome, reduce, setChoice, shown } from "./state.js";
-import { SeatsPanel, cleanName, errorText } from "./lobby.js";
+import { NameField, SeatsPanel, cleanName, errorText } from "./lobby.js";
 import { nameProblem } from "./namecheck.js";
 import { TableView } from "./table.js";
 import { announce } from "./announce.js";
@@ -78,6 +78,20 @@ function effects(ev, g) {
         urgent: true,
       });
       break;
+    case "claim":
+      // Joining late: the host hears of each request; the one who asked, of its answer.
+      if (ev.name !== null && !ev.approved && me === 0) {
+        const text = t("late.asked", { name: ev.name, seat: ev.seat + 1 });
+        play("vote");
+        toast(text);
+        announce(text, { urgent: true });
+      } else if (ev.seat === g.myClaim && ev.approved) {
+        announce(t("late.granted", { seat: ev.seat + 1 }), { urgent: true });
+      } else if (ev.seat === g.myClaim && ev.name === null && seats[ev.seat]?.kind === "bot") {
+        toast(t("late.refused"), "error");
+        announce(t("late.refused"), { urgent: true });
+      }
+      break;
     case "seat":
       if (g.table.phase !== "lobby" && seats[ev.seat]?.connected !== ev.connected) {
         announce(t(ev.connected ? "say.back" : "say.gone", { name: ev.name || name(ev.seat) }));
@@ -132,9 +146,26 @@ export function TableRoute({ code }) {
           const g = gameRef.current;
           if (!g) return;
           effects(ev, g);
+          // Joining late: the seat we asked for became a player's, so ours. The table closes
+          // this watching socket (4411); should that not come (a table restarted meanwhile
+          // forgets its watchers), say hello seated all the same.
+          if (g.you.watching && ev.type === "seat" && ev.kind === "human" && ev.seat === g.myClaim) {
+            setTimeout(() => {
+              if (conn.current !== c || !c.watch) return;
+              c.watch = false;
+              sessionStorage.removeItem(watchKey);
+              c.resync();
+            }, 2000);
+          }
           const next = reduce(g, ev);
           if (next.timeScale !== g.timeScale) sessionStorage.setItem(scaleKey, next.timeScale);
           update(next);
+        },
+        onSeatGiven: () => {
+          // Joining late: the seat asked for is ours; the next hello is a seated one.
+          sessionStorage.removeItem(watchKey);
+          toast(t("late.yours"));
+          announce(t("late.yours"), { urgent: true });
         },
         onStatus: (s) => {
           if (s === "online") wasOnline.current = true;
@@ -168,8 +199,16 @@ export function TableRoute({ code }) {
   }, [code]);
 
   async function watch() {
+    // A name typed here is the one a bot's seat taken late will carry (joining late).
+    const clean = cleanName(name);
+    const problem = clean ? nameProblem(clean) : null;
+    if (problem) {
+      toast(t(problem), "error");
+      document.getElementById("player-name")?.focus();
+      return;
+    }
     try {
-      const s = await ensureSession(cleanName(name) || t("watch.defaultName"));
+      const s = await ensureSession(clean || t("watch.defaultName"));
       setMode("connecting");
       connect(s.token, true);
     } catch (err) {
@@ -303,7 +342,28 @@ export function TableRoute({ code }) {
     if (!answer || answer.type === "error") update(setChoice(gameRef.current, prev));
   }
 
+  // Joining late (REST): ask for a bot's seat, withdraw, and the host's answer.
+  async function lateJoin(kind, seat, accept) {
+    const token = loadSession()?.token;
+    try {
+      if (kind === "claim") {
+        await api.claim(token, code, seat);
+        const g = gameRef.current;
+        if (g && g.myClaim === null) update({ ...g, myClaim: seat });
+      } else if (kind === "cancel") {
+        const g = gameRef.current;
+        if (g) update({ ...g, myClaim: null });
+        await api.cancelClaim(token, code);
+      } else if (kind === "answer") {
+        await api.answerClaim(token, code, seat, accept);
+      }
+    } catch (err) {
+      toast(errorText(err), "error");
+    }
+  }
+
   const actions = {
+    lateJoin,
     swap,
     emit,
     send,
@@ -333,11 +393,17 @@ export function TableRoute({ code }) {
   if (mode === "unseated") {
     if (!summary) return html`<p class="loading" role="status">${t("status.loading")}</p>`;
     if (summary.phase !== "lobby") {
-      return html`<section class="panel center-text">
-        <h1>${t("lobby.started")}</h1>
-        ${summary.settings?.watchers === false
+      // Bots hold seats and the host lets people join late: watching is the way to a seat.
+      const closed = summary.settings?.watchers === false;
+      const botSeats = summary.seats.filter((s) => s.kind === "bot").length;
+      const late =
+        !closed && botSeats > 0 && summary.phase !== "over" && summary.settings?.late_join !== "never";
+      return html`<section class="panel center-text" data-late=${late ? "yes" : "no"}>
+        <h1>${late ? t("late.started", { n: botSeats }) : t("lobby.started")}</h1>
+        ${closed
           ? html`<p id="watch-closed">${t("watch.closed")}</p>`
-          : html`<p>${t("watch.lead")}</p>`}
+          : html`<p>${late ? t("late.startLead") : t("watch.lead")}</p>`}
+        ${late && html`<${NameField} value=${name} onInput=${setName} />`}
         <p>
           ${summary.settings?.watchers !== false &&
           html`<button type="button" id="watch-btn" class="primary" onClick=${watch}>

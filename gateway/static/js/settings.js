@@ -7,7 +7,8 @@ import { errorText } from "./lobby.js";
 import { toast } from "./toast.js";
 
 export const BOT_LEVELS = ["relaxed", "normal", "sharp"];
-const DEFAULTS = { bot_level: "normal", hints: true };
+const DEFAULTS = { bot_level: "normal", hints: true, late_join: "ask" };
+export const LATE_JOIN = ["ask", "always", "never"];
 
 const PRACTICE_KEY = "quatro.practice";
 
@@ -85,6 +86,20 @@ export function TableSettings({ code, table, isHost }) {
         onChange=${(e) => change({ hints: e.currentTarget.checked })}
       />
       <span>${t("lobby.hints")}</span>
+    </label>
+    <label class="level-choice late-join-choice">
+      <span>${t("late.setting")}</span>
+      <select
+        id="late-join"
+        value=${settings.late_join ?? "ask"}
+        onChange=${(e) => change({ late_join: e.currentTarget.value })}
+      >
+        ${LATE_JOIN.map(
+          (v) => html`<option key=${v} value=${v} selected=${(settings.late_join ?? "ask") === v}>
+            ${t(`late.setting.${v}`)}
+          </option>`,
+        )}
+      </select>
     </label>
     <label class="level-choice">
       <input

@@ -17,6 +17,13 @@ export function fromWelcome(frame, previous) {
     voteResult: null,
     redeals: 0,
     rev: (previous?.rev ?? 0) + 1,
+    // Joining late: the bot's seat this watcher asked for. A watcher's hello says it; a fresh
+    // snapshot after missed events does not, and keeps what we knew.
+    myClaim: frame.you.watching
+      ? frame.table.my_claim !== undefined
+        ? frame.table.my_claim
+        : (previous?.myClaim ?? null)
+      : null,
   };
 }
 
@@ -50,10 +57,22 @@ export function reduce(state, ev) {
       });
     case "settings":
       return next({
-        settings: { bot_level: ev.bot_level, hints: ev.hints, watchers: ev.watchers !== false },
+        settings: {
+          bot_level: ev.bot_level,
+          hints: ev.hints,
+          late_join: ev.late_join,
+          watchers: ev.watchers !== false,
+        },
       });
     case "watching":
       return next({ watching: ev.count });
+    case "claim": {
+      const claims = (tb.claims ?? []).filter((c) => c.seat !== ev.seat);
+      if (ev.name !== null) claims.push({ seat: ev.seat, name: ev.name, approved: ev.approved });
+      claims.sort((a, b) => a.seat - b.seat);
+      const ended = ev.name === null && state.myClaim === ev.seat;
+      return next({ claims }, ended ? { myClaim: null } : {});
+    }
     case "signing": {
       const fresh = tb.phase === "over" || tb.phase === "lobby";
       const timeScale = ev.at && ev.deadline ? (ev.deadline - ev.at) / BASE.signing : scale;
