@@ -75,6 +75,7 @@ NO_SEAT = ErrorBody("no_seat", "you hold no seat at this table")
 NOT_OPEN = ErrorBody("unknown_table", "this table is not open")
 EXPIRED = ErrorBody("expired", "this action arrived after its expiry and was not applied")
 WATCHING_OFF = ErrorBody("watching_off", "the host does not let anyone watch this table")
+
 # Close codes the actor asks a gateway to use on one connection (gateway/errors.py names them).
 CLOSE_REPLACED = 4409  # a newer connection of the same player took the seat
 CLOSE_SEAT_CHANGED = 4410  # the seat changed hands: this connection's player no longer holds it
@@ -671,6 +672,7 @@ class TableActor:
         seat = t.seat_of(req.player_id)
         if req.kind not in SEATLESS_KINDS and seat is None:
             return Outcome(False, NO_SEAT)
+
         owners = t.owners()
         watchable = t.settings.watchers
         origin = req.origin
@@ -679,7 +681,14 @@ class TableActor:
             if req.kind == "take_seat":
                 command = TakeSeat(seat=args["seat"], player_id=req.player_id, name=args["name"])
             elif req.kind == "claim_seat":
-                command = ClaimSeat(seat=args["seat"], player_id=req.player_id, name=args["name"])
+                # The seat is handed to a watching connection (4411), so one must be there,
+                # known to this actor (a `claimant` hello), and leaving ends the request.
+                command = ClaimSeat(
+                    seat=args["seat"],
+                    player_id=req.player_id,
+                    name=args["name"],
+                    watching=req.player_id in self.watcher_of.values(),
+                )
             elif req.kind == "cancel_claim":
                 command = CancelClaim(seat=-1, player_id=req.player_id)
             else:

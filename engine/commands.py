@@ -50,8 +50,12 @@ class ChangeSettings(Command):
 # one who asks holds no seat, so they are named by `player_id`.
 @dataclass(frozen=True, slots=True)
 class ClaimSeat(Command):
+    """`watching`: whether the one who asks watches the table where the seat can reach them
+    (the table actor knows; a request nobody is there to take up would seat an empty chair)."""
+
     player_id: str
     name: str
+    watching: bool = True
 
 
 @dataclass(frozen=True, slots=True)

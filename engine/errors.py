@@ -40,6 +40,7 @@ class ErrorCode(StrEnum):
     # Joining late (an extension of R29)
     ALREADY_CLAIMED = "already_claimed"
     NO_CLAIM = "no_claim"
+    NOT_WATCHING = "not_watching"
 
 
 class VoteRefusal(StrEnum):

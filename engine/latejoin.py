@@ -32,7 +32,7 @@ def _told(state: TableState, seat: int, t: int) -> Outbound:
 
 
 def claim_seat(
-    state: TableState, seat: object, player_id: object, name: object, t: int
+    state: TableState, seat: object, player_id: object, name: object, watching: bool, t: int
 ) -> list[Outbound]:
     if (
         not isinstance(player_id, str)
@@ -53,6 +53,8 @@ def claim_seat(
         raise Refusal(ErrorCode.ALREADY_CLAIMED, "you already asked for a seat at this table")
     if target in state.claims:
         raise Refusal(ErrorCode.SEAT_TAKEN, "someone already asked for that seat")
+    if not watching:
+        raise Refusal(ErrorCode.NOT_WATCHING, "watch the table to ask for a seat: it comes there")
     approved = state.settings.late_join == "always"
     state.claims[target] = Claim(player_id=player_id, name=name, approved=approved)
     return [_told(state, target, t)]

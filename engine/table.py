@@ -60,7 +60,7 @@ _HANDLERS: dict[type[Command], Handler] = {
     ChangeSettings: lambda s, c, t: lobby.change_settings(
         s, c.seat, c.bot_level, c.hints, c.late_join, c.watchers, t
     ),
-    ClaimSeat: lambda s, c, t: latejoin.claim_seat(s, c.seat, c.player_id, c.name, t),
+    ClaimSeat: lambda s, c, t: latejoin.claim_seat(s, c.seat, c.player_id, c.name, c.watching, t),
     CancelClaim: lambda s, c, t: latejoin.cancel_claim(s, c.player_id, t),
     AnswerClaim: lambda s, c, t: latejoin.answer_claim(s, c.seat, c.target, c.accept, t),
     StartMatch: lambda s, c, t: lobby.start(s, c.seat, t),

@@ -41,6 +41,9 @@ class Connection:
         self.out_seq = 0
         self.queue: asyncio.Queue[Outgoing] = asyncio.Queue(queue_size)
         self.closing = False
+        # Known to the table by itself (a seat's connection, or a watcher who may take a bot's
+        # seat), rather than served from its gateway's shared public view.
+        self.registered = True
         self.gone = asyncio.Event()  # set once the socket's writer has ended (its close sent)
 
     @property

@@ -93,6 +93,7 @@ STATUS = {
     "not_a_bot": 409,
     "already_claimed": 409,
     "no_claim": 404,
+    "not_watching": 409,
     "wrong_phase": 409,
     "expired": 409,
     "not_finished": 409,

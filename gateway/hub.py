@@ -268,7 +268,8 @@ class TableHub:
 
     # -- watchers -----------------------------------------------------------------------------
     def watchers(self) -> int:
-        return sum(1 for c in self.conns.values() if c.watching)
+        """The watchers this hub serves from its shared view (the table counts the others)."""
+        return sum(1 for c in self.conns.values() if c.watching and not c.registered)
 
     async def watch(self, conn: Connection) -> Joined | None:
         """The public view `conn` (attached, not yet welcomed) starts watching from, with the
@@ -357,7 +358,7 @@ class Hubs:
         if hub is None:
             return
         hub.conns.pop(conn.conn_id, None)
-        if conn.watching:
+        if conn.watching and not conn.registered:
             hub.watchers_changed()
         if not hub.conns:
             del self.hubs[code]

@@ -207,6 +207,10 @@ class Hello(Frame):
     table: Annotated[StrictStr, Field(max_length=16)]
     # (ext) Watch the table without a seat: the public view and public events only.
     watch: StrictBool = False
+    # (ext) With `watch`: a watcher who may ask for a bot's seat (joining late). The table then
+    # knows this connection by itself, to hand it the seat; other watchers share their gateway's
+    # view and cost the table nothing each.
+    claimant: StrictBool = False
 
 
 class ReadyFrame(Frame):

@@ -145,7 +145,7 @@ async def _serve(ws: WebSocket, svc: Services) -> None:
             with contextlib.suppress(Exception):
                 if conn.watching:
                     metrics.WATCHERS.dec()
-                else:
+                if conn.registered:
                     reply = await svc.hubs.call(code, Leave(svc.gateway, conn.conn_id))
                     if isinstance(reply, Outcome):
                         svc.hubs.feed(code, list(reply.events))
@@ -212,12 +212,12 @@ async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection,
         return None
     conn_id = f"{svc.gateway}/{uuid.uuid4().hex[:12]}"
     conn = Connection(conn_id, session.player_id, svc.settings.send_queue)
-    if hello.watch:
+    if hello.watch and not hello.claimant:
         return await _watch(ws, svc, hello, conn, code)
     try:
         await svc.hubs.attach(code, conn)
         reply = await svc.hubs.call(
-            code, Join(conn.conn_id, svc.gateway, conn.conn_id, session.player_id)
+            code, Join(conn.conn_id, svc.gateway, conn.conn_id, session.player_id, hello.watch)
         )
     except TableGone:
         svc.hubs.detach(code, conn)
@@ -239,6 +239,8 @@ async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection,
         await svc.sessions.seated(session.player_id, code, reply.seat)
     conn.event(welcome_frame(hello.id, reply, session.player_id), now_ms())
     conn.welcomed(reply.seat, int(reply.view["players"]), reply.seq)
+    if conn.watching:
+        metrics.WATCHERS.inc()
     return conn, code
 
 
@@ -247,6 +249,7 @@ async def _watch(
 ) -> tuple[Connection, str] | None:
     """A spectator: welcomed from the public view its hub shares, with no call of its own to the
     table (a thousand spectators are one fetch, then a count now and then)."""
+    conn.registered = False
     try:
         hub = await svc.hubs.attach(code, conn)
         joined = await hub.watch(conn)

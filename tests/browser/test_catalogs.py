@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from engine.errors import ErrorCode
+
 STATIC = Path(__file__).resolve().parents[2] / "gateway" / "static"
 LANGS = ("en", "fr", "ht", "ar")
 # Kept equal to PLURAL_FORMS in gateway/static/js/i18n.js (checked below).
@@ -122,6 +124,8 @@ def test_error_codes_of_the_protocol_have_messages(catalogs: dict[str, dict[str,
         "bad_token",
         "unknown_table",
         "no_seat",
+        "watching_off",
+        *(code.value for code in ErrorCode),  # every refusal the engine can give
     ]
     for code in codes:
         assert f"err.{code}" in catalogs["en"], code

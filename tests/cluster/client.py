@@ -55,7 +55,9 @@ class Player:
         return self
 
     # -- WebSocket ------------------------------------------------------------------------
-    async def connect(self, code: str, base: str | None = None, *, watch: bool = False) -> Frame:
+    async def connect(
+        self, code: str, base: str | None = None, *, watch: bool = False, claimant: bool = False
+    ) -> Frame:
         """Say hello (to watch, with `watch`) and wait for `welcome`; the connection then keeps
         reading."""
         await self.close()
@@ -66,6 +68,8 @@ class Player:
         hello: dict[str, Any] = {"type": "hello", "id": "hi", "token": self.token, "table": code}
         if watch:
             hello["watch"] = True
+        if claimant:
+            hello["claimant"] = True
         await self.ws.send(json.dumps(hello))
         self._reader = asyncio.get_running_loop().create_task(self._read(self.ws))
         welcome = await self.wait_event(lambda e: e["type"] == "welcome")

@@ -30,7 +30,7 @@ async def test_a_watcher_takes_a_bots_seat_at_the_next_signing_with_the_team_sco
         await host.wait_event(lambda e: e["type"] == "signing")
         await host.ok("ready")
         await host.wait_event(lambda e: e["type"] == "round")
-        welcome = await newcomer.connect(code, watch=True)
+        welcome = await newcomer.connect(code, watch=True, claimant=True)
         assert welcome["table"]["my_claim"] is None
         r = await newcomer.rest("POST", f"/api/tables/{code}/claims/1")
         assert r.status_code == 200, r.text
@@ -101,7 +101,12 @@ async def test_requests_are_refused_clearly_and_end_when_the_watcher_leaves(
         assert (r.status_code, r.json()["error"]["code"]) == (409, "already_seated")
         r = await late.rest("DELETE", f"/api/tables/{code}/claims/mine")
         assert (r.status_code, r.json()["error"]["code"]) == (404, "no_claim")
+        # Watching from its gateway's shared view, the table cannot hand it a seat: the request
+        # needs a watcher the table knows (`claimant`), or nobody might be there to sit.
         await late.connect(code, watch=True)
+        r = await late.rest("POST", f"/api/tables/{code}/claims/2")
+        assert (r.status_code, r.json()["error"]["code"]) == (409, "not_watching")
+        await late.connect(code, watch=True, claimant=True)
         assert (await late.rest("POST", f"/api/tables/{code}/claims/2")).status_code == 200
         r = await late.rest("POST", f"/api/tables/{code}/claims/3")
         assert (r.status_code, r.json()["error"]["code"]) == (409, "already_claimed")
@@ -115,7 +120,7 @@ async def test_requests_are_refused_clearly_and_end_when_the_watcher_leaves(
         # connection (nobody would be there to take the seat).
         tab = Player(stack.b.url, "Late")
         tab.token, tab.player_id = late.token, late.player_id
-        again = await tab.connect(code, watch=True)
+        again = await tab.connect(code, watch=True, claimant=True)
         assert again["table"]["my_claim"] == 2
         await late.close()
         async with asyncio.timeout(WAIT_S):  # the first tab's leave has reached the table
@@ -127,7 +132,7 @@ async def test_requests_are_refused_clearly_and_end_when_the_watcher_leaves(
         assert dropped["seat"] == 2
         assert (await host.rest("GET", f"/api/tables/{code}")).json()["claims"] == []
         # The host refuses a request: it ends, and the seat may be asked for again.
-        await other.connect(code, watch=True)
+        await other.connect(code, watch=True, claimant=True)
         assert (await other.rest("POST", f"/api/tables/{code}/claims/2")).status_code == 200
         r = await host.rest("PATCH", f"/api/tables/{code}/claims/2", json={"accept": False})
         assert r.status_code == 200

@@ -209,3 +209,16 @@ def test_the_host_answers_as_a_lobby_call() -> None:
     assert command_from_frame("settings", 0, {"late_join": "never"}) == ChangeSettings(
         seat=0, late_join="never"
     )
+
+
+def test_a_request_from_someone_not_watching_is_refused_after_every_rule_of_the_seat() -> None:
+    g = bot_table()
+    # The rules of the seat speak first; then whether anyone is there to take it up.
+    assert g.refuse(ClaimSeat(seat=-1, player_id="p9", name="Zoé", watching=False)).code == (
+        "bad_seat"
+    )
+    refused = g.refuse(ClaimSeat(seat=2, player_id=NEWCOMER, name="Zoé", watching=False))
+    assert refused.code == "not_watching"
+    assert g.view(None)["claims"] == []
+    g.do(claim(2))
+    assert g.view(None)["claims"] == [{"seat": 2, "name": "Zoé", "approved": False}]

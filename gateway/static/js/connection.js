@@ -28,10 +28,12 @@ const EXPIRY_MARGIN_MS = 1_000;
 
 export class Connection {
   // handlers: onWelcome(frame), onEvent(frame), onStatus(status, detail), onFatal(code)
-  constructor({ token, table, handlers, watch = false }) {
+  constructor({ token, table, handlers, watch = false, claimant = false }) {
     this.token = token;
     this.table = table;
     this.watch = watch; // a watcher's hello: no seat, the public view
+    // A watcher who may ask for a bot's seat: the table must know this socket to hand it over.
+    this.claimant = claimant;
     this.h = handlers;
     this.ws = null;
     this.nextId = 1;
@@ -69,6 +71,7 @@ export class Connection {
       this.lastSeq = 0;
       const hello = { type: "hello", id: "hello", token: this.token, table: this.table };
       if (this.watch) hello.watch = true;
+      if (this.watch && this.claimant) hello.claimant = true;
       ws.send(JSON.stringify(hello));
     };
     ws.onmessage = (msg) => {

@@ -123,16 +123,22 @@ export function TableRoute({ code }) {
   // Watching is remembered for the tab, so a reload watches again instead of asking for a seat.
   const watchKey = `quatro.watch.${code}`;
 
-  function connect(token, watch = false) {
+  // Resolved by the next welcome: asking for a bot's seat waits for a claimant's hello first.
+  const welcomed = useRef(null);
+
+  function connect(token, watch = false, claimant = false) {
     conn.current?.stop();
-    if (watch) sessionStorage.setItem(watchKey, "1");
+    if (watch) sessionStorage.setItem(watchKey, claimant ? "claim" : "1");
     else sessionStorage.removeItem(watchKey);
     const c = new Connection({
       token,
       table: code,
       watch,
+      claimant,
       handlers: {
         onWelcome: (frame) => {
+          welcomed.current?.(frame);
+          welcomed.current = null;
           const g = fromWelcome(frame, gameRef.current);
           // The table's time scale is only learnt from signing/round events: keep it over a
           // reload so cooldown rings stay true on test tables with fast clocks.
@@ -194,7 +200,8 @@ export function TableRoute({ code }) {
 
   useEffect(() => {
     const s = loadSession();
-    if (s) connect(s.token, sessionStorage.getItem(watchKey) === "1");
+    const w = sessionStorage.getItem(watchKey);
+    if (s) connect(s.token, w === "1" || w === "claim", w === "claim");
     return () => conn.current?.stop();
   }, [code]);
 
@@ -347,6 +354,16 @@ export function TableRoute({ code }) {
     const token = loadSession()?.token;
     try {
       if (kind === "claim") {
+        if (!conn.current?.claimant) {
+          // The table hands the seat to a watching socket it knows by itself: say hello again
+          // as a claimant first (other watchers share their gateway's view).
+          const ready = new Promise((resolve, reject) => {
+            welcomed.current = resolve;
+            setTimeout(() => reject(new Error("no welcome")), 10_000);
+          });
+          connect(token, true, true);
+          await ready;
+        }
         await api.claim(token, code, seat);
         const g = gameRef.current;
         if (g && g.myClaim === null) update({ ...g, myClaim: seat });
