@@ -85,6 +85,11 @@ async def read(seat: Seat, stats: Stats, measuring: asyncio.Event) -> None:
         kind = f["type"]
         if kind == "welcome":
             seat.seat = f["you"]["seat"]
+            if f["table"]["phase"] == "playing":
+                # The round opened before this socket said hello (signing waits only for
+                # connected players, R24): the snapshot holds the hand and the centre.
+                seat.hand, seat.center = f["table"]["hand"], f["table"]["center"]
+                seat.playing.set()
         elif kind in ("round", "reshuffled"):
             seat.hand, seat.center = f["hand"], f["center"]
             seat.playing.set()

@@ -121,6 +121,10 @@ async def run(url: str, tables: int, spectators: int, seconds: float, pace: floa
             s.ws = await websockets.connect(url.replace("http", "ws") + "/ws", max_size=None)
             await s.ws.send(json.dumps({"type": "hello", "token": s.token, "table": s.code}))
             readers.append(asyncio.create_task(read(s, stats, measuring)))
+        # Every player connected before the start: signing waits only for those (R24).
+        async with asyncio.timeout(60):
+            while any(s.seat < 0 for s in seats):  # noqa: ASYNC110 - set by the readers
+                await asyncio.sleep(0.05)
         for g in groups:
             auth = {"Authorization": f"Bearer {g[0].token}"}
             (await c.post(f"/api/tables/{g[0].code}/start", headers=auth)).raise_for_status()
