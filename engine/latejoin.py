@@ -55,7 +55,9 @@ def claim_seat(
         raise Refusal(ErrorCode.SEAT_TAKEN, "someone already asked for that seat")
     if not watching:
         raise Refusal(ErrorCode.NOT_WATCHING, "watch the table to ask for a seat: it comes there")
-    approved = state.settings.late_join == "always"
+    # A public (quick-play) table has no host to answer: a stranger takes a bot's seat there as
+    # they would have taken an empty one in its lobby.
+    approved = state.settings.late_join == "always" or state.public
     state.claims[target] = Claim(player_id=player_id, name=name, approved=approved)
     return [_told(state, target, t)]
 

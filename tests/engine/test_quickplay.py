@@ -9,6 +9,7 @@ import pytest
 from engine import (
     AddBot,
     ChangeSettings,
+    ClaimSeat,
     LeaveSeat,
     Phase,
     Refusal,
@@ -122,3 +123,15 @@ def test_a_bad_fill_wait_is_refused(fill: object) -> None:
         TableConfig(players=4, public=True, fill_after_ms=fill)  # type: ignore[arg-type]
     with pytest.raises(ScenarioError):
         TableConfig(players=4, public="yes")  # type: ignore[arg-type]
+
+
+def test_a_stranger_takes_a_bots_seat_at_a_public_table_without_asking_anyone() -> None:
+    # Nobody hosts it, so nobody could grant a request: one made there is granted at once, and
+    # the seat is theirs from the next signing, as joining late has it.
+    t = public(4)
+    sit(t, 0, 1_000)
+    t.advance(1_000 + FILL)
+    assert t.bot_seats() == (1, 2, 3)
+    out = t.apply(ClaimSeat(seat=2, player_id="late", name="Late"), 1_000 + FILL + 1)
+    told = [o.event.to_wire() for o in out if o.event.type == "claim"]
+    assert told == [{"type": "claim", "seat": 2, "name": "Late", "approved": True}]
