@@ -79,7 +79,12 @@ def test_practice_button_starts_a_table_against_relaxed_bots(
         tip = p.page.locator(".tip[data-hint='tip_sign']")
         expect(tip).to_contain_text(text["hint.tip_sign"].split(".")[0].split(":")[0])
         sm = summary(p.page, stack_url, table_code(p.page))
-        assert sm["settings"] == {"bot_level": "relaxed", "hints": True, "late_join": "ask"}
+        assert sm["settings"] == {
+            "bot_level": "relaxed",
+            "hints": True,
+            "late_join": "ask",
+            "watchers": True,
+        }
         assert [s["kind"] for s in sm["seats"]] == ["human", "bot", "bot", "bot"]
         assert sm["phase"] == "signing"
         assert p.page.evaluate("document.documentElement.dir") == ("rtl" if lang == "ar" else "ltr")
@@ -114,6 +119,7 @@ def test_the_host_chooses_the_bot_level_and_hints_and_a_guest_sees_them(
             "bot_level": "relaxed",
             "hints": False,
             "late_join": "ask",
+            "watchers": True,
         }
         assert severe_violations(host.page) == []
         assert severe_violations(guest.page) == []

@@ -12,7 +12,12 @@ async def test_the_host_sets_the_bot_level_and_hints_in_the_lobby_only(stack: St
     guest = await Player(stack.b.url, "Guest").register()
     code = (await host.rest("POST", "/api/tables", json={"players": 4})).json()["code"]
     summary = (await guest.rest("GET", f"/api/tables/{code}")).json()
-    assert summary["settings"] == {"bot_level": "normal", "hints": True, "late_join": "ask"}
+    assert summary["settings"] == {
+        "bot_level": "normal",
+        "hints": True,
+        "late_join": "ask",
+        "watchers": True,
+    }
     assert (await guest.rest("POST", f"/api/tables/{code}/seats/1")).status_code == 200
 
     url = f"/api/tables/{code}/settings"
@@ -21,7 +26,12 @@ async def test_the_host_sets_the_bot_level_and_hints_in_the_lobby_only(stack: St
     r = await host.rest("PATCH", url, json={"hints": False})
     assert r.status_code == 200, r.text
     summary = (await guest.rest("GET", f"/api/tables/{code}")).json()
-    assert summary["settings"] == {"bot_level": "relaxed", "hints": False, "late_join": "ask"}
+    assert summary["settings"] == {
+        "bot_level": "relaxed",
+        "hints": False,
+        "late_join": "ask",
+        "watchers": True,
+    }
 
     r = await guest.rest("PATCH", url, json={"bot_level": "sharp"})
     assert (r.status_code, r.json()["error"]["code"]) == (403, "not_host")
