@@ -6,12 +6,12 @@ with a crowd of spectators (1,000 by default) watching one table through the sam
     python -m loadtests.spectators --url http://127.0.0.1:8000   # a stack already running
 
 Every player is a real WebSocket client swapping at a human pace (bench_ws); the crowd runs in a
-child process of its own (at `--crowd-nice` 10: a thousand browsers would be on other machines,
-so here the crowd yields the CPU to the stack it measures), so that reading its thousand sockets
-does not delay the players' clocks in this one. For each stage it prints p50/p95/p99 of swap → `swapped` at the watched
-table's players and at the other tables', then, for the crowd: how long it took to seat every
-spectator, how late they saw each swap (from the event's server time), and what the gateway and
-the table paid for them (public views fetched, the table's count).
+child process of its own (at `--crowd-nice` 10: a thousand browsers would be on other machines, so
+here the crowd yields the CPU to the stack it measures), so that reading its thousand sockets does
+not delay the players' clocks in this one. For each stage it prints p50/p95/p99 of swap → `swapped`
+at the watched table's players and at the other tables', then, for the crowd: how long it took to
+seat every spectator, how late they saw each swap (from the event's server time), and what the
+gateway and the table paid for them (public views fetched, the table's count).
 """
 
 from __future__ import annotations
