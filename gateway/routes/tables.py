@@ -171,11 +171,14 @@ async def change_settings(code: str, body: SettingsIn, svc: Svc, me: Me) -> Ok:
     return Ok()
 
 
-@router.post("/{code}/claims/{seat}", response_model=ClaimOut)
+@router.post("/{code}/claims/{seat}", response_model=ClaimOut, dependencies=[quota("table")])
 async def claim_seat(code: str, seat: int, svc: Svc, me: Me) -> ClaimOut:
     """Extension (joining late): during the match, someone without a seat asks for the bot's
     seat `seat`; it becomes theirs at the next round's signing once the host grants it (or at
-    once granted, when the table's `late_join` is `always`)."""
+    once granted, when the table's `late_join` is `always`). Each request is told to the whole
+    table, so asking and withdrawing in a loop would be a flood: requests take from the IP's
+    table quota (429 `rate_limited`), and a host can end them all by closing the table to
+    watchers."""
     await _act(svc, code, me, "claim_seat", {"seat": seat, "name": me.name})
     summary = await _summary(code, svc)
     approved = any(c["seat"] == seat and c["approved"] for c in summary.get("claims", []))
