@@ -34,13 +34,7 @@ def _told(state: TableState, seat: int, t: int) -> Outbound:
 def claim_seat(
     state: TableState, seat: object, player_id: object, name: object, watching: bool, t: int
 ) -> list[Outbound]:
-    if (
-        not isinstance(player_id, str)
-        or not player_id
-        or not isinstance(name, str)
-        or not name.strip()
-    ):
-        raise Refusal(ErrorCode.BAD_MESSAGE, "a seat needs a player and a name")
+    player_id, name = state.require_player(player_id, name)
     target = state.require_seat_number(seat)
     state.require_phase(*MATCH_PHASES)
     if state.settings.late_join == "never":

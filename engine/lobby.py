@@ -21,13 +21,7 @@ def seat_event(state: TableState, seat: int, t: int) -> Outbound:
 def take_seat(state: TableState, seat: int, player_id: str, name: str, t: int) -> list[Outbound]:
     state.require_phase(Phase.LOBBY)
     seat = state.require_seat_number(seat)
-    if (
-        not isinstance(player_id, str)
-        or not player_id
-        or not isinstance(name, str)
-        or not name.strip()
-    ):
-        raise Refusal(ErrorCode.BAD_MESSAGE, "a seat needs a player and a name")
+    player_id, name = state.require_player(player_id, name)
     if state.seats[seat].kind is not None:
         raise Refusal(ErrorCode.SEAT_TAKEN, "that seat is taken")
     if any(st.player_id == player_id for st in state.seats):

@@ -152,6 +152,18 @@ class TableState:
         if seat != HOST_SEAT:
             raise Refusal(ErrorCode.NOT_HOST, "only the host may do this")
 
+    @staticmethod
+    def require_player(player_id: object, name: object) -> tuple[str, str]:
+        """Who takes a seat (in the lobby, or a bot's when joining late): a player and a name."""
+        if (
+            not isinstance(player_id, str)
+            or not player_id
+            or not isinstance(name, str)
+            or not name.strip()
+        ):
+            raise Refusal(ErrorCode.BAD_MESSAGE, "a seat needs a player and a name")
+        return player_id, name
+
     def require_seat_number(self, seat: object) -> int:
         if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < self.players:
             raise Refusal(ErrorCode.BAD_SEAT, f"seats are numbered 0 to {self.players - 1}")
