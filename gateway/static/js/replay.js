@@ -146,6 +146,9 @@ function Player({ data, own, canOwn, onOwn, notice }) {
         id="replay-play"
         aria-pressed=${playing ? "true" : "false"}
         onClick=${() => {
+          // Pausing stops the next move now: the effect that would clear its timer runs only
+          // after the next paint, and the move could land in between.
+          if (playing) clearTimeout(timer.current);
           if (!playing && pos >= span.to) setPos(span.from);
           setPlaying(!playing);
         }}
