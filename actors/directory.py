@@ -21,6 +21,7 @@ from ray.actor import ActorHandle
 from ray.exceptions import ActorDiedError, ActorUnavailableError, GetTimeoutError, RayActorError
 
 from actors import keys
+from actors.slots import Slots
 from actors.table_actor import actor_class, record_json
 
 log = logging.getLogger("quatro.directory")
@@ -32,12 +33,22 @@ RESTART_WAIT_S = 20.0  # how long a call waits for a crashed table actor to come
 REFILL_AT_ONCE = 8  # actors the pool starts side by side
 SCAN_ROUNDS = 5  # SCAN calls a readiness probe may make looking for a live table
 ANSWER_FRESH_S = 10.0  # a table actor's answer this recent proves this gateway can reach tables
+# A new table actor not placed and answering by then is killed (see actors.slots): a worker
+# process starts in about a second, and far slower on a loaded node; a new Kubernetes worker
+# pod (the autoscaler's answer to waiting tables) in a few minutes.
+PLACE_WAIT_S = 30.0
+PLACE_WAIT_GROWING_S = 300.0
+DEFAULT_SLOT_RESERVE = 4
 
 ActorGone = (RayActorError, ActorUnavailableError, ActorDiedError)
 
 
 class TableGone(Exception):
     """The table's actor is stopped for good (or never existed)."""
+
+
+class NoRoom(Exception):
+    """Every table slot of the cluster is taken (past the reserve kept for restarts)."""
 
 
 def new_code() -> str:
@@ -55,6 +66,8 @@ class Directory:
         lobby_idle_s: float,
         abandoned_idle_s: float,
         replay_ttl_s: int = 7 * 24 * 3600,
+        slot_reserve: int = DEFAULT_SLOT_RESERVE,
+        max_slots: int = 0,
     ) -> None:
         self.redis = redis
         self.namespace = namespace
@@ -65,6 +78,7 @@ class Directory:
         self._handles: dict[str, ActorHandle[Any]] = {}
         self._refill: asyncio.Task[None] | None = None
         self._cls = actor_class()
+        self._slots = Slots(slot_reserve, max_slots)
         self._answered_at = float("-inf")  # loop time of the last answer from any table actor
         self._probe: asyncio.Task[str] | None = None
 
@@ -84,15 +98,37 @@ class Directory:
         new tables refills faster than one actor after another (`python -m
         loadtests.actor_start` measures both)."""
         while (missing := self.pool_size - await self.redis.llen(keys.POOL)) > 0:
-            await asyncio.gather(
-                *(self._add_to_pool() for _ in range(min(missing, REFILL_AT_ONCE)))
-            )
+            room = await self._slots.room(min(missing, REFILL_AT_ONCE))
+            if room == 0:
+                return  # a full cluster: the next new table asks again
+            started = await asyncio.gather(*(self._add_to_pool() for _ in range(room)))
+            if not all(started):
+                return
 
-    async def _add_to_pool(self) -> None:
+    async def _add_to_pool(self) -> bool:
         name, handle = self._spawn()
-        await handle.ping.remote()
-        self.heard_from_table()
+        if not await self._placed(name, handle):
+            return False
         await self.redis.rpush(keys.POOL, name)
+        return True
+
+    async def _placed(self, name: str, handle: ActorHandle[Any]) -> bool:
+        """Whether a new actor is placed and answers in time (PLACE_WAIT_S). One that is not is
+        killed (cancelled waiting, too): left in Ray's queue, it could take the next free slot
+        from a crashed table's restart."""
+        try:
+            async with asyncio.timeout(
+                PLACE_WAIT_GROWING_S if self._slots.can_grow else PLACE_WAIT_S
+            ):
+                await handle.ping.remote()
+        except BaseException as exc:
+            ray.kill(handle, no_restart=True)
+            log.warning("new table actor %s not placed: killed (%s)", name, type(exc).__name__)
+            if isinstance(exc, TimeoutError):
+                return False
+            raise
+        self.heard_from_table()
+        return True
 
     def heard_from_table(self) -> None:
         """A table actor answered this gateway (a Ray call, or a line on the data plane)."""
@@ -182,7 +218,12 @@ class Directory:
             except ValueError:
                 continue
             return str(name), handle
-        return self._spawn()
+        if await self._slots.room(1) == 0:
+            raise NoRoom
+        fresh, handle = self._spawn()
+        if not await self._placed(fresh, handle):
+            raise NoRoom
+        return fresh, handle
 
     # -- tables -------------------------------------------------------------------------------
     async def create(self, players: int, config: dict[str, Any], host: str, name: str) -> str:

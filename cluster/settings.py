@@ -45,6 +45,12 @@ class Settings(BaseSettings):
     local_nodes: int = Field(default=1, ge=1, validation_alias=_env("QUATRO_LOCAL_NODES"))
     # Ready table actors kept waiting so that creating a table answers at once (~0.6 s each).
     pool_size: int = Field(default=2, validation_alias=_env("QUATRO_POOL_SIZE"))
+    # Free table slots no new table may take (actors.slots): room for crashed tables to restart
+    # and for what other gateways started since this one last looked. Past it: 503 `no_room`.
+    slot_reserve: int = Field(default=4, ge=0, validation_alias=_env("QUATRO_SLOT_RESERVE"))
+    # The table slots Ray's autoscaler may grow the cluster to (0: it cannot grow). Below it, new
+    # tables wait in Ray instead: that demand is what adds a worker.
+    max_table_slots: int = Field(default=0, ge=0, validation_alias=_env("QUATRO_MAX_TABLE_SLOTS"))
     session_ttl_s: int = Field(default=7 * 24 * 3600, validation_alias=_env("QUATRO_SESSION_TTL"))
     over_idle_s: float = Field(default=600.0, validation_alias=_env("QUATRO_OVER_IDLE"))
     # A lobby that nothing happens in (nobody joins, no bot added) stops: its actor holds a

@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
 
+from actors.directory import NoRoom
 from cluster.settings import Settings, get_settings
 from gateway import ws
 from gateway.body_limit import BodyLimit, BodyTooLarge, body_too_large_handler
@@ -18,6 +19,7 @@ from gateway.errors import (
     BACKEND_DOWN,
     ApiError,
     api_error_handler,
+    no_room_handler,
     unavailable_handler,
     validation_handler,
 )
@@ -69,6 +71,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     unavailable = unavailable_handler(settings.retry_after_s)
     for backend_error in BACKEND_DOWN:
         app.add_exception_handler(backend_error, unavailable)
+    app.add_exception_handler(NoRoom, no_room_handler(settings.retry_after_s))
     routers = [
         sessions.router,
         tables.router,

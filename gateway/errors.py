@@ -13,6 +13,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
 
+from gateway import metrics
+
 log = logging.getLogger("quatro.errors")
 
 # A backend out of reach, not a bug: Redis down, a table actor gone, restarting or silent. An
@@ -101,6 +103,7 @@ STATUS = {
     "rate_limited": 429,
     "too_many_lobbies": 429,
     "unavailable": 503,
+    "no_room": 503,
 }
 
 
@@ -140,6 +143,19 @@ def unavailable_handler(retry_after_s: int) -> Callable[[Request, Exception], Aw
     async def handler(request: Request, exc: Exception) -> Response:
         log.warning("%s %s: unavailable (%r)", request.method, request.url.path, exc)
         error = ApiError("unavailable", "a backend is out of reach, retry", 503, retry_after_s)
+        return await api_error_handler(request, error)
+
+    return handler
+
+
+def no_room_handler(retry_after_s: int) -> Callable[[Request, Exception], Awaitable[Response]]:
+    """Every table slot is taken: a new table is refused at once (`503 no_room`) rather than
+    queued in Ray, where it would wait ahead of a crashed table's restart (actors.slots)."""
+
+    async def handler(request: Request, exc: Exception) -> Response:
+        log.warning("%s %s: no room for a new table", request.method, request.url.path)
+        metrics.ERRORS.labels("no_room").inc()
+        error = ApiError("no_room", "every table is in use, retry soon", 503, retry_after_s)
         return await api_error_handler(request, error)
 
     return handler

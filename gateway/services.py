@@ -58,6 +58,8 @@ class Services:
             settings.lobby_idle_s,
             settings.abandoned_idle_s,
             settings.replay_ttl_s,
+            settings.slot_reserve,
+            settings.max_table_slots,
         )
         return cls(
             settings=settings,

@@ -118,8 +118,10 @@ class Stack:
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     logs = tmp_path_factory.mktemp("stack")
     redis = RedisServer()
-    # ~110 MB RSS per live table actor: 96 slots stay within a CI machine's memory.
-    head = RayHead(table_slots=96, object_store_mb=128, num_cpus=2)
+    # ~110 MB RSS per live table actor: 112 slots stay within a CI machine's memory, and keep
+    # the suite's busiest minutes (quick play's 26 tables among others' lobbies) clear of the
+    # gateways' reserve, past which a new table is refused `no_room` (tests/cluster/test_full.py).
+    head = RayHead(table_slots=112, object_store_mb=128, num_cpus=2)
     st = Stack(redis=redis, head=head, namespace=f"test-{uuid.uuid4().hex[:8]}")
     try:
         redis.start()

@@ -18,7 +18,7 @@ FILL_S = 8.0  # tests/conftest.py
 RETRIED: Counter[int] = Counter()  # answers waited out, by status: printed with the figures
 STARTED = ("signing", "playing", "pause", "over")
 # 200 players: 24 full tables of 8 and one with 3 players (5 bots), one table of 6 with 5 players
-# (one bot): 26 tables of the head's 96 slots, which the rest of the session needs too.
+# (one bot): 26 tables of the head's 112 slots, which the rest of the session needs too.
 CROWD = {8: 195, 6: 5}
 
 

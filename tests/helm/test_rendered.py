@@ -281,6 +281,20 @@ def test_auth_disabled_renders_no_token() -> None:
     assert "WARNING: ray.auth.mode is disabled" in r.notes
 
 
+@pytest.mark.parametrize(
+    ("values", "most"),
+    [
+        ({}, 10 * 60),  # the head hosts no tables; 10 workers of 60 slots
+        ({"ray": {"workers": {"maxReplicas": 3, "tableSlots": 20}}}, 60),
+        ({"ray": {"autoscaling": {"enabled": False}}}, 0),  # a fixed cluster cannot grow
+    ],
+)
+def test_gateways_know_how_far_the_tables_can_grow(values: dict[str, Any], most: int) -> None:
+    env = _env(_gateway_container(render_values("quatro", json.dumps(values))))
+    assert env["QUATRO_MAX_TABLE_SLOTS"]["value"] == str(most)
+    assert int(env["QUATRO_SLOT_RESERVE"]["value"]) > 0
+
+
 @pytest.mark.parametrize("case", ["default", "external-redis"])
 def test_gcs_fault_tolerance_uses_the_redis_of_the_release(case: str) -> None:
     r = render(case)
