@@ -19,6 +19,7 @@ from gateway.hub import Hubs, LinkFactory
 from gateway.lobbies import OpenLobbies
 from gateway.quickplay import QuickQueue
 from gateway.rate_limit import Bucket, RateLimits
+from gateway.replay_cache import ReplayCache
 from gateway.sessions import Sessions
 from gateway.table_link import RayLink, SocketLink
 
@@ -37,6 +38,7 @@ class Services:
     lobbies: OpenLobbies
     quick: QuickQueue
     caps: ConnectionCaps
+    replays: ReplayCache
     proxies: tuple[Network, ...]  # trusted reverse proxies (X-Forwarded-For)
     origins: frozenset[str]  # extra origins allowed to open /ws
 
@@ -79,6 +81,7 @@ class Services:
             lobbies=OpenLobbies(redis, settings.max_open_lobbies, int(settings.lobby_idle_s) + 60),
             quick=QuickQueue(redis),
             caps=ConnectionCaps(settings.max_conns_per_ip, settings.max_conns),
+            replays=ReplayCache(),
             proxies=networks(settings.csv(settings.trusted_proxies)),
             origins=frozenset(o.lower().rstrip("/") for o in settings.csv(settings.ws_origins)),
         )

@@ -1,6 +1,7 @@
 """(ext) Replays: a finished table's events, move by move, for everyone (the public view) or for
 one of its players (their own seat's view, with their hands). The audience rules are
-`actors.replay`'s; this reads the log from Redis and maps the answers to HTTP."""
+`actors.replay`'s; this reads the log from Redis and maps the answers to HTTP. Answers are
+kept per gateway while the log keeps its length (gateway.replay_cache): asking again is cheap."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import re
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Query
+from fastapi.responses import Response
 
 from actors import keys, replay
 from gateway.deps import Svc, current_session, quota
 from gateway.errors import ApiError
 from gateway.models import MatchSpan, ReplayOut
+from gateway.replay_cache import Built
 
 router = APIRouter(prefix="/api/replays", tags=["replays"])
 
@@ -27,7 +30,7 @@ async def get_replay(
     svc: Svc,
     view: Annotated[Literal["public", "own"], Query()] = "public",
     authorization: Annotated[str | None, Header()] = None,
-) -> ReplayOut:
+) -> Response:
     """The table's finished matches. `view=own` needs the caller's session (401 `bad_token`)
     and a seat they held there (403 `no_seat`); 404 `unknown_replay` when there is no such
     table or its replay has expired; 409 `not_finished` before its first match ends."""
@@ -36,18 +39,39 @@ async def get_replay(
         player_id = (await current_session(svc, authorization)).player_id
     if not TABLE_ID.match(table_id):
         raise ApiError("unknown_replay", "no replay of that table")
-    meta_raw = await svc.redis.get(keys.replay_meta(table_id))
-    raw = [str(x) for x in await svc.redis.lrange(keys.replay(table_id), 0, -1)]
+    length = int(await svc.redis.llen(keys.replay(table_id)))
+    built = await svc.replays.fetch(
+        (table_id, player_id), length, lambda: _build(svc, table_id, player_id)
+    )
+    if built.refusal:
+        raise ApiError(built.refusal, REFUSALS[built.refusal])
+    return Response(built.body, media_type="application/json")
+
+
+REFUSALS = {
+    "not_finished": "no match of this table has ended yet",
+    "no_seat": "you held no seat at this table",
+}
+
+
+async def _build(svc: Svc, table_id: str, player_id: str | None) -> Built:
+    """The answer from the log as it is now, with the length it was built from (read in one
+    transaction with the log, so the two agree)."""
+    async with svc.redis.pipeline(transaction=True) as pipe:
+        pipe.get(keys.replay_meta(table_id))
+        pipe.lrange(keys.replay(table_id), 0, -1)
+        meta_raw, raw_log = await pipe.execute()
+    raw = [str(x) for x in raw_log]
     if meta_raw is None or not raw:
         raise ApiError("unknown_replay", "no replay of that table (or it has expired)")
     try:
         built = replay.build(replay.read(raw), player_id)
-    except replay.NotFinished as exc:
-        raise ApiError("not_finished", "no match of this table has ended yet") from exc
-    except replay.NeverSeated as exc:
-        raise ApiError("no_seat", "you held no seat at this table") from exc
+    except replay.NotFinished:
+        return Built(len(raw), b"", "not_finished")
+    except replay.NeverSeated:
+        return Built(len(raw), b"", "no_seat")
     meta = json.loads(meta_raw)
-    return ReplayOut(
+    out = ReplayOut(
         table_id=table_id,
         code=str(meta["code"]),
         players=int(meta["players"]),
@@ -57,3 +81,4 @@ async def get_replay(
         matches=[MatchSpan(first=a, last=b) for a, b in built.matches],
         events=built.events,
     )
+    return Built(len(raw), out.model_dump_json().encode())

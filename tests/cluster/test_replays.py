@@ -89,6 +89,16 @@ async def test_replaying_a_bot_match_reproduces_every_score_and_reveal(stack: St
             (0, len(public["events"]) - 1)
         ]
         events = public["events"]
+        # Asked again, the answer is the gateway's kept one while the log keeps its length: an
+        # entry rewritten in place (never done by the table, which only appends) goes unseen.
+        key = f"quatro:replay:{table_id}"
+        first = str(store(stack).lindex(key, 0))
+        store(stack).lset(key, 0, first.replace('"type"', '"kind"', 1))
+        try:
+            again = await stranger.rest("GET", f"/api/replays/{table_id}")
+            assert again.json() == public
+        finally:
+            store(stack).lset(key, 0, first)
         # Every score and every reveal of the live match, in order, and the same events a
         # spectator got live (one unbroken run: the replay also holds what came before).
         host_reveals = [e for e in live(host.events) if e["type"] == "reveal"]
