@@ -8,6 +8,8 @@ audience may see (R30). Pure: the gateway reads the list and calls these.
   sign), exactly what `gateway.connection.Connection.sees` lets through.
 - Only finished matches are served: the log is cut after its last `over`, so the match under
   way (a rematch) stays unseen until it ends, in either view.
+- A table its host closed to watchers, at any moment up to that cut, has no public view: what
+  nobody could watch live is not shown to everyone afterwards. Its players keep their own.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ class NotFinished(Exception):
 
 class NeverSeated(Exception):
     """The player asked for their own view of a table where nothing private ever reached them."""
+
+
+class ClosedToWatchers(Exception):
+    """The public view of a table whose host closed it to watchers was asked for."""
 
 
 @dataclass(frozen=True)
@@ -60,11 +66,20 @@ def visible(entry: Entry, player_id: str | None) -> bool:
     return entry.scope != "watch" and player_id in entry.holders
 
 
+def closes_to_watchers(entry: Entry) -> bool:
+    """A table starts open to watchers; only its host's `settings` change closes it."""
+    return entry.wire.get("type") == "settings" and entry.wire.get("watchers") is False
+
+
 def build(entries: list[Entry], player_id: str | None = None) -> Replay:
     """The replay of the finished matches in `entries`, for the public (player_id None) or
     for that player. NotFinished before the first `over`; NeverSeated for an own view that
-    would hold nothing private."""
-    kept = [e for e in finished(entries) if visible(e, player_id)]
+    would hold nothing private; ClosedToWatchers for the public view of a table closed to
+    watchers at any moment of it."""
+    served = finished(entries)
+    if player_id is None and any(closes_to_watchers(e) for e in served):
+        raise ClosedToWatchers
+    kept = [e for e in served if visible(e, player_id)]
     seat = None
     if player_id is not None:
         dealt = [e.scope_index for e in kept if e.scope == "seat"]

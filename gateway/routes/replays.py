@@ -33,7 +33,8 @@ async def get_replay(
 ) -> Response:
     """The table's finished matches. `view=own` needs the caller's session (401 `bad_token`)
     and a seat they held there (403 `no_seat`); 404 `unknown_replay` when there is no such
-    table or its replay has expired; 409 `not_finished` before its first match ends."""
+    table or its replay has expired; 409 `not_finished` before its first match ends; 403
+    `watching_off` for the public view of a table its host closed to watchers."""
     player_id = None
     if view == "own":
         player_id = (await current_session(svc, authorization)).player_id
@@ -44,13 +45,15 @@ async def get_replay(
         (table_id, player_id), length, lambda: _build(svc, table_id, player_id)
     )
     if built.refusal:
-        raise ApiError(built.refusal, REFUSALS[built.refusal])
+        status, message = REFUSALS[built.refusal]
+        raise ApiError(built.refusal, message, status)
     return Response(built.body, media_type="application/json")
 
 
 REFUSALS = {
-    "not_finished": "no match of this table has ended yet",
-    "no_seat": "you held no seat at this table",
+    "not_finished": (409, "no match of this table has ended yet"),
+    "no_seat": (403, "you held no seat at this table"),
+    "watching_off": (403, "the host closed this table to watchers: only its players replay it"),
 }
 
 
@@ -70,6 +73,8 @@ async def _build(svc: Svc, table_id: str, player_id: str | None) -> Built:
         return Built(len(raw), b"", "not_finished")
     except replay.NeverSeated:
         return Built(len(raw), b"", "no_seat")
+    except replay.ClosedToWatchers:
+        return Built(len(raw), b"", "watching_off")
     meta = json.loads(meta_raw)
     out = ReplayOut(
         table_id=table_id,

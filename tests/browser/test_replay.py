@@ -24,25 +24,29 @@ DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 CATALOGS = Path(__file__).resolve().parents[2] / "gateway" / "static" / "i18n"
 
 
-def finished_bot_match(base: str) -> tuple[dict[str, Any], str]:
+def finished_bot_match(base: str, watchers: bool = True) -> tuple[dict[str, Any], str, str]:
     """A 4-seat table, its host and three smart bots, played to its end on a fast clock with
     nobody at the keyboard (deals, signs and pauses run on their deadlines). Returns the host's
-    session and the table's code."""
+    session, the table's code and its id."""
     with httpx.Client(base_url=base, timeout=30) as c:
         session = c.post("/api/sessions", json={"name": "Ana"}).json()
         auth = {"Authorization": f"Bearer {session['token']}"}
         scenario = {"seed": 11, "time_scale": 0.02, "bot_policy": "smart"}
         r = c.post("/api/tables", json={"players": 4, "scenario": scenario}, headers=auth)
         assert r.status_code == 201, r.text
-        code = r.json()["code"]
+        code, table_id = r.json()["code"], r.json()["table_id"]
         for seat in (1, 2, 3):
             assert c.post(f"/api/tables/{code}/bots", json={"seat": seat}, headers=auth).is_success
+        if not watchers:
+            closing = {"watchers": False}
+            r = c.patch(f"/api/tables/{code}/settings", json=closing, headers=auth)
+            assert r.is_success, r.text
         assert c.post(f"/api/tables/{code}/start", headers=auth).is_success
         deadline = time.monotonic() + 120
         while c.get(f"/api/tables/{code}").json()["phase"] != "over":
             assert time.monotonic() < deadline, "the bot match did not end within 120 s"
             time.sleep(0.5)
-    return session, code
+    return session, code, table_id
 
 
 def scrub(page: Page, pos: int) -> None:
@@ -68,7 +72,7 @@ def shown_scores(page: Page) -> list[int]:
 def test_the_end_of_a_match_links_to_its_replay_which_plays_it_back(
     browser: Any, stack_url: str, locale: str, lang: str, view: ViewportSize
 ) -> None:
-    session, code = finished_bot_match(stack_url)
+    session, code, _ = finished_bot_match(stack_url)
     words = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
     host = new_player(browser, "Ana", locale=locale, viewport=view)
     host.context.add_init_script(
@@ -149,4 +153,35 @@ def test_the_end_of_a_match_links_to_its_replay_which_plays_it_back(
         assert ranks == [c["rank"] for c in own["events"][mine]["hand"]]
         assert severe_violations(page) == []
     finally:
+        host.close()
+
+
+def test_a_table_closed_to_watchers_is_replayed_only_by_its_players(
+    browser: Any, stack_url: str
+) -> None:
+    session, _, table_id = finished_bot_match(stack_url, watchers=False)
+    words = json.loads((CATALOGS / "fr.json").read_text(encoding="utf-8"))
+    stranger = new_player(browser, "Lou", locale="fr-FR", viewport=PHONE)
+    host = new_player(browser, "Ana", locale="fr-FR", viewport=PHONE)
+    host.context.add_init_script(
+        f"localStorage.setItem('quatro.session', {json.dumps(json.dumps(session))});"
+    )
+    try:
+        # Someone who only has the link is told why, and offered nothing more.
+        stranger.page.goto(f"{stack_url}/replay/{table_id}")
+        expect(stranger.page.get_by_role("alert")).to_contain_text(words["replay.private"])
+        expect(stranger.page.locator("#replay-own-instead")).to_have_count(0)
+        # Its player is offered their own seat's view, which plays.
+        page = host.page
+        page.goto(f"{stack_url}/replay/{table_id}")
+        expect(page.get_by_role("alert")).to_contain_text(words["replay.private"])
+        page.click("#replay-own-instead")
+        expect(page.locator(".replay")).to_have_attribute("data-view", "own")
+        # Back to everyone's view: refused again, never shown.
+        page.click("#replay-view")
+        expect(page.get_by_role("alert")).to_contain_text(words["replay.private"])
+        expect(page.locator(".replay")).to_have_count(0)
+        assert severe_violations(page) == []
+    finally:
+        stranger.close()
         host.close()

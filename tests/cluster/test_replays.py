@@ -170,6 +170,20 @@ async def test_replaying_a_bot_match_reproduces_every_score_and_reveal(stack: St
         print(f"replay figures: {json.dumps(FIGURES)}")
         for p in (host, partner, watcher):
             assert not p.problems
+
+        # The host closes the table to watchers during the rematch: nothing changes while it is
+        # under way; once it ends, the table has no public replay, and its players keep theirs.
+        closing = {"watchers": False}
+        r = await host.rest("PATCH", f"/api/tables/{code}/settings", json=closing)
+        assert r.status_code == 200, r.text
+        assert (await stranger.rest("GET", f"/api/replays/{table_id}")).status_code == 200
+        await play_match(host, partner)
+        r = await stranger.rest("GET", f"/api/replays/{table_id}")
+        assert r.status_code == 403, r.text
+        assert r.json()["error"]["code"] == "watching_off"
+        r = await partner.rest("GET", f"/api/replays/{table_id}?view=own")
+        assert r.status_code == 200, r.text
+        assert len(r.json()["matches"]) == 2
     finally:
         for p in (host, partner, watcher):
             await p.close()

@@ -61,8 +61,8 @@ export function ReplayRoute({ id }) {
         if (!alive) return;
         if (own) {
           setOwn(false);
-          setFailure({ toast: errorText(err) });
-        } else setFailure({ code: err instanceof ApiError ? err.code : "generic" });
+          setFailure((before) => ({ code: before?.code, toast: errorText(err) }));
+        } else setFailure((before) => ({ ...before, code: err instanceof ApiError ? err.code : "generic" }));
       });
     return () => {
       alive = false;
@@ -70,10 +70,21 @@ export function ReplayRoute({ id }) {
   }, [id, own]);
 
   if (failure?.code) {
-    const key = { not_finished: "replay.notFinished", unknown_replay: "replay.missing" }[failure.code];
+    const key = {
+      not_finished: "replay.notFinished",
+      unknown_replay: "replay.missing",
+      watching_off: "replay.private",
+    }[failure.code];
+    // A table closed to watchers has no public replay; a player of it still has their own.
+    const ownInstead = failure.code === "watching_off" && session;
     return html`<section class="panel center-text" role="alert">
       <h1>${t("replay.title")}</h1>
       <p>${key ? t(key) : errorText(failure)}</p>
+      ${failure.toast && html`<p class="hint">${failure.toast}</p>`}
+      ${ownInstead &&
+      html`<button type="button" id="replay-own-instead" onClick=${() => (setFailure(null), setOwn(true))}>
+        ${t("replay.showOwn")}
+      </button>`}
       <button type="button" onClick=${() => navigate("/")}>${t("nav.home")}</button>
     </section>`;
   }
