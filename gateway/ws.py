@@ -15,6 +15,8 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
@@ -36,7 +38,7 @@ from gateway.errors import (
     close_code_for,
     error_frame,
 )
-from gateway.hub import TABLE_LOST_MESSAGE, WATCHING_OFF_MESSAGE, welcome_frame
+from gateway.hub import TABLE_LOST_MESSAGE, WATCHING_OFF_MESSAGE, TableHub, welcome_frame
 from gateway.models import ALL_FRAMES, COMMAND_FRAMES, Frame, Hello
 from gateway.origin import origin_allowed
 from gateway.services import Services
@@ -208,24 +210,19 @@ async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection,
         if await svc.directory.lost(code):
             await _refuse(ws, hello.id, "table_lost", TABLE_LOST_MESSAGE, CLOSE_UNKNOWN_TABLE)
         else:
-            await _refuse(ws, hello.id, "unknown_table", f"no table {code}", CLOSE_UNKNOWN_TABLE)
+            await _no_table(ws, hello, code)
         return None
     conn_id = f"{svc.gateway}/{uuid.uuid4().hex[:12]}"
     conn = Connection(conn_id, session.player_id, svc.settings.send_queue)
     if hello.watch and not hello.claimant:
         return await _watch(ws, svc, hello, conn, code)
+    join = Join(conn.conn_id, svc.gateway, conn.conn_id, session.player_id, hello.watch)
     try:
-        await svc.hubs.attach(code, conn)
-        reply = await svc.hubs.call(
-            code, Join(conn.conn_id, svc.gateway, conn.conn_id, session.player_id, hello.watch)
-        )
+        async with _attaching(svc, code, conn):
+            reply = await svc.hubs.call(code, join)
     except TableGone:
-        svc.hubs.detach(code, conn)
-        await _refuse(ws, hello.id, "unknown_table", f"no table {code}", CLOSE_UNKNOWN_TABLE)
+        await _no_table(ws, hello, code)
         return None
-    except BaseException:
-        svc.hubs.detach(code, conn)
-        raise
     if not isinstance(reply, Joined):
         svc.hubs.detach(code, conn)
         error = reply.error if isinstance(reply, Outcome) and reply.error else None
@@ -244,6 +241,22 @@ async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection,
     return conn, code
 
 
+@asynccontextmanager
+async def _attaching(svc: Services, code: str, conn: Connection) -> AsyncIterator[TableHub]:
+    """The table's hub with `conn` attached for the block; detached again if the block fails
+    (the table gone, a refusal raised, the socket cancelled)."""
+    hub = await svc.hubs.attach(code, conn)
+    try:
+        yield hub
+    except BaseException:
+        svc.hubs.detach(code, conn)
+        raise
+
+
+async def _no_table(ws: WebSocket, hello: Hello, code: str) -> None:
+    await _refuse(ws, hello.id, "unknown_table", f"no table {code}", CLOSE_UNKNOWN_TABLE)
+
+
 async def _watch(
     ws: WebSocket, svc: Services, hello: Hello, conn: Connection, code: str
 ) -> tuple[Connection, str] | None:
@@ -251,15 +264,11 @@ async def _watch(
     table (a thousand spectators are one fetch, then a count now and then)."""
     conn.registered = False
     try:
-        hub = await svc.hubs.attach(code, conn)
-        joined = await hub.watch(conn)
+        async with _attaching(svc, code, conn) as hub:
+            joined = await hub.watch(conn)
     except TableGone:
-        svc.hubs.detach(code, conn)
-        await _refuse(ws, hello.id, "unknown_table", f"no table {code}", CLOSE_UNKNOWN_TABLE)
+        await _no_table(ws, hello, code)
         return None
-    except BaseException:
-        svc.hubs.detach(code, conn)
-        raise
     if joined is None:
         svc.hubs.detach(code, conn)
         await _refuse(

@@ -30,6 +30,12 @@ RIGGED_4 = {
     ],
 }
 
+# The two screens most tests are shown on: a phone, and a desktop.
+PHONE: ViewportSize = {"width": 390, "height": 664}
+DESKTOP: ViewportSize = {"width": 1280, "height": 800}
+# RIGGED_4 with bots that never act and a real-time clock: nothing moves unless a test does it.
+CALM = {**RIGGED_4, "bot_policy": "idle", "time_scale": 1.0}
+
 
 @dataclass
 class Player:
@@ -128,3 +134,20 @@ def swap_by_drag(page: Page, rank: str, slot: int) -> None:
 def wait_swap_ready(page: Page) -> None:
     expect(page.locator(".hand-wrap.cooling")).to_have_count(0)
     expect(page.locator(".hand-card").first).to_be_enabled()
+
+
+def start_with_bots(host: Player, base: str, before_start: Any = None) -> str:
+    """A CALM 4-seat table of `host` and three bots, started: the host signs, is ready and
+    holds RIGGED_4's first hand. `before_start(page)` looks at the lobby first. Returns the code."""
+    code = create_table(host, base, 4)
+    for n in (1, 2, 3):
+        host.page.locator("[data-addbot]").first.click()
+        expect(host.page.locator(".seat-row[data-kind='bot']")).to_have_count(n)
+    if before_start is not None:
+        before_start(host.page)
+    host.page.click("#start-match")
+    host.page.locator(".signing .emoji").first.click()
+    expect(host.page.locator(".sign-fixed [data-sign]")).to_be_visible()
+    host.page.click("#ready-btn")
+    wait_hand(host.page, ["K", "K", "Q", "Q"])
+    return code

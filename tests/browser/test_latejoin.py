@@ -10,12 +10,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import ViewportSize, expect
 
-from tests.browser.players import RIGGED_4, create_table, new_player, wait_hand
+from tests.browser.players import CALM, DESKTOP, PHONE, new_player, start_with_bots
 from tests.browser.test_match import severe_violations
-
-PHONE: ViewportSize = {"width": 390, "height": 664}
-DESKTOP: ViewportSize = {"width": 1280, "height": 800}
-CALM = {**RIGGED_4, "bot_policy": "idle", "time_scale": 1.0}
 
 
 @pytest.mark.parametrize(
@@ -27,15 +23,10 @@ def test_a_friend_who_comes_late_takes_a_bots_seat_at_the_next_round(
     host = new_player(browser, "Ana", scenario=CALM)
     friend = new_player(browser, "Rosa", locale=locale, viewport=view)
     try:
-        code = create_table(host, stack_url, 4)
-        for n in (1, 2, 3):
-            host.page.locator("[data-addbot]").first.click()
-            expect(host.page.locator(".seat-row[data-kind='bot']")).to_have_count(n)
-        expect(host.page.locator("#late-join")).to_have_value("ask")
-        host.page.click("#start-match")
-        host.page.locator(".signing .emoji").first.click()
-        host.page.click("#ready-btn")
-        wait_hand(host.page, ["K", "K", "Q", "Q"])
+        # Asking is the lobby's default for joining late.
+        code = start_with_bots(
+            host, stack_url, lambda lobby: expect(lobby.locator("#late-join")).to_have_value("ask")
+        )
 
         page = friend.page
         page.goto(f"{stack_url}/t/{code}")

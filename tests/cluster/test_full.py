@@ -6,8 +6,6 @@ other table to end (a red CI run: "not within 90 s: the bots play on")."""
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 from typing import Any
 
 import pytest
@@ -15,8 +13,7 @@ import redis
 
 from actors.slots import Slots
 from tests.cluster.client import Player, table_with
-from tests.cluster.test_resilience import actor_pid
-from tests.cluster.test_restore import actor_name, ray_view, snapshot, until
+from tests.cluster.test_restore import actor_name, kill_and_see_the_bots_play_on, until
 from tests.conftest import Stack
 
 POOL = "quatro:pool"
@@ -81,13 +78,7 @@ async def test_a_crashed_table_gets_its_slot_back_on_a_full_cluster(stack: Stack
         # is killed once it has waited PLACE_WAIT_S (30 s).
         await until(lambda: pending(stack) == 0, 60, "no actor waits for a slot")
         # The bot table's process dies: its restart must find the slot it freed.
-        pid = actor_pid(stack, code)
-        seq = snapshot(stack, code)["seq"]
-        os.kill(pid, signal.SIGKILL)
-        try:
-            await until(lambda: snapshot(stack, code)["seq"] > seq + 5, 45, "the bots play on")
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}; {ray_view(stack, code)}") from None
+        await kill_and_see_the_bots_play_on(stack, code)
     finally:
         if pg is not None:
             remove_placement_group(pg)

@@ -64,16 +64,17 @@ export function Home() {
     };
   }, []);
 
-  async function create(players) {
+  // Every way to a table from here: check the name, open a session, go where `open` says.
+  // Practice asks only for a name: its table is this player's alone.
+  async function enter(open, check = nameProblem) {
     const clean = cleanName(name);
-    const problem = nameProblem(clean);
+    const problem = check(clean);
     if (problem) return setError(t(problem));
     setBusy(true);
     setError("");
     try {
       const s = await ensureSession(clean);
-      const table = await api.createTable(s.token, players);
-      navigate(`/t/${table.code}`);
+      navigate(`/t/${await open(s.token)}`);
     } catch (err) {
       setError(errorText(err));
     } finally {
@@ -81,38 +82,10 @@ export function Home() {
     }
   }
 
+  const create = (players) => enter(async (token) => (await api.createTable(token, players)).code);
   // Quick play: a seat at a public table that is filling, or a new one; the table page follows.
-  async function playNow() {
-    const clean = cleanName(name);
-    const problem = nameProblem(clean);
-    if (problem) return setError(t(problem));
-    setBusy(true);
-    setError("");
-    try {
-      const s = await ensureSession(clean);
-      const seat = await api.quickPlay(s.token, quickSize);
-      navigate(`/t/${seat.code}`);
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  }
-
-  async function practice() {
-    const clean = cleanName(name);
-    if (!clean) return setError(t("err.name_required"));
-    setBusy(true);
-    setError("");
-    try {
-      const s = await ensureSession(clean);
-      navigate(`/t/${await startPractice(s.token)}`);
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  }
+  const playNow = () => enter(async (token) => (await api.quickPlay(token, quickSize)).code);
+  const practice = () => enter(startPractice, (clean) => (clean ? null : "err.name_required"));
 
   function join(e) {
     e.preventDefault();
