@@ -92,6 +92,9 @@ DEFAULT_IDLE = (600.0, 600.0, 1800.0)
 # by default, and the kernel's ephemeral ones), and how long a silent gateway is kept.
 PORTS_ENV = "QUATRO_TABLE_PORTS"
 WATCHING = -1  # the seat (and team) of a connection that watches
+# How long a request for a bot's seat outlives its claimant's last watching connection (scaled
+# by the table's time_scale): a reload or a network change is back well within it.
+CLAIM_GRACE_S = 20.0
 # The count of watchers is announced to the table at most this often: a crowd arriving must not
 # become an event per spectator for every player and spectator.
 WATCHING_ANNOUNCE_S = float(os.environ.get("QUATRO_WATCHING_ANNOUNCE", "2"))
@@ -156,6 +159,7 @@ class TableActor:
         self.link: LinkServer | None = None
         self._listening: asyncio.Task[tuple[str, int]] | None = None
         self._gone_checks: dict[str, asyncio.Task[None]] = {}
+        self._claim_checks: dict[str, asyncio.Task[None]] = {}  # player -> their grace
         self._restore()
         if self.table is not None or self.lost:
             # Nobody may call a restarted table for a long time (everyone left): a call to
@@ -306,7 +310,7 @@ class TableActor:
         nobody."""
         entries = []
         for conn in list(self.watchers):
-            entries += self._stop_watching(conn, now)
+            entries += self._stop_watching(conn, now, at_once=True)
         self.watching_at.clear()
         self._watching_changed()
         return [*entries, self.feed.append("all", -1, {"type": "_unwatch"}, now, "")]
@@ -336,9 +340,10 @@ class TableActor:
                 entries.append(self._close_conn(conn, CLOSE_SEAT_GIVEN, now))
         return entries
 
-    def _stop_watching(self, conn: str, now: int) -> list[Entry]:
-        """A watcher left: their request for a bot's seat ends with their last watching
-        connection (nobody would be there to take the seat)."""
+    def _stop_watching(self, conn: str, now: int, at_once: bool = False) -> list[Entry]:
+        """A watcher left. Their request for a bot's seat ends with their last watching
+        connection (nobody would be there to take the seat): `at_once`, or once they have not
+        come back within CLAIM_GRACE_S (a reload, a phone switching networks)."""
         self.watchers.pop(conn, None)
         player = self.watcher_of.pop(conn, None)
         self._watching_changed()
@@ -347,7 +352,30 @@ class TableActor:
             return []
         if t.claim_of(player) is None:
             return []
+        if not at_once:
+            self._end_claim_later(player)
+            return []
         return self._commit(t.apply(CancelClaim(seat=-1, player_id=player), now), "")
+
+    def _end_claim_later(self, player: str) -> None:
+        old = self._claim_checks.pop(player, None)
+        if old is not None:
+            old.cancel()
+        task = asyncio.get_running_loop().create_task(self._end_claim_after_grace(player))
+        self._claim_checks[player] = task
+
+    async def _end_claim_after_grace(self, player: str) -> None:
+        t = self.table
+        assert t is not None
+        await asyncio.sleep(CLAIM_GRACE_S * t.config.time_scale)
+        if self._claim_checks.get(player) is not asyncio.current_task():
+            return
+        del self._claim_checks[player]
+        if player in self.watcher_of.values() or t.claim_of(player) is None:
+            return  # back in time, or the request ended otherwise (granted, withdrawn)
+        self._commit(t.apply(CancelClaim(seat=-1, player_id=player), now_ms()), "")
+        self._touch()
+        await self._save_and_publish()
 
     async def _save_and_publish(self) -> None:
         """Persist the table as it is now, then let subscribers see events up to that point."""

@@ -142,6 +142,37 @@ async def test_requests_are_refused_clearly_and_end_when_the_watcher_leaves(
             await p.close()
 
 
+async def test_a_request_outlives_a_reload_but_not_a_departure(stack: Stack) -> None:
+    # time_scale 0.25: the claimant has CLAIM_GRACE_S (20 s) x 0.25 = 5 s to come back.
+    code, (host,) = await table_with(stack.a.url, 4, 1, time_scale=0.25)
+    late = await Player(stack.b.url, "Late").register()
+    tab = late
+    try:
+        assert (await host.rest("POST", f"/api/tables/{code}/start")).is_success
+        await late.connect(code, watch=True, claimant=True)
+        assert (await late.rest("POST", f"/api/tables/{code}/claims/2")).status_code == 200
+        # The page reloads: its socket closes, the table sees nobody watching, and the request
+        # stands ...
+        await late.close()
+        async with asyncio.timeout(WAIT_S):
+            while (summary := await watching(host, code))["watching"] != 0:  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+        assert summary["claims"] == [{"seat": 2, "name": "Late", "approved": False}]
+        # ... for the new page to find it.
+        tab = Player(stack.b.url, "Late")
+        tab.token, tab.player_id = late.token, late.player_id
+        back = await tab.connect(code, watch=True, claimant=True)
+        assert back["table"]["my_claim"] == 2
+        # Gone for good: the request ends once the grace is over, and everyone is told.
+        await tab.close()
+        dropped = await host.wait_event(lambda e: e["type"] == "claim" and e["name"] is None)
+        assert dropped["seat"] == 2
+        assert (await host.rest("GET", f"/api/tables/{code}")).json()["claims"] == []
+    finally:
+        for p in (host, late, tab):
+            await p.close()
+
+
 async def test_a_table_set_to_never_refuses_every_request(stack: Stack) -> None:
     code, (host,) = await table_with(stack.b.url, 4, 1, time_scale=0.05)
     late = await Player(stack.b.url, "Late").register()
