@@ -122,7 +122,8 @@ class Directory:
             ):
                 await handle.ping.remote()
         except BaseException as exc:
-            ray.kill(handle, no_restart=True)
+            with contextlib.suppress(Exception):  # the control store out of reach: nothing to do
+                ray.kill(handle, no_restart=True)
             log.warning("new table actor %s not placed: killed (%s)", name, type(exc).__name__)
             if isinstance(exc, TimeoutError):
                 return False

@@ -6,6 +6,7 @@ other table to end (a red CI run: "not within 90 s: the bots play on")."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -78,7 +79,9 @@ async def test_a_crashed_table_gets_its_slot_back_on_a_full_cluster(stack: Stack
         # is killed once it has waited PLACE_WAIT_S (30 s).
         await until(lambda: pending(stack) == 0, 60, "no actor waits for a slot")
         # The bot table's process dies: its restart must find the slot it freed.
-        await kill_and_see_the_bots_play_on(stack, code)
+        took = await kill_and_see_the_bots_play_on(stack, code)
+        figures = {"answers": answers, "played_on_after_s": round(took, 1)}
+        print(f"full cluster: {json.dumps(figures)}")
     finally:
         if pg is not None:
             remove_placement_group(pg)

@@ -58,16 +58,20 @@ async def test_a_restarted_table_plays_on_with_nobody_connected(stack: Stack) ->
     await kill_and_see_the_bots_play_on(stack, code)
 
 
-async def kill_and_see_the_bots_play_on(stack: Stack, code: str) -> None:
+async def kill_and_see_the_bots_play_on(stack: Stack, code: str) -> float:
     """Kill the table's actor process; its next incarnation must play on (a few events more in
-    its snapshot) with nobody calling it. A failure says what Ray made of it."""
+    its snapshot) with nobody calling it. Returns how long that took; a failure says what Ray
+    made of it."""
     pid = actor_pid(stack, code)
     seq = snapshot(stack, code)["seq"]
+    loop = asyncio.get_running_loop()
+    killed = loop.time()
     os.kill(pid, signal.SIGKILL)
     try:
         await until(lambda: snapshot(stack, code)["seq"] > seq + 5, 45, "the bots play on")
     except AssertionError as exc:
         raise AssertionError(f"{exc}; {ray_view(stack, code)}") from None
+    return loop.time() - killed
 
 
 def ray_view(stack: Stack, code: str) -> str:
