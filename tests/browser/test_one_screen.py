@@ -266,10 +266,17 @@ def test_emoji_picker_leaves_the_hand_visible_and_marks_our_sign(
 
 
 def test_a_reshuffle_vote_leaves_the_play_controls_on_screen(browser: Any, stack_url: str) -> None:
-    # The vote's banner takes a line or two above the ring: the ring gives them up, not the calls.
+    # The vote's banner takes a line or two above the ring, and someone watching adds 👁 to the
+    # status bar (the host's with its switch): the ring gives them up, not the calls.
     people = bot_table(browser, stack_url, 8, {1: (ARABIC_NAME, "ar")})
     host, guest = people
+    watcher = new_player(browser, "Lou", locale="ar", viewport=VIEWPORTS["360x640"])
     try:
+        watcher.page.goto(host.page.url)
+        watcher.page.click("#watch-btn")
+        for p in people:
+            count = p.page.locator(".watch-count")
+            expect(count).to_have_attribute("data-count", "1", timeout=15_000)
         host.page.click(".vote-btn")
         expect(guest.page.locator("[data-vote='yes']")).to_be_visible()
         for p in people:
@@ -283,7 +290,7 @@ def test_a_reshuffle_vote_leaves_the_play_controls_on_screen(browser: Any, stack
                 assert problems == {}, (p.name, size)
                 assert seats_over_centre(p.page) == [], (p.name, size)
     finally:
-        for p in people:
+        for p in (*people, watcher):
             p.close()
 
 
