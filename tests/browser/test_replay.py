@@ -169,17 +169,19 @@ def test_a_table_closed_to_watchers_is_replayed_only_by_its_players(
     try:
         # Someone who only has the link is told why, and offered nothing more.
         stranger.page.goto(f"{stack_url}/replay/{table_id}")
-        expect(stranger.page.get_by_role("alert")).to_contain_text(words["replay.private"])
+        expect(stranger.page.locator("section[role='alert']")).to_contain_text(
+            words["replay.private"]
+        )
         expect(stranger.page.locator("#replay-own-instead")).to_have_count(0)
         # Its player is offered their own seat's view, which plays.
         page = host.page
         page.goto(f"{stack_url}/replay/{table_id}")
-        expect(page.get_by_role("alert")).to_contain_text(words["replay.private"])
+        expect(page.locator("section[role='alert']")).to_contain_text(words["replay.private"])
         page.click("#replay-own-instead")
         expect(page.locator(".replay")).to_have_attribute("data-view", "own")
         # Back to everyone's view: refused again, never shown.
         page.click("#replay-view")
-        expect(page.get_by_role("alert")).to_contain_text(words["replay.private"])
+        expect(page.locator("section[role='alert']")).to_contain_text(words["replay.private"])
         expect(page.locator(".replay")).to_have_count(0)
         assert severe_violations(page) == []
     finally:
