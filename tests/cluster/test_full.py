@@ -14,7 +14,7 @@ import redis
 
 from actors.slots import Slots
 from tests.cluster.client import Player, table_with
-from tests.cluster.test_restore import actor_name, kill_and_see_the_bots_play_on, until
+from tests.cluster.test_restore import actor_name, kill_and_see_the_bots_play_on, snapshot, until
 from tests.conftest import Stack
 
 POOL = "quatro:pool"
@@ -51,10 +51,9 @@ async def test_a_crashed_table_gets_its_slot_back_on_a_full_cluster(stack: Stack
     from ray.util.placement_group import remove_placement_group
 
     store = redis.Redis.from_url(stack.redis.url, decode_responses=True)
+    # The bot table waits in its lobby while the cluster fills: started only just before the
+    # kill, its match cannot be over by then (an over table is silent).
     code, (host,) = await table_with(stack.a.url, 4, 1, bot_policy="smart", time_scale=0.5)
-    assert (await host.rest("POST", f"/api/tables/{code}/start")).status_code == 200
-    await host.wait_event(lambda e: e["type"] == "signing")
-    await host.close()
     # Both gateways' pools full first: no refill is starting actors while the slots are taken.
     await until(lambda: store.llen(POOL) >= 2, 60, "the pool is refilled")
     pg = fill_the_cluster(stack)
@@ -78,6 +77,14 @@ async def test_a_crashed_table_gets_its_slot_back_on_a_full_cluster(stack: Stack
         # No new actor is left waiting in Ray for a slot: one that raced the cluster filling up
         # is killed once it has waited PLACE_WAIT_S (30 s).
         await until(lambda: pending(stack) == 0, 60, "no actor waits for a slot")
+        assert (await host.rest("POST", f"/api/tables/{code}/start")).status_code == 200
+        await host.wait_event(lambda e: e["type"] == "signing")
+        await host.close()
+        await until(
+            lambda: not snapshot(stack, code)["table"]["state"]["seats"][0]["connected"],
+            15,
+            "the host's departure is saved",
+        )
         # The bot table's process dies: its restart must find the slot it freed.
         took = await kill_and_see_the_bots_play_on(stack, code)
         figures = {"answers": answers, "played_on_after_s": round(took, 1)}
@@ -85,6 +92,7 @@ async def test_a_crashed_table_gets_its_slot_back_on_a_full_cluster(stack: Stack
     finally:
         if pg is not None:
             remove_placement_group(pg)
+        await host.close()
         for table in opened:  # lobbies would hold their slots for the rest of the session
             ray.kill(ray.get_actor(actor_name(stack, table), namespace=stack.namespace))
 

@@ -86,7 +86,11 @@ def ray_view(stack: Stack, code: str) -> str:
     pending = sum(1 for a in actors if a["State"] == "PENDING_CREATION")
     free = ray.available_resources().get("table_slot", 0)
     total = ray.cluster_resources().get("table_slot", 0)
-    return f"actor {mine}, table slots free {free} of {total}, actors pending creation {pending}"
+    table = snapshot(stack, code).get("table", {}).get("state", {})
+    return (
+        f"actor {mine}, table slots free {free} of {total}, actors pending creation {pending}, "
+        f"table in phase {table.get('phase')} of round {table.get('round')}"
+    )
 
 
 async def test_an_older_snapshot_format_is_migrated(stack: Stack) -> None:
