@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
@@ -95,6 +96,9 @@ WATCHING = -1  # the seat (and team) of a connection that watches
 # How long a request for a bot's seat outlives its claimant's last watching connection (scaled
 # by the table's time_scale): a reload or a network change is back well within it.
 CLAIM_GRACE_S = 20.0
+# A restarted table calls itself to start its clock: this many tries, each waited this long.
+KICK_TRIES = 30
+KICK_WAIT_S = 10.0
 # The count of watchers is announced to the table at most this often: a crowd arriving must not
 # become an event per spectator for every player and spectator.
 WATCHING_ANNOUNCE_S = float(os.environ.get("QUATRO_WATCHING_ANNOUNCE", "2"))
@@ -165,7 +169,25 @@ class TableActor:
             # Nobody may call a restarted table for a long time (everyone left): a call to
             # ourselves, run once __init__ returns, starts its clock at once, so bots, deadlines
             # and the idle stop go on (or a lost table retires) without waiting for a player.
-            ray.get_runtime_context().current_actor.ping.remote()
+            self._kick_clock()
+
+    def _kick_clock(self) -> None:
+        """Call `ping` on ourselves until it is answered, from a thread of its own. A single
+        call sent from __init__ was not enough: a restarted table once stayed alive and silent
+        on a loaded CI run (its answer was never awaited, so a failed call went unseen)."""
+        me = ray.get_runtime_context().current_actor
+
+        def kick() -> None:
+            for _ in range(KICK_TRIES):
+                try:
+                    ray.get(me.ping.remote(), timeout=KICK_WAIT_S)
+                    return
+                except Exception as exc:  # restarting, unavailable, slow: try again
+                    log.warning("table actor %s: self-call failed (%r), retrying", self.name, exc)
+                    time.sleep(1.0)
+            log.error("table actor %s: its clock could not be started", self.name)
+
+        threading.Thread(target=kick, name="kick-clock", daemon=True).start()
 
     # -- restore ------------------------------------------------------------------------------
     def _restore(self) -> None:
@@ -278,6 +300,17 @@ class TableActor:
             self._wake = asyncio.Event()
         if self.table is not None and (self._clock is None or self._clock.done()):
             self._clock = asyncio.get_running_loop().create_task(self._run_clock())
+            self._clock.add_done_callback(self._clock_ended)
+
+    def _clock_ended(self, clock: asyncio.Task[None]) -> None:
+        """A clock that failed is logged and started again a second later: left dead, the table
+        would wait silently for a player's call that may never come."""
+        if clock.cancelled() or clock.exception() is None:
+            return
+        log.error(
+            "table %s: its clock failed; starting it again", self.code, exc_info=clock.exception()
+        )
+        asyncio.get_running_loop().call_later(1.0, self._start)
 
     def _commit(self, outs: list[Outbound], origin: str) -> list[Entry]:
         """Give events their seq and log them. Synchronous: callers apply and commit together."""
