@@ -70,6 +70,11 @@ class Settings(BaseSettings):
     # A connection that says nothing (not even a pong) for this long is closed (R24).
     silence_s: float = Field(default=15.0, validation_alias=_env("QUATRO_SILENCE"))
     ping_interval_s: float = Field(default=5.0, validation_alias=_env("QUATRO_PING_INTERVAL"))
+    # An idle HTTP keep-alive connection is closed after this long. It must outlast the idle
+    # timeout of every client and proxy in front (httpx 5 s, ingress-nginx and AWS ALB 60 s):
+    # a request written on a connection as the server closes it gets no answer (a 502 behind a
+    # proxy). uvicorn's own default, 5 s, raced httpx's pool expiry exactly.
+    keep_alive_s: int = Field(default=75, ge=1, le=3600, validation_alias=_env("QUATRO_KEEP_ALIVE"))
     max_frame_bytes: int = 64 * 1024
     send_queue: int = Field(default=512, validation_alias=_env("QUATRO_SEND_QUEUE"))
     # Flood guard: a token bucket per connection, far above legal play (R10 has no other limit).

@@ -53,6 +53,7 @@ def start_internal(public: FastAPI, settings: Settings) -> uvicorn.Server | None
         log_level=settings.log_level,
         access_log=False,
         lifespan="off",
+        timeout_keep_alive=settings.keep_alive_s,  # scrapers reuse connections too
     )
     server = uvicorn.Server(config)
     threading.Thread(target=server.run, name="internal-http", daemon=True).start()

@@ -48,6 +48,7 @@ def serve(settings: Settings | None = None) -> None:
         # silent connection is gone after ping_interval + timeout = 15 s (R24).
         ws_ping_interval=settings.ping_interval_s,
         ws_ping_timeout=settings.silence_s - settings.ping_interval_s,
+        timeout_keep_alive=settings.keep_alive_s,
         timeout_graceful_shutdown=10,
         log_level=settings.log_level,
         access_log=False,

@@ -684,3 +684,12 @@ def test_operations_guide_covers_the_routines() -> None:
 def test_chart_files_exist() -> None:
     assert (CHART / "values.schema.json").is_file()
     assert Path(CHART / "files" / "smoke.py").is_file()
+
+
+def test_gateways_keep_idle_connections_longer_than_an_ingress_does() -> None:
+    """ingress-nginx and AWS ALB reuse upstream connections idle for up to 60 s: a gateway that
+    closed them sooner would turn those reuses into 502s."""
+    env = _env(_gateway_container(render_values("quatro", "{}")))
+    assert int(env["QUATRO_KEEP_ALIVE"]["value"]) > 60
+    env = _env(_gateway_container(render_values("quatro", '{"gateway": {"keepAliveSeconds": 620}}')))
+    assert env["QUATRO_KEEP_ALIVE"]["value"] == "620"
