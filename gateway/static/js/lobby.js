@@ -3,7 +3,7 @@
 import { Fragment } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
-import { t } from "./i18n.js";
+import { clock, t } from "./i18n.js";
 import { api, ensureSession, loadSession, rememberedName } from "./api.js";
 import { Msg, Name, teamLabel } from "./names.js";
 import { MAX_CODE_POINTS, nameProblem } from "./namecheck.js";
@@ -195,7 +195,8 @@ function RoomWait({ waiting, onStop }) {
     <p role="status">${waiting.text} ${t("home.retryAuto")}</p>
     <p class="row">
       ${left > 0
-        ? html`<${Countdown} deadline=${waiting.at} label=${t("home.retryClock")} />`
+        ? html`<span class="muted" aria-hidden="true">${t("home.retryClock")}</span>
+            <span class="countdown" role="timer" aria-label=${t("home.retryClock")}>${clock(left)}</span>`
         : html`<span class="muted">${t("home.retryNow")}</span>`}
       <button type="button" id="retry-stop" onClick=${onStop}>${t("home.retryStop")}</button>
     </p>
