@@ -5,11 +5,22 @@ const SESSION_KEY = "quatro.session";
 const NAME_KEY = "quatro.name";
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, retryAfter = null) {
     super(message || code);
     this.status = status;
     this.code = code;
+    // Seconds the server asked us to wait (`Retry-After` of a 429 or 503), or null.
+    this.retryAfter = retryAfter;
   }
+}
+
+// `Retry-After` is either seconds or an HTTP date (RFC 9110); anything else counts as absent.
+export function retryAfterSeconds(value, now = Date.now()) {
+  if (value === null || value === undefined || value === "") return null;
+  const text = String(value).trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 export function loadSession() {
@@ -52,7 +63,12 @@ async function call(method, path, { body, token } = {}) {
   }
   if (!res.ok) {
     const err = data && data.error;
-    throw new ApiError(res.status, err?.code || `http_${res.status}`, err?.message || "");
+    throw new ApiError(
+      res.status,
+      err?.code || `http_${res.status}`,
+      err?.message || "",
+      retryAfterSeconds(res.headers.get("Retry-After")),
+    );
   }
   return data;
 }

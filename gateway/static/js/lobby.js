@@ -3,7 +3,7 @@
 import { Fragment } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
-import { t } from "./i18n.js";
+import { clock, t } from "./i18n.js";
 import { api, ensureSession, loadSession, rememberedName } from "./api.js";
 import { Msg, Name, teamLabel } from "./names.js";
 import { MAX_CODE_POINTS, nameProblem } from "./namecheck.js";
@@ -11,7 +11,9 @@ import { InviteBox } from "./invite.js";
 import { useFocusRescue } from "./focus.js";
 import { navigate } from "./router.js";
 import { TableSettings, startPractice } from "./settings.js";
-import { Countdown } from "./ticking.js";
+import { Countdown, useTick } from "./ticking.js";
+import { Cancelled, withRetry } from "./retry.js";
+import { serverNow } from "./servertime.js";
 
 export function errorText(err) {
   const code = err?.code || "generic";
@@ -50,6 +52,10 @@ export function Home() {
   const [error, setError] = useState("");
   const [mine, setMine] = useState([]);
   const [quickSize, setQuickSize] = useState(4);
+  // While the server has no room (or a backend is away): the refusal, and when the next try is.
+  const [waiting, setWaiting] = useState(null);
+  const stopWaiting = useRef(null);
+  useEffect(() => () => stopWaiting.current?.abort(), []);
 
   // Tables where this browser's session still holds a seat, as the tables themselves say.
   useEffect(() => {
@@ -66,18 +72,28 @@ export function Home() {
 
   // Every way to a table from here: check the name, open a session, go where `open` says.
   // Practice asks only for a name: its table is this player's alone.
+  // A full cluster or a backend away for a moment (503 with Retry-After) is tried again by
+  // itself, with the wait shown and a button to stop (retry.js bounds it).
   async function enter(open, check = nameProblem) {
     const clean = cleanName(name);
     const problem = check(clean);
     if (problem) return setError(t(problem));
     setBusy(true);
     setError("");
+    const stop = new AbortController();
+    stopWaiting.current = stop;
     try {
-      const s = await ensureSession(clean);
-      navigate(`/t/${await open(s.token)}`);
+      const code = await withRetry(async () => open((await ensureSession(clean)).token), {
+        signal: stop.signal,
+        onWait: (err, ms) => setWaiting({ text: errorText(err), at: serverNow() + ms }),
+      });
+      navigate(`/t/${code}`);
     } catch (err) {
-      setError(errorText(err));
+      if (err instanceof Cancelled) return;
+      setError(err.gaveUp ? `${errorText(err)} ${t("home.retryGaveUp")}` : errorText(err));
     } finally {
+      if (stopWaiting.current === stop) stopWaiting.current = null;
+      setWaiting(null);
       setBusy(false);
     }
   }
@@ -101,6 +117,8 @@ export function Home() {
     <p class="lead">${t("home.lead")}</p>
     ${mine.length > 0 && html`<${ReturnPanel} tables=${mine} />`}
     <${NameField} value=${name} onInput=${setName} />
+    ${waiting &&
+    html`<${RoomWait} waiting=${waiting} onStop=${() => stopWaiting.current?.abort()} />`}
     <div class="panel quick" role="group" aria-labelledby="quick-title">
       <h2 id="quick-title">${t("home.quickTitle")}</h2>
       <p>${t("home.quickLead")}</p>
@@ -167,6 +185,22 @@ export function Home() {
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
   </section>`;
+}
+
+// The status stays one sentence for the whole wait (a live region that changed every second
+// would speak every second); the clock beside it is a timer, which screen readers leave silent.
+function RoomWait({ waiting, onStop }) {
+  const left = waiting.at - useTick(250);
+  return html`<div class="panel room-wait" id="room-wait">
+    <p role="status">${waiting.text} ${t("home.retryAuto")}</p>
+    <p class="row">
+      ${left > 0
+        ? html`<span class="muted" aria-hidden="true">${t("home.retryClock")}</span>
+            <span class="countdown" role="timer" aria-label=${t("home.retryClock")}>${clock(left)}</span>`
+        : html`<span class="muted">${t("home.retryNow")}</span>`}
+      <button type="button" id="retry-stop" onClick=${onStop}>${t("home.retryStop")}</button>
+    </p>
+  </div>`;
 }
 
 function ReturnPanel({ tables }) {

@@ -17,8 +17,13 @@ const PRACTICE_KEY = "quatro.practice";
 // connected opens its first round at once (R6), and the newcomer would miss the signing.
 export async function startPractice(token) {
   const table = await api.createTable(token, 4);
-  for (const seat of [1, 2, 3]) await api.addBot(token, table.code, seat);
-  await api.settings(token, table.code, { bot_level: "relaxed", hints: true });
+  try {
+    for (const seat of [1, 2, 3]) await api.addBot(token, table.code, seat);
+    await api.settings(token, table.code, { bot_level: "relaxed", hints: true });
+  } catch (err) {
+    err.noRetry = true; // the table exists: trying again would open a second one
+    throw err;
+  }
   sessionStorage.setItem(PRACTICE_KEY, table.code);
   return table.code;
 }

@@ -1,0 +1,432 @@
+"""A burst of arrivals: 200 players reach one node within 10 s and each must be seated.
+
+    python -m loadtests.burst                  # its own embedded stack, 200 players in 10 s
+    python -m loadtests.burst --players 40 --window 5 --seed 7
+    python -m loadtests.burst --url http://127.0.0.1:8000   # a stack already running
+
+Each player opens a session (`POST /api/sessions`), then either hosts a table of four
+(`POST /api/tables`) whose three friends open its invite (`GET /api/tables/{code}`) and take a
+seat (`POST /api/tables/{code}/seats/{s}`), or presses Play now (`POST /api/quickplay`); it is
+seated when its WebSocket `hello` is answered by a `welcome` naming its seat. Arrival times are
+drawn over the window with a seeded RNG; in a group of friends the host is the first to arrive,
+and a friend who arrives before the host has a code arrives, in effect, when the link reaches them.
+
+Every player has an HTTP client (a connection pool) of its own, as separate browsers do
+(`--shared-client` puts them all on one pool instead); `--think` lets friends look at the table
+a while before taking a seat (left out of the times), so their connections idle as a browser's
+do. A documented refusal (`429 rate_limited`/`too_many_lobbies`, `503 unavailable`/`no_room`,
+WebSocket close 1013) is waited out as its `Retry-After` says, like the web client, within the
+player's deadline; anything else is a failure: a non-2xx, an exception (named by its type:
+`RemoteProtocolError` is the keep-alive race of a request sent on a connection the server is
+closing), a hello refused, or no `welcome` by the deadline. Prints a summary, then one JSON
+line: the failures by kind and the time from arrival to seated (p50/p99). Exits 1 when any
+player failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import websockets
+
+from loadtests.bench_ws import pct
+from loadtests.stack import EmbeddedStack
+
+TABLE_SIZE = 4  # a host and three friends
+SEAT_DEADLINE_S = 60.0  # from arrival to welcome
+# Refusals the protocol documents as "retry after Retry-After" (docs/protocol.md, Errors).
+REFUSALS = {
+    (429, "rate_limited"),
+    (429, "too_many_lobbies"),
+    (503, "unavailable"),
+    (503, "no_room"),
+}
+WS_TRY_AGAIN = 1013
+MAX_SAMPLES = 8  # failure messages kept for the summary
+
+
+@dataclass
+class Plan:
+    """Who arrives when: player `i` at `at` seconds into the window."""
+
+    i: int
+    kind: str  # "host", "friend" or "quick"
+    at: float
+    group: int | None = None
+    seat: int | None = None  # a friend's seat at its host's table
+
+
+def plan(
+    players: int, window: float, table_share: float, quick_share: float, seed: int
+) -> list[Plan]:
+    """Groups of four (host first) for the table share, quick play for the rest."""
+    if table_share < 0 or quick_share < 0 or table_share + quick_share <= 0:
+        raise ValueError("the shares must be ≥ 0 and not both 0")
+    rng = random.Random(seed)
+    tabled = round(players * table_share / (table_share + quick_share) / TABLE_SIZE) * TABLE_SIZE
+    tabled = min(tabled, players - players % TABLE_SIZE)
+    times = [rng.uniform(0, window) for _ in range(players)]
+    out: list[Plan] = []
+    for g in range(tabled // TABLE_SIZE):
+        when = sorted(times[g * TABLE_SIZE : (g + 1) * TABLE_SIZE])
+        out.append(Plan(g * TABLE_SIZE, "host", when[0], g, 0))
+        for s in range(1, TABLE_SIZE):
+            out.append(Plan(g * TABLE_SIZE + s, "friend", when[s], g, s))
+    out += [Plan(i, "quick", times[i]) for i in range(tabled, players)]
+    return sorted(out, key=lambda p: p.at)
+
+
+class Failed(Exception):
+    """A player's journey ended without a seat; `kind` groups it in the report."""
+
+    def __init__(self, kind: str, detail: str = "") -> None:
+        super().__init__(f"{kind}: {detail}" if detail else kind)
+        self.kind = kind
+
+
+@dataclass
+class Outcome:
+    plan: Plan
+    arrived: float = 0.0  # loop time
+    late_s: float = 0.0  # how far behind its scheduled moment this script started it
+    seated_s: float | None = None
+    failure: Failed | None = None
+    refusals: list[str] = field(default_factory=list)
+    waited_for_link: bool = False
+    thought_s: float = 0.0  # the friend's look at the table: not the server's time
+
+
+@dataclass
+class Burst:
+    url: str
+    deadline_s: float = SEAT_DEADLINE_S
+    quick_size: int = TABLE_SIZE
+    think_s: float = 0.0  # a friend's longest look at the table before taking a seat
+    shared: httpx.AsyncClient | None = None
+    codes: dict[int, asyncio.Future[str | None]] = field(default_factory=dict)
+    sockets: list[Any] = field(default_factory=list)
+    tables: set[str] = field(default_factory=set)
+    rng: random.Random = field(default_factory=random.Random)  # the jitter of retries
+
+    @property
+    def ws_url(self) -> str:
+        return self.url.replace("http", "ws", 1) + "/ws"
+
+    @contextlib.asynccontextmanager
+    async def client(self) -> AsyncIterator[httpx.AsyncClient]:
+        if self.shared is not None:
+            yield self.shared
+            return
+        async with httpx.AsyncClient(base_url=self.url, timeout=None) as c:
+            yield c  # no timeout here: each request is given its player's time left
+
+    async def call(
+        self,
+        c: httpx.AsyncClient,
+        out: Outcome,
+        method: str,
+        path: str,
+        route: str,
+        token: str | None = None,
+        body: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """One REST call, a documented refusal waited out within the player's deadline."""
+        loop = asyncio.get_running_loop()
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        while True:
+            left = out.arrived + self.deadline_s - loop.time()
+            if left <= 0:
+                raise Failed("not seated by the deadline", f"still waiting on {route}")
+            try:
+                # No timeout of its own (a browser's fetch has none): the player's patience.
+                r = await c.request(method, path, json=body, headers=headers, timeout=left)
+            except httpx.TimeoutException as exc:
+                if loop.time() < out.arrived + self.deadline_s - 0.1:
+                    raise Failed(f"{type(exc).__name__} on {route}", str(exc)) from exc
+                raise Failed("not seated by the deadline", f"still waiting on {route}") from exc
+            except httpx.HTTPError as exc:
+                raise Failed(f"{type(exc).__name__} on {route}", str(exc)) from exc
+            if r.is_success:
+                data: dict[str, Any] = r.json()
+                return data
+            try:
+                code = str(r.json()["error"]["code"])
+            except (ValueError, KeyError, TypeError):
+                code = "?"
+            if (r.status_code, code) not in REFUSALS:
+                raise Failed(f"http {r.status_code} {code} on {route}", r.text[:200])
+            out.refusals.append(f"{code} on {route}")
+            wait = float(r.headers.get("Retry-After", "1"))
+            if loop.time() + wait >= out.arrived + self.deadline_s:
+                raise Failed("not seated by the deadline", f"refused {code} on {route}")
+            await asyncio.sleep(wait * self.rng.uniform(1.0, 1.2))
+
+    async def hello(self, out: Outcome, token: str, code: str, seat: int) -> None:
+        """Say hello until welcomed at `seat` (close 1013 or `unavailable`: again, later)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            left = out.arrived + self.deadline_s - loop.time()
+            if left <= 0:
+                raise Failed("not seated by the deadline", "no welcome")
+            try:
+                async with asyncio.timeout(left):
+                    ws = await websockets.connect(self.ws_url, max_size=None)
+                    try:
+                        await ws.send(
+                            json.dumps({"type": "hello", "id": "h", "token": token, "table": code})
+                        )
+                        first = json.loads(await ws.recv())
+                    except BaseException:
+                        await ws.close()
+                        raise
+            except TimeoutError as exc:
+                raise Failed("not seated by the deadline", "no welcome") from exc
+            except websockets.ConnectionClosed as exc:
+                if exc.rcvd is not None and exc.rcvd.code == WS_TRY_AGAIN:
+                    out.refusals.append("ws 1013")
+                    await asyncio.sleep(self.rng.uniform(1.0, 1.2))
+                    continue
+                raise Failed(f"{type(exc).__name__} on hello", str(exc)) from exc
+            except (OSError, websockets.WebSocketException) as exc:
+                raise Failed(f"{type(exc).__name__} on hello", str(exc)) from exc
+            if first.get("type") == "welcome":
+                got = first["you"]["seat"]
+                if got != seat:
+                    await ws.close()
+                    raise Failed("welcomed at another seat", f"{got} instead of {seat}")
+                self.sockets.append(ws)  # stays open: a seated player stays at the table
+                return
+            await ws.close()
+            if first.get("type") == "error" and first.get("code") == "unavailable":
+                out.refusals.append("ws unavailable")
+                await asyncio.sleep(self.rng.uniform(1.0, 1.2))
+                continue
+            raise Failed(f"hello refused {first.get('code', first.get('type'))}", str(first)[:200])
+
+    async def player(self, p: Plan, t0: float) -> Outcome:
+        loop = asyncio.get_running_loop()
+        out = Outcome(p)
+        await asyncio.sleep(max(0.0, t0 + p.at - loop.time()))
+        out.arrived = loop.time()
+        out.late_s = out.arrived - (t0 + p.at)
+        link = self.codes[p.group] if p.group is not None else None
+        try:
+            if p.kind == "friend":
+                assert link is not None
+                if not link.done():
+                    out.waited_for_link = True
+                    left = out.arrived + self.deadline_s - loop.time()
+                    try:
+                        await asyncio.wait_for(asyncio.shield(link), left)
+                    except TimeoutError as exc:
+                        raise Failed("not seated by the deadline", "no invite link") from exc
+                    out.arrived = loop.time()  # the friend opens the link when it comes
+                if link.result() is None:
+                    raise Failed("its host has no table")
+            async with self.client() as c:
+                token = str(
+                    (
+                        await self.call(
+                            c, out, "POST", "/api/sessions", "sessions", body={"name": f"p{p.i}"}
+                        )
+                    )["token"]
+                )
+                if p.kind == "host":
+                    made = await self.call(
+                        c, out, "POST", "/api/tables", "tables", token, {"players": TABLE_SIZE}
+                    )
+                    code, seat = str(made["code"]), 0
+                    assert link is not None
+                    link.set_result(code)
+                elif p.kind == "friend":
+                    assert link is not None
+                    code = str(link.result())
+                    await self.call(c, out, "GET", f"/api/tables/{code}", "table")
+                    if self.think_s > 0:  # the connection idles meanwhile (keep-alive)
+                        out.thought_s = self.rng.uniform(0, self.think_s)
+                        await asyncio.sleep(out.thought_s)
+                    taken = await self.call(
+                        c, out, "POST", f"/api/tables/{code}/seats/{p.seat}", "seat", token
+                    )
+                    seat = int(taken["seat"])
+                else:
+                    got = await self.call(
+                        c,
+                        out,
+                        "POST",
+                        "/api/quickplay",
+                        "quickplay",
+                        token,
+                        {"players": self.quick_size},
+                    )
+                    code, seat = str(got["code"]), int(got["seat"])
+            self.tables.add(code)
+            await self.hello(out, token, code, seat)
+            out.seated_s = loop.time() - out.arrived - out.thought_s
+        except Failed as exc:
+            out.failure = exc
+        except Exception as exc:  # a bug of this script or an answer of the wrong shape
+            out.failure = Failed(f"{type(exc).__name__} in the script", repr(exc)[:200])
+        finally:
+            if link is not None and p.kind == "host" and not link.done():
+                link.set_result(None)  # its friends stop waiting
+        return out
+
+    async def run(self, plans: list[Plan]) -> list[Outcome]:
+        loop = asyncio.get_running_loop()
+        self.codes = {p.group: loop.create_future() for p in plans if p.group is not None}
+        t0 = loop.time() + 0.5  # every task created before the first arrival
+        try:
+            return await asyncio.gather(*(self.player(p, t0) for p in plans))
+        finally:
+            await asyncio.gather(*(ws.close() for ws in self.sockets), return_exceptions=True)
+
+
+def report(
+    outcomes: list[Outcome], window: float, seed: int, url: str, wall_s: float
+) -> dict[str, Any]:
+    seated = [o for o in outcomes if o.seated_s is not None]
+    ms = [o.seated_s * 1000 for o in seated if o.seated_s is not None]
+    failed = [o for o in outcomes if o.failure is not None]
+
+    def times(kind: str) -> dict[str, float]:
+        got = [o.seated_s * 1000 for o in seated if o.plan.kind == kind and o.seated_s is not None]
+        return {
+            "n": len(got),
+            "p50_ms": round(pct(got, 0.5), 1),
+            "p99_ms": round(pct(got, 0.99), 1),
+        }
+
+    return {
+        "players": len(outcomes),
+        "window_s": window,
+        "seed": seed,
+        "url": url,
+        "seated": len(seated),
+        "failed": len(failed),
+        "failures": dict(Counter(o.failure.kind for o in failed if o.failure)),
+        "refusals": dict(Counter(r for o in outcomes for r in o.refusals)),
+        "arrival_to_seated_ms": {
+            "p50": round(pct(ms, 0.5), 1),
+            "p99": round(pct(ms, 0.99), 1),
+            "max": round(max(ms, default=float("nan")), 1),
+        },
+        "by_kind": {k: times(k) for k in ("host", "friend", "quick")},
+        "friends_waiting_for_link": sum(o.waited_for_link for o in outcomes),
+        "script_late_ms_max": round(max((o.late_s for o in outcomes), default=0) * 1000, 1),
+        "wall_s": round(wall_s, 1),
+    }
+
+
+def summary(result: dict[str, Any], outcomes: list[Outcome]) -> str:
+    t = result["arrival_to_seated_ms"]
+    lines = [
+        f"burst: {result['players']} players in {result['window_s']} s (seed {result['seed']}) "
+        f"at {result['url']}",
+        f"  seated {result['seated']}/{result['players']}, failed {result['failed']}; "
+        f"arrival → seated p50 {t['p50']} ms, p99 {t['p99']} ms, max {t['max']} ms",
+    ]
+    for kind, row in result["by_kind"].items():
+        lines.append(f"  {kind:6} n={row['n']:4}  p50 {row['p50_ms']} ms  p99 {row['p99_ms']} ms")
+    if result["refusals"]:
+        lines.append(f"  documented refusals waited out: {result['refusals']}")
+    for kind, n in sorted(result["failures"].items(), key=lambda kv: -kv[1]):
+        lines.append(f"  FAILED {n} × {kind}")
+    samples = [str(o.failure) for o in outcomes if o.failure is not None][:MAX_SAMPLES]
+    lines += [f"    e.g. player: {s}" for s in samples]
+    return "\n".join(lines)
+
+
+async def burst(
+    url: str,
+    players: int = 200,
+    window: float = 10.0,
+    table_share: float = 0.6,
+    quick_share: float = 0.4,
+    seed: int = 1,
+    deadline_s: float = SEAT_DEADLINE_S,
+    shared_client: bool = False,
+    think_s: float = 0.0,
+) -> tuple[dict[str, Any], list[Outcome], set[str]]:
+    """Run one burst against `url`; the report, every player's outcome, and the tables used."""
+    plans = plan(players, window, table_share, quick_share, seed)
+    b = Burst(url.rstrip("/"), deadline_s, think_s=think_s, rng=random.Random(seed + 1))
+    t0 = time.monotonic()
+    if shared_client:
+        limits = httpx.Limits(max_connections=players, max_keepalive_connections=players)
+        async with httpx.AsyncClient(base_url=b.url, timeout=None, limits=limits) as c:
+            b.shared = c
+            outcomes = await b.run(plans)
+    else:
+        outcomes = await b.run(plans)
+    result = report(outcomes, window, seed, b.url, time.monotonic() - t0)
+    return result, outcomes, b.tables
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--players", type=int, default=200)
+    ap.add_argument("--window", type=float, default=10.0, help="seconds over which they arrive")
+    ap.add_argument(
+        "--table-share", type=float, default=0.6, help="weight of groups of four friends"
+    )
+    ap.add_argument("--quick-share", type=float, default=0.4, help="weight of Play now")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--deadline", type=float, default=SEAT_DEADLINE_S, help="arrival → welcome, s")
+    ap.add_argument("--shared-client", action="store_true", help="one HTTP pool for everyone")
+    ap.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="a friend looks at the table up to this many s before taking a seat (left out of"
+        " the times; the connection idles meanwhile, as a browser's does)",
+    )
+    ap.add_argument("--url", help="a running gateway (default: start an embedded stack)")
+    ap.add_argument("--pool-size", type=int, default=4, help="embedded stack: QUATRO_POOL_SIZE")
+    ap.add_argument("--table-slots", type=int, default=400, help="embedded stack: slots")
+    args = ap.parse_args()
+
+    stack = None
+    url = args.url
+    if url is None:
+        log = Path(tempfile.mkdtemp(prefix="quatro-burst-")) / "stack.log"
+        print(f"starting an embedded stack (log: {log})", file=sys.stderr)
+        stack = EmbeddedStack(log, table_slots=args.table_slots, pool_size=args.pool_size).start()
+        url = stack.url
+    try:
+        result, outcomes, _ = asyncio.run(
+            burst(
+                url,
+                args.players,
+                args.window,
+                args.table_share,
+                args.quick_share,
+                args.seed,
+                args.deadline,
+                args.shared_client,
+                args.think,
+            )
+        )
+    finally:
+        if stack is not None:
+            stack.stop()
+    print(summary(result, outcomes))
+    print(json.dumps(result))
+    sys.exit(1 if result["failed"] else 0)
+
+
+if __name__ == "__main__":
+    main()
