@@ -2,7 +2,7 @@
 
 Tables are found by invite code through Redis (code -> actor name), so any gateway replica finds
 any table with `ray.get_actor`. New tables come from a small pool of actors started ahead of
-time, since starting an actor process takes ~0.6 s.
+time, since starting an actor process takes ~0.6 s (actors/pool.py).
 
 Redis outlives Ray (a cluster replaced, runs stopped hard), so every record naming an actor is
 checked against Ray where it is used, and one naming an actor Ray does not know is dropped or
@@ -27,6 +27,8 @@ from ray.actor import ActorHandle
 from ray.exceptions import ActorDiedError, ActorUnavailableError, GetTimeoutError, RayActorError
 
 from actors import keys
+from actors.pool import NoRoom as NoRoom
+from actors.pool import Pool
 from actors.slots import Slots
 from actors.table_actor import KEY_TTL_S, actor_class, record_json
 
@@ -36,28 +38,20 @@ log = logging.getLogger("quatro.directory")
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 CODE_LENGTH = 6
 RESTART_WAIT_S = 20.0  # how long a call waits for a crashed table actor to come back
-REFILL_AT_ONCE = 8  # actors the pool starts side by side
 SCAN_ROUNDS = 5  # SCAN calls a readiness probe may make looking for a live table
 PROBE_NAMES = 8  # actor names a readiness probe may look up before it gives up on records
-POOLED_FRESH_S = 30.0  # a pooled name seen alive this recently is not looked up again
 OPEN_TRIES = 3  # pooled actors a creation tries (one that already serves a table is dropped)
 ANSWER_FRESH_S = 10.0  # a table actor's answer this recent proves this gateway can reach tables
-# A new table actor not placed and answering by then is killed (see actors.slots): a worker
-# process starts in about a second, and far slower on a loaded node; a new Kubernetes worker
-# pod (the autoscaler's answer to waiting tables) in a few minutes.
-PLACE_WAIT_S = 30.0
-PLACE_WAIT_GROWING_S = 300.0
 DEFAULT_SLOT_RESERVE = 4
+DEFAULT_POOL_MAX = 8
+DEFAULT_POOL_STARTS = 2
+DEFAULT_POOL_WAIT_S = 30.0
 
 ActorGone = (RayActorError, ActorUnavailableError, ActorDiedError)
 
 
 class TableGone(Exception):
     """The table's actor is stopped for good (or never existed)."""
-
-
-class NoRoom(Exception):
-    """Every table slot of the cluster is taken (past the reserve kept for restarts)."""
 
 
 # KEYS: a table's record, then other records of it (its actor's); ARGV[1]: the table record as
@@ -88,20 +82,34 @@ class Directory:
         replay_ttl_s: int = 7 * 24 * 3600,
         slot_reserve: int = DEFAULT_SLOT_RESERVE,
         max_slots: int = 0,
+        pool_max: int = DEFAULT_POOL_MAX,
+        pool_starts: int = DEFAULT_POOL_STARTS,
+        pool_wait_s: float = DEFAULT_POOL_WAIT_S,
     ) -> None:
+        """`pool_size`: the ready actors kept at the least (`pool_max` at most, with demand);
+        `pool_starts`: new actors started side by side; `pool_wait_s`: how long a creation
+        waits for one when none is ready."""
         self.redis = redis
         self.namespace = namespace
         self.redis_url = redis_url
         self.pool_size = pool_size
+        self.pool_wait_s = pool_wait_s
         self.idle = (over_idle_s, lobby_idle_s, abandoned_idle_s)
         self.replay_ttl_s = replay_ttl_s
         self._handles: dict[str, ActorHandle[Any]] = {}
-        self._refill: asyncio.Task[None] | None = None
         self._cls = actor_class()
-        self._slots = Slots(slot_reserve, max_slots)
+        self.pool = Pool(
+            redis,
+            Slots(slot_reserve, max_slots),
+            lambda name: self._spawn(name)[1],
+            self.actor,
+            self.heard_from_table,
+            pool_size,
+            pool_max,
+            pool_starts,
+        )
         self._answered_at = float("-inf")  # loop time of the last answer from any table actor
         self._probe: asyncio.Task[str] | None = None
-        self._pooled_alive: dict[str, float] = {}  # pooled name -> loop time last seen alive
         self._drop_stale_table = redis.register_script(DROP_STALE_TABLE)
 
     # -- Ray's word on a name -----------------------------------------------------------------
@@ -116,81 +124,15 @@ class Directory:
         event loop, which serves every player here)."""
         return await asyncio.to_thread(self._get_actor, name)
 
-    async def _drop_pooled(self, name: str) -> None:
-        """Remove one dead name from the shared pool. By value, once: another gateway popping
-        it at the same moment is fine, and a live name next to it stays."""
-        self._pooled_alive.pop(name, None)
-        if await self.redis.lrem(keys.POOL, 1, name):
-            log.warning("pooled actor %s is gone (unknown to Ray): dropped from the pool", name)
-
-    async def _live_pooled(self) -> int:
-        """How many actors of the shared pool are alive; dead names are dropped on the way."""
-        names = [str(n) for n in await self.redis.lrange(keys.POOL, 0, -1)]
-        now = asyncio.get_running_loop().time()
-        seen = self._pooled_alive
-        unsure = [n for n in names if now - seen.get(n, float("-inf")) > POOLED_FRESH_S]
-        found = await asyncio.gather(*(self.actor(n) for n in unsure))
-        live = len(names)
-        for name, handle in zip(unsure, found, strict=True):
-            if handle is None:
-                await self._drop_pooled(name)
-                live -= 1
-            else:
-                self._pooled_alive[name] = now
-        for name in list(self._pooled_alive):
-            if name not in names:
-                del self._pooled_alive[name]  # taken by some gateway since
-        return live
-
     # -- the pool -----------------------------------------------------------------------------
     def _spawn(self, name: str | None = None) -> tuple[str, ActorHandle[Any]]:
-        """A new table actor; given an existing table's actor name, the same actor again (it
-        restores itself from Redis). Two gateways doing so at once get one actor."""
+        """A new table actor (the pool's); given an existing table's actor name, the same actor
+        again (it restores itself from Redis). Two gateways doing so at once get one actor."""
         name = name or f"{keys.ACTOR_PREFIX}{uuid.uuid4().hex[:12]}"
         handle = self._cls.options(
             name=name, namespace=self.namespace, lifetime="detached", get_if_exists=True
         ).remote(name, self.redis_url)
         return name, handle
-
-    async def fill_pool(self) -> None:
-        """Start actors until the pool holds `pool_size` ready ones (a best effort). The
-        missing ones start together: Ray starts worker processes side by side, so a burst of
-        new tables refills faster than one actor after another (`python -m
-        loadtests.actor_start` measures both)."""
-        while (missing := self.pool_size - await self._live_pooled()) > 0:
-            room = await self._slots.room(min(missing, REFILL_AT_ONCE))
-            if room == 0:
-                return  # a full cluster: the next new table asks again
-            started = await asyncio.gather(*(self._add_to_pool() for _ in range(room)))
-            if not all(started):
-                return
-
-    async def _add_to_pool(self) -> bool:
-        name, handle = self._spawn()
-        if not await self._placed(name, handle):
-            return False
-        await self.redis.rpush(keys.POOL, name)
-        self._pooled_alive[name] = asyncio.get_running_loop().time()
-        return True
-
-    async def _placed(self, name: str, handle: ActorHandle[Any]) -> bool:
-        """Whether a new actor is placed and answers in time (PLACE_WAIT_S). One that is not is
-        killed (cancelled waiting, too): left in Ray's queue, it could take the next free slot
-        from a crashed table's restart."""
-        try:
-            async with asyncio.timeout(
-                PLACE_WAIT_GROWING_S if self._slots.can_grow else PLACE_WAIT_S
-            ):
-                await handle.ping.remote()
-        except BaseException as exc:
-            with contextlib.suppress(Exception):  # the control store out of reach: nothing to do
-                ray.kill(handle, no_restart=True)
-            log.warning("new table actor %s not placed: killed (%s)", name, type(exc).__name__)
-            if isinstance(exc, TimeoutError):
-                return False
-            raise
-        self.heard_from_table()
-        return True
 
     def heard_from_table(self) -> None:
         """A table actor answered this gateway (a Ray call, or a line on the data plane)."""
@@ -238,11 +180,14 @@ class Directory:
         for _ in range(PROBE_NAMES):
             name = await self.redis.lindex(keys.POOL, 0)
             if name is None:
+                # Used up: refill, in case nothing else does (the last refill found a full
+                # cluster, and no creation came since to ask again).
+                self.refill_soon()
                 break
             handle = await self.actor(str(name))
             if handle is not None:
                 return handle
-            await self._drop_pooled(str(name))
+            await self.pool.drop(str(name))
         served = next(iter(self._handles.values()), None)
         if served is not None:
             return served
@@ -271,44 +216,21 @@ class Directory:
         return None
 
     def refill_soon(self) -> None:
-        if self.pool_size > 0 and (self._refill is None or self._refill.done()):
-            self._refill = asyncio.get_running_loop().create_task(self._refill_logged())
-
-    async def _refill_logged(self) -> None:
-        try:
-            await self.fill_pool()
-        except Exception:
-            log.exception("could not refill the table pool")
+        self.pool.refill_soon()
 
     async def close(self) -> None:
-        for task in (self._refill, self._probe):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-
-    async def _take_from_pool(self) -> tuple[str, ActorHandle[Any]]:
-        while name := await self.redis.lpop(keys.POOL):
-            self._pooled_alive.pop(str(name), None)
-            handle = await self.actor(str(name))
-            if handle is None:
-                log.warning("pooled actor %s is gone (unknown to Ray): skipped", name)
-                continue
-            return str(name), handle
-        if await self._slots.room(1) == 0:
-            raise NoRoom
-        fresh, handle = self._spawn()
-        if not await self._placed(fresh, handle):
-            raise NoRoom
-        return fresh, handle
+        await self.pool.close()
+        if self._probe is not None:
+            self._probe.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._probe
 
     # -- tables -------------------------------------------------------------------------------
     async def create(self, players: int, config: dict[str, Any], host: str, name: str) -> str:
         """Open a table and seat its creator in seat 0 (the host, but at a public table, whose
         `config` says `public`, only its first player); return its code."""
         for _ in range(OPEN_TRIES):
-            actor_name, handle = await self._take_from_pool()
-            self.refill_soon()
+            actor_name, handle = await self.pool.take(self.pool_wait_s)
             for _ in range(20):
                 code = new_code()
                 record = record_json(actor_name, players)
