@@ -271,7 +271,9 @@ class Pool:
                 self._full = False  # the next creation asks the slot gate again
                 if needed <= 0:
                     await self._trim(target, live)
-                return
+                if not self._wake.is_set():
+                    return  # nothing asked meanwhile (refill_soon only wakes a running pass)
+                continue
             await self._wake.wait()
 
     def _start_one(self) -> None:

@@ -267,3 +267,31 @@ async def test_a_quick_play_table_to_fill_whose_actor_is_gone_is_passed_over(
         for c in set(codes):
             forget_table(stack, c)
         r.delete(keys.quick(6))
+
+
+async def test_a_pooled_name_whose_actor_already_serves_a_table_is_passed_over(
+    stack: Stack,
+) -> None:
+    """The pool names a live actor that serves a table (pushed twice, or by hand): a creation
+    must not fail on it, nor take that table over."""
+    code, (host,) = await table_with(stack.a.url, 4, 1)
+    r = store(stack)
+    name = str(json.loads(r.get(keys.table(code)) or "{}")["actor"])
+    opened: list[str] = []
+    try:
+        r.lpush(keys.POOL, name)
+        for i in range(2):  # one gateway after the other: whichever pops it passes it over
+            gw = stack.a if i == 0 else stack.b
+            p = await Player(gw.url, f"n{i}").register()
+            got = await p.rest("POST", "/api/tables", json={"players": 4})
+            assert got.status_code == 201, got.text  # before: 500, "refused to open"
+            opened.append(got.json()["code"])
+            assert json.loads(r.get(keys.table(opened[-1])) or "{}")["actor"] != name
+        assert r.lpos(keys.POOL, name) is None
+        summary = (await host.rest("GET", f"/api/tables/{code}")).json()
+        assert summary["seats"][0]["name"] == "P0", summary  # still the host's table
+    finally:
+        r.lrem(keys.POOL, 0, name)
+        await host.close()
+        for c in [code, *opened]:
+            forget_table(stack, c)
