@@ -47,13 +47,16 @@ def starting_in_ray(stack: Stack) -> dict[str, int]:
     return dict(jobs)
 
 
-def job_of(stack: Stack, code: str) -> str:
-    """The Ray job (gateway) that started the actor of table `code`."""
+def job_of(stack: Stack, codes: list[str]) -> str:
+    """The Ray job (gateway) that started most of the actors of these tables (the first ones
+    may come from the shared pool, which the stack's other gateways fill too)."""
     from ray._private import state
 
     stack.driver()
-    name = json.loads(redis.Redis.from_url(stack.redis.url).get(keys.table(code)) or "{}")["actor"]
-    return str(next(a["JobID"] for a in state.actors().values() if a["Name"] == name))
+    store = redis.Redis.from_url(stack.redis.url)
+    names = {json.loads(store.get(keys.table(c)) or "{}").get("actor") for c in codes}
+    jobs = Counter(a["JobID"] for a in state.actors().values() if a["Name"] in names)
+    return str(jobs.most_common(1)[0][0]) if jobs else ""
 
 
 async def sample(
@@ -127,7 +130,7 @@ async def test_a_burst_of_creations_waits_its_turn_and_the_pool_follows_demand(
             await sampler
         names = {name for s in seen for name in s}
         peak = {name: max(s.get(name, 0.0) for s in seen) for name in sorted(names)}
-        mine = job_of(stack, opened[0]) if opened else ""
+        mine = job_of(stack, opened)
         peak["ray_starting_here"] = max((s.get(mine, 0) for s in in_ray), default=0)
         peak["ray_starting_anywhere"] = max((sum(s.values()) for s in in_ray), default=0)
         waits = sorted(round(took, 1) for _, _, took in answers)
@@ -142,7 +145,7 @@ async def test_a_burst_of_creations_waits_its_turn_and_the_pool_follows_demand(
         }
         print(f"pool burst: {json.dumps(figures)}")
         assert failures == [], failures
-        assert peak["ray_starting_here"] <= STARTS, peak  # never more started side by side
+        assert 1 <= peak["ray_starting_here"] <= STARTS, peak  # never more side by side
         assert peak["quatro_pool_starting"] <= STARTS, peak
         assert peak["quatro_pool_target"] == POOL_MAX, peak  # 30 creations in the window
         assert peak["quatro_pool_waiting"] > 0, peak  # the burst outran the pool
