@@ -2,7 +2,13 @@
 
 Tables are found by invite code through Redis (code -> actor name), so any gateway replica finds
 any table with `ray.get_actor`. New tables come from a small pool of actors started ahead of
-time, since starting an actor process takes ~0.6 s.
+time, since starting an actor process takes ~0.6 s (actors/pool.py).
+
+Redis outlives Ray (a cluster replaced, runs stopped hard), so every record naming an actor is
+checked against Ray where it is used, and one naming an actor Ray does not know is dropped or
+repaired there and then: a dead pooled name is removed from the pool, a table record whose
+actor is gone is restored from its snapshot or, without one, deleted. Nothing waits for a
+record that only this gateway could repair.
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ from ray.actor import ActorHandle
 from ray.exceptions import ActorDiedError, ActorUnavailableError, GetTimeoutError, RayActorError
 
 from actors import keys
+from actors.pool import NoRoom as NoRoom
+from actors.pool import Pool
 from actors.slots import Slots
-from actors.table_actor import actor_class, record_json
+from actors.table_actor import KEY_TTL_S, actor_class, record_json
 
 log = logging.getLogger("quatro.directory")
 
@@ -30,15 +38,14 @@ log = logging.getLogger("quatro.directory")
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 CODE_LENGTH = 6
 RESTART_WAIT_S = 20.0  # how long a call waits for a crashed table actor to come back
-REFILL_AT_ONCE = 8  # actors the pool starts side by side
 SCAN_ROUNDS = 5  # SCAN calls a readiness probe may make looking for a live table
+PROBE_NAMES = 8  # actor names a readiness probe may look up before it gives up on records
+OPEN_TRIES = 3  # pooled actors a creation tries (one that already serves a table is dropped)
 ANSWER_FRESH_S = 10.0  # a table actor's answer this recent proves this gateway can reach tables
-# A new table actor not placed and answering by then is killed (see actors.slots): a worker
-# process starts in about a second, and far slower on a loaded node; a new Kubernetes worker
-# pod (the autoscaler's answer to waiting tables) in a few minutes.
-PLACE_WAIT_S = 30.0
-PLACE_WAIT_GROWING_S = 300.0
 DEFAULT_SLOT_RESERVE = 4
+DEFAULT_POOL_MAX = 8
+DEFAULT_POOL_STARTS = 2
+DEFAULT_POOL_WAIT_S = 30.0
 
 ActorGone = (RayActorError, ActorUnavailableError, ActorDiedError)
 
@@ -47,8 +54,15 @@ class TableGone(Exception):
     """The table's actor is stopped for good (or never existed)."""
 
 
-class NoRoom(Exception):
-    """Every table slot of the cluster is taken (past the reserve kept for restarts)."""
+# KEYS: a table's record, then other records of it (its actor's); ARGV[1]: the table record as
+# read. They go only if the table record is still the one judged stale (a table opened since
+# under the same code, once another gateway dropped the stale one, keeps its records).
+DROP_STALE_TABLE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', unpack(KEYS))
+end
+return 0
+"""
 
 
 def new_code() -> str:
@@ -68,68 +82,57 @@ class Directory:
         replay_ttl_s: int = 7 * 24 * 3600,
         slot_reserve: int = DEFAULT_SLOT_RESERVE,
         max_slots: int = 0,
+        pool_max: int = DEFAULT_POOL_MAX,
+        pool_starts: int = DEFAULT_POOL_STARTS,
+        pool_wait_s: float = DEFAULT_POOL_WAIT_S,
     ) -> None:
+        """`pool_size`: the ready actors kept at the least (`pool_max` at most, with demand);
+        `pool_starts`: new actors started side by side; `pool_wait_s`: how long a creation
+        waits for one when none is ready."""
         self.redis = redis
         self.namespace = namespace
         self.redis_url = redis_url
         self.pool_size = pool_size
+        self.pool_wait_s = pool_wait_s
         self.idle = (over_idle_s, lobby_idle_s, abandoned_idle_s)
         self.replay_ttl_s = replay_ttl_s
         self._handles: dict[str, ActorHandle[Any]] = {}
-        self._refill: asyncio.Task[None] | None = None
         self._cls = actor_class()
-        self._slots = Slots(slot_reserve, max_slots)
+        self.pool = Pool(
+            redis,
+            Slots(slot_reserve, max_slots),
+            lambda name: self._spawn(name)[1],
+            self.actor,
+            self.heard_from_table,
+            pool_size,
+            pool_max,
+            pool_starts,
+        )
         self._answered_at = float("-inf")  # loop time of the last answer from any table actor
         self._probe: asyncio.Task[str] | None = None
+        self._drop_stale_table = redis.register_script(DROP_STALE_TABLE)
+
+    # -- Ray's word on a name -----------------------------------------------------------------
+    def _get_actor(self, name: str) -> ActorHandle[Any] | None:
+        try:
+            return ray.get_actor(name, namespace=self.namespace)
+        except ValueError:  # Ray knows no live actor of that name
+            return None
+
+    async def actor(self, name: str) -> ActorHandle[Any] | None:
+        """The live actor named `name`, None when Ray has none (a control-store call: off the
+        event loop, which serves every player here)."""
+        return await asyncio.to_thread(self._get_actor, name)
 
     # -- the pool -----------------------------------------------------------------------------
     def _spawn(self, name: str | None = None) -> tuple[str, ActorHandle[Any]]:
-        """A new table actor; given an existing table's actor name, the same actor again (it
-        restores itself from Redis). Two gateways doing so at once get one actor."""
+        """A new table actor (the pool's); given an existing table's actor name, the same actor
+        again (it restores itself from Redis). Two gateways doing so at once get one actor."""
         name = name or f"{keys.ACTOR_PREFIX}{uuid.uuid4().hex[:12]}"
         handle = self._cls.options(
             name=name, namespace=self.namespace, lifetime="detached", get_if_exists=True
         ).remote(name, self.redis_url)
         return name, handle
-
-    async def fill_pool(self) -> None:
-        """Start actors until the pool holds `pool_size` ready ones (a best effort). The
-        missing ones start together: Ray starts worker processes side by side, so a burst of
-        new tables refills faster than one actor after another (`python -m
-        loadtests.actor_start` measures both)."""
-        while (missing := self.pool_size - await self.redis.llen(keys.POOL)) > 0:
-            room = await self._slots.room(min(missing, REFILL_AT_ONCE))
-            if room == 0:
-                return  # a full cluster: the next new table asks again
-            started = await asyncio.gather(*(self._add_to_pool() for _ in range(room)))
-            if not all(started):
-                return
-
-    async def _add_to_pool(self) -> bool:
-        name, handle = self._spawn()
-        if not await self._placed(name, handle):
-            return False
-        await self.redis.rpush(keys.POOL, name)
-        return True
-
-    async def _placed(self, name: str, handle: ActorHandle[Any]) -> bool:
-        """Whether a new actor is placed and answers in time (PLACE_WAIT_S). One that is not is
-        killed (cancelled waiting, too): left in Ray's queue, it could take the next free slot
-        from a crashed table's restart."""
-        try:
-            async with asyncio.timeout(
-                PLACE_WAIT_GROWING_S if self._slots.can_grow else PLACE_WAIT_S
-            ):
-                await handle.ping.remote()
-        except BaseException as exc:
-            with contextlib.suppress(Exception):  # the control store out of reach: nothing to do
-                ray.kill(handle, no_restart=True)
-            log.warning("new table actor %s not placed: killed (%s)", name, type(exc).__name__)
-            if isinstance(exc, TimeoutError):
-                return False
-            raise
-        self.heard_from_table()
-        return True
 
     def heard_from_table(self) -> None:
         """A table actor answered this gateway (a Ray call, or a line on the data plane)."""
@@ -154,26 +157,13 @@ class Directory:
             return "ok"
         if self.pool_size <= 0:
             return "ok"  # no pool to probe (QUATRO_POOL_SIZE=0): the Ray check stands alone
-        name = await self.redis.lindex(keys.POOL, 0)
-        # With the pool used up (every slot of a full cluster taken), any live table will do:
-        # one this gateway serves, else any other. A full cluster must not make every gateway
-        # unready and lock out players coming back to their tables.
-        served = next(iter(self._handles.values()), None)
-        if name is None and served is None:
-            name = await self._any_table_actor()
-        if name is None and served is None:
-            self.refill_soon()
-            return "down: no table actor started yet"
         try:
             async with asyncio.timeout(wait_s):
-                handle: Any = served
-                if name is not None:
-                    handle = await asyncio.to_thread(
-                        ray.get_actor, str(name), namespace=self.namespace
-                    )
+                handle = await self._probe_target()
+                if handle is None:
+                    self.refill_soon()
+                    return "down: no table actor started yet"
                 await handle.ping.remote()
-        except ValueError:
-            return "down: the pooled actor is gone"  # taken and stopped since; the next probe
         except TimeoutError:
             return "down: no answer from a table actor"
         except ActorGone as exc:
@@ -181,71 +171,86 @@ class Directory:
         self.heard_from_table()
         return "ok"
 
-    async def _any_table_actor(self) -> str | None:
+    async def _probe_target(self) -> ActorHandle[Any] | None:
+        """The actor a readiness probe pings: the pool's first live one (dead names before it
+        are dropped, so that no gateway stays unready on a record it can repair); with the
+        pool used up (every slot of a full cluster taken), any live table: one this gateway
+        serves, else any other. A full cluster must not make every gateway unready and lock
+        out players coming back to their tables. None: no actor to ask (a refill starts one)."""
+        for _ in range(PROBE_NAMES):
+            name = await self.redis.lindex(keys.POOL, 0)
+            if name is None:
+                # Used up: refill, in case nothing else does (the last refill found a full
+                # cluster, and no creation came since to ask again).
+                self.refill_soon()
+                break
+            handle = await self.actor(str(name))
+            if handle is not None:
+                return handle
+            await self.pool.drop(str(name))
+        served = next(iter(self._handles.values()), None)
+        if served is not None:
+            return served
+        return await self._any_table_actor()
+
+    async def _any_table_actor(self) -> ActorHandle[Any] | None:
         """Some live table's actor, looked for in a bounded part of the keyspace (a probe
-        every few seconds must not walk a Redis full of sessions)."""
+        every few seconds must not walk a Redis full of sessions). Records naming an actor
+        Ray does not know are passed over: a gateway's readiness does not restore tables."""
         cursor = 0
+        looked = 0
         for _ in range(SCAN_ROUNDS):
             cursor, found = await self.redis.scan(cursor, match=keys.table("*"), count=200)
             for key in found:
                 rec = await self.redis.get(key)
-                if rec is not None:
-                    return str(json.loads(rec)["actor"])
+                if rec is None:
+                    continue
+                handle = await self.actor(str(json.loads(rec)["actor"]))
+                if handle is not None:
+                    return handle
+                looked += 1
+                if looked >= PROBE_NAMES:
+                    return None
             if cursor == 0:
                 break
         return None
 
     def refill_soon(self) -> None:
-        if self.pool_size > 0 and (self._refill is None or self._refill.done()):
-            self._refill = asyncio.get_running_loop().create_task(self._refill_logged())
-
-    async def _refill_logged(self) -> None:
-        try:
-            await self.fill_pool()
-        except Exception:
-            log.exception("could not refill the table pool")
+        self.pool.refill_soon()
 
     async def close(self) -> None:
-        for task in (self._refill, self._probe):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-
-    async def _take_from_pool(self) -> tuple[str, ActorHandle[Any]]:
-        while name := await self.redis.lpop(keys.POOL):
-            try:
-                handle = ray.get_actor(str(name), namespace=self.namespace)
-            except ValueError:
-                continue
-            return str(name), handle
-        if await self._slots.room(1) == 0:
-            raise NoRoom
-        fresh, handle = self._spawn()
-        if not await self._placed(fresh, handle):
-            raise NoRoom
-        return fresh, handle
+        await self.pool.close()
+        if self._probe is not None:
+            self._probe.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._probe
 
     # -- tables -------------------------------------------------------------------------------
     async def create(self, players: int, config: dict[str, Any], host: str, name: str) -> str:
         """Open a table and seat its creator in seat 0 (the host, but at a public table, whose
         `config` says `public`, only its first player); return its code."""
-        actor_name, handle = await self._take_from_pool()
-        self.refill_soon()
-        for _ in range(20):
-            code = new_code()
-            record = record_json(actor_name, players)
-            if await self.redis.set(keys.table(code), record, nx=True, ex=24 * 3600):
-                break
-        else:  # pragma: no cover - 31**6 codes
-            raise RuntimeError("no free table code")
-        reply = await handle.open.remote(
-            code, {"players": players, **config}, host, name, self.idle, self.replay_ttl_s
-        )
-        if not reply["ok"]:
-            raise RuntimeError(f"table actor refused to open: {reply}")
-        self._handles[code] = handle
-        return code
+        for _ in range(OPEN_TRIES):
+            actor_name, handle = await self.pool.take(self.pool_wait_s)
+            for _ in range(20):
+                code = new_code()
+                record = record_json(actor_name, players)
+                if await self.redis.set(keys.table(code), record, nx=True, ex=24 * 3600):
+                    break
+            else:  # pragma: no cover - 31**6 codes
+                raise RuntimeError("no free table code")
+            reply = await handle.open.remote(
+                code, {"players": players, **config}, host, name, self.idle, self.replay_ttl_s
+            )
+            if reply["ok"]:
+                self._handles[code] = handle
+                return code
+            await self._drop_stale_table(keys=[keys.table(code)], args=[record])
+            if reply.get("error", {}).get("code") != "not_allowed":
+                raise RuntimeError(f"table actor refused to open: {reply}")
+            # A pooled name that already serves a table (pushed twice, or by hand): the pool
+            # record was wrong, the actor is someone's table; take the next one.
+            log.warning("pooled actor %s already serves a table: skipped", actor_name)
+        raise RuntimeError("no pooled table actor would open a table")
 
     async def lost(self, code: str) -> bool:
         """Whether the table was lost (its saved state could not be read back)."""
@@ -259,18 +264,26 @@ class Directory:
         cached = self._handles.get(code)
         if cached is not None:
             return cached
-        rec = await self.record(code)
-        if rec is None:
+        raw = await self.redis.get(keys.table(code))
+        if raw is None:
             raise TableGone(code)
-        try:
-            handle = ray.get_actor(rec["actor"], namespace=self.namespace)
-        except ValueError as exc:
+        actor_name = str(json.loads(raw)["actor"])
+        handle = await self.actor(actor_name)
+        if handle is None:
             # Ray no longer knows the actor (the whole cluster restarted, or it died for
-            # good) but Redis still holds the table: bring it back from its snapshot.
+            # good) but Redis still holds the table: bring it back from its snapshot, or,
+            # with none to restore, drop the record that would send everyone to nothing.
             if not await self.redis.exists(keys.snapshot(code)):
-                raise TableGone(code) from exc
+                await self._drop_stale_table(
+                    keys=[keys.table(code), keys.actor(actor_name)], args=[raw]
+                )
+                log.warning("table %s: its actor is gone and nothing is saved: dropped", code)
+                raise TableGone(code)
             log.warning("table %s: its actor is gone; starting it again from Redis", code)
-            _, handle = self._spawn(str(rec["actor"]))
+            # The new incarnation learns its table from actor -> code: that record may be lost
+            # or stale too (it is written with the snapshot, not with the code -> actor one).
+            await self.redis.set(keys.actor(actor_name), code, ex=KEY_TTL_S)
+            _, handle = self._spawn(actor_name)
         self._handles[code] = handle
         return handle
 

@@ -4,6 +4,8 @@ Quatro keeps in Redis starts with `quatro:`."""
 from __future__ import annotations
 
 POOL = "quatro:pool"  # list of ready, unassigned table actor names
+# hash gateway -> "target:until_ms": the pool size each gateway wants (actors.pool)
+POOL_TARGETS = "quatro:pool:targets"
 ACTOR_PREFIX = "table-"  # every table actor's Ray name starts so
 
 

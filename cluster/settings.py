@@ -43,8 +43,20 @@ class Settings(BaseSettings):
     # Embedded only: Ray nodes on this machine, the head included; each offers `table_slots`.
     # More than one is for machines with more cores than one node's processes can use.
     local_nodes: int = Field(default=1, ge=1, validation_alias=_env("QUATRO_LOCAL_NODES"))
-    # Ready table actors kept waiting so that creating a table answers at once (~0.6 s each).
-    pool_size: int = Field(default=2, validation_alias=_env("QUATRO_POOL_SIZE"))
+    # Ready table actors kept waiting so that creating a table answers at once (~0.6 s each):
+    # at least `pool_min` per gateway (QUATRO_POOL_MIN, or the older QUATRO_POOL_SIZE), plus the
+    # tables it opened in the last 10 s, up to `pool_max` (actors.pool).
+    pool_size: int = Field(default=2, ge=0, validation_alias=_env("QUATRO_POOL_SIZE"))
+    pool_min_setting: int | None = Field(
+        default=None, ge=0, validation_alias=_env("QUATRO_POOL_MIN")
+    )
+    pool_max_setting: int = Field(default=8, ge=0, validation_alias=_env("QUATRO_POOL_MAX"))
+    # New table actors a gateway starts side by side: each is a worker process, and a node
+    # starts only a few at once (Ray's startup concurrency: its CPU count) without thrashing.
+    pool_starts: int = Field(default=2, ge=1, validation_alias=_env("QUATRO_POOL_STARTS"))
+    # How long a creation waits for a ready actor when the pool is empty (a burst), before
+    # `503 unavailable`; a full cluster answers `503 no_room` at once instead.
+    pool_wait_s: float = Field(default=30.0, gt=0, validation_alias=_env("QUATRO_POOL_WAIT"))
     # Free table slots no new table may take (actors.slots): room for crashed tables to restart
     # and for what other gateways started since this one last looked. Past it: 503 `no_room`.
     slot_reserve: int = Field(default=4, ge=0, validation_alias=_env("QUATRO_SLOT_RESERVE"))
@@ -125,6 +137,14 @@ class Settings(BaseSettings):
     retry_after_s: int = Field(default=5, validation_alias=_env("QUATRO_RETRY_AFTER"))
     # A connection still over its flood guard after this many refused frames is closed (1008).
     flood_strikes: int = Field(default=100, validation_alias=_env("QUATRO_FLOOD_STRIKES"))
+
+    @property
+    def pool_min(self) -> int:
+        return self.pool_size if self.pool_min_setting is None else self.pool_min_setting
+
+    @property
+    def pool_max(self) -> int:
+        return max(self.pool_min, self.pool_max_setting)
 
     def csv(self, value: str) -> list[str]:
         return [item.strip() for item in value.split(",") if item.strip()]

@@ -28,3 +28,9 @@ WATCH_VIEWS = Counter(
     "quatro_watch_views_total",
     "Public views asked of table actors for new watchers (shared by those arriving together)",
 )
+POOL_TARGET = Gauge(
+    "quatro_pool_target",
+    "Ready table actors this gateway keeps: its minimum plus its recent creations, capped",
+)
+POOL_STARTING = Gauge("quatro_pool_starting", "New table actors this gateway is starting now")
+POOL_WAITING = Gauge("quatro_pool_waiting", "Creations waiting for a ready table actor")

@@ -13,6 +13,7 @@ from cluster.connect import connect_ray
 from cluster.link_secret import link_secret
 from cluster.redis_client import async_redis
 from cluster.settings import Settings
+from gateway import metrics
 from gateway.client_ip import Network, networks
 from gateway.conn_caps import ConnectionCaps
 from gateway.hub import Hubs, LinkFactory
@@ -55,14 +56,21 @@ class Services:
             redis,
             settings.ray_namespace,
             settings.redis_url,
-            settings.pool_size,
+            settings.pool_min,
             settings.over_idle_s,
             settings.lobby_idle_s,
             settings.abandoned_idle_s,
             settings.replay_ttl_s,
             settings.slot_reserve,
             settings.max_table_slots,
+            settings.pool_max,
+            settings.pool_starts,
+            settings.pool_wait_s,
         )
+        # Read at each scrape (from the internal port's thread too): plain attributes.
+        metrics.POOL_TARGET.set_function(lambda: directory.pool.last_target)
+        metrics.POOL_STARTING.set_function(lambda: directory.pool.starting)
+        metrics.POOL_WAITING.set_function(lambda: directory.pool.waiting)
         return cls(
             settings=settings,
             gateway=gateway,

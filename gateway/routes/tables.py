@@ -103,11 +103,14 @@ async def _phase(svc: Svc, code: str) -> str | None:
 @router.post("", status_code=201, response_model=TableOut, dependencies=[quota("table")])
 async def create_table(body: NewTable, svc: Svc, me: Me) -> TableOut:
     """429 `too_many_lobbies` when the caller already has `max_open_lobbies` tables that have
-    not started; 429 `rate_limited` past the per-IP quota."""
+    not started; 429 `rate_limited` past the per-IP quota; 503 `no_room` when every table slot
+    is taken. In a burst that empties the pool of ready actors, a creation waits its turn for
+    the next one (`QUATRO_POOL_WAIT`), then 503 `unavailable`."""
     config = _config(body, svc.settings.test_hooks)
     ticket = await svc.lobbies.reserve(me.player_id, lambda code: _phase(svc, code))
+    creating = svc.directory.create(body.players, config, me.player_id, me.name)
     try:
-        code = await _within(svc, svc.directory.create(body.players, config, me.player_id, me.name))
+        code = await _within(svc, creating, svc.settings.pool_wait_s + svc.settings.actor_timeout_s)
     except BaseException:
         await svc.lobbies.release(me.player_id, ticket)
         raise

@@ -40,8 +40,13 @@ async def test_ready_means_a_table_actor_answers(stack: Stack, tmp_path: Path) -
     try:
         body = await _ready_until(gw.url, 200, 30)
         assert body == {"ready": True, "redis": "ok", "ray": "ok", "tables": "ok"}
-        name = redis.Redis.from_url(stack.redis.url).lindex(keys.POOL, 0)
-        assert name is not None
+        # Ready may come from another live table while the pool refills (a test before this one
+        # may have left the cluster full, then the pool used up): wait for a pooled actor.
+        pool = redis.Redis.from_url(stack.redis.url)
+        deadline = time.monotonic() + 30
+        while (name := pool.lindex(keys.POOL, 0)) is None:
+            assert time.monotonic() < deadline, "the pool was not refilled"
+            await asyncio.sleep(0.2)
         ray = stack.driver()
         actor = ray.get_actor(
             name.decode() if isinstance(name, bytes) else name, namespace=stack.namespace

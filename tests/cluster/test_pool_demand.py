@@ -1,0 +1,175 @@
+"""The pool of ready table actors follows demand (issue 20, part 2), like a fleet keeping a buffer
+of ready servers: a burst of creations raises its target, actors start a bounded few at a time
+(a node asked for dozens of worker processes at once thrashes), a creation that finds the pool
+empty waits its turn for the next one instead of failing or starting its own, and the target
+falls back once the burst is over. Before: a batch of creations answered `503 unavailable` ("the
+table did not answer in time") while the raylet warned of 58 worker processes started at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+from actors import keys
+from actors.pool import DEMAND_WINDOW_S
+from cluster.settings import Settings
+from tests.cluster.test_stale_records import forget_table
+from tests.conftest import Stack
+
+BURST = 30  # creations at once: ~100 MB each, 2 cores
+POOL_MIN = 2
+POOL_MAX = 6
+STARTS = 2
+
+
+def gauges(text: str) -> dict[str, float]:
+    found = re.findall(r"^(quatro_pool_\w+) ([0-9.e+-]+)$", text, re.MULTILINE)
+    return {name: float(value) for name, value in found}
+
+
+def starting_in_ray(stack: Stack) -> dict[str, int]:
+    """Actors Ray is starting now (their worker process not yet up and constructed), by the job
+    (the gateway: each is a Ray driver of its own) that asked: Ray's own count, which the pool's
+    gauge must not understate. The stack's other gateways may be refilling meanwhile."""
+    from ray._private import state
+
+    stack.driver()
+    waiting = ("DEPENDENCIES_UNREADY", "PENDING_CREATION")
+    jobs = Counter(a["JobID"] for a in state.actors().values() if a["State"] in waiting)
+    return dict(jobs)
+
+
+def job_of(stack: Stack, codes: list[str]) -> str:
+    """The Ray job (gateway) that started most of the actors of these tables (the first ones
+    may come from the shared pool, which the stack's other gateways fill too)."""
+    from ray._private import state
+
+    stack.driver()
+    store = redis.Redis.from_url(stack.redis.url)
+    names = {json.loads(store.get(keys.table(c)) or "{}").get("actor") for c in codes}
+    jobs = Counter(a["JobID"] for a in state.actors().values() if a["Name"] in names)
+    return str(jobs.most_common(1)[0][0]) if jobs else ""
+
+
+async def sample(
+    stack: Stack,
+    url: str,
+    seen: list[dict[str, float]],
+    in_ray: list[dict[str, int]],
+    stop: asyncio.Event,
+) -> None:
+    """The pool's gauges and Ray's count of actors starting, every 0.2 s until `stop`."""
+    async with httpx.AsyncClient(base_url=url, timeout=10) as c:
+        while not stop.is_set():
+            seen.append(gauges((await c.get("/metrics")).text))
+            in_ray.append(await asyncio.to_thread(starting_in_ray, stack))
+            await asyncio.sleep(0.2)
+
+
+async def test_a_burst_of_creations_waits_its_turn_and_the_pool_follows_demand(
+    stack: Stack, tmp_path: Path
+) -> None:
+    gw = stack.gateway(
+        tmp_path,
+        QUATRO_POOL_SIZE=str(POOL_MIN),
+        QUATRO_POOL_MAX=str(POOL_MAX),
+        QUATRO_POOL_STARTS=str(STARTS),
+        # Thirty creations from 127.0.0.1 within a second: past the default per-IP quotas.
+        QUATRO_TABLE_RATE="1000",
+        QUATRO_TABLE_BURST="1000",
+    )
+    gw.wait_ready()
+    store = redis.Redis.from_url(stack.redis.url, decode_responses=True)
+    opened: list[str] = []
+    seen: list[dict[str, float]] = []
+    in_ray: list[dict[str, int]] = []
+    stop = asyncio.Event()
+    try:
+        async with httpx.AsyncClient(base_url=gw.url, timeout=120) as c:
+            tokens = []
+            for i in range(BURST):
+                r = await c.post("/api/sessions", json={"name": f"B{i}"})
+                assert r.status_code == 201, r.text
+                tokens.append(r.json()["token"])
+            watching = sample(stack, gw.url, seen, in_ray, stop)
+            sampler = asyncio.get_running_loop().create_task(watching)
+
+            async def create(token: str) -> tuple[int, str, float]:
+                t0 = time.monotonic()
+                r = await c.post(
+                    "/api/tables",
+                    json={"players": 4},
+                    headers={"Authorization": f"Bearer {token}"},
+                )
+                return r.status_code, r.text, time.monotonic() - t0
+
+            started = time.monotonic()
+            answers = await asyncio.gather(*(create(t) for t in tokens))
+            burst_s = time.monotonic() - started
+            opened = [json.loads(text)["code"] for status, text, _ in answers if status == 201]
+            failures = [(status, text[:120]) for status, text, _ in answers if status != 201]
+            print(f"pool burst failures: {failures}")
+            # Once the burst is over the target falls back to the minimum.
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + DEMAND_WINDOW_S + 20
+            fell_back_s: float | None = None
+            while loop.time() < deadline:
+                if seen and seen[-1].get("quatro_pool_target") == POOL_MIN:
+                    fell_back_s = round(time.monotonic() - started - burst_s, 1)
+                    break
+                await asyncio.sleep(0.2)
+            stop.set()
+            await sampler
+        names = {name for s in seen for name in s}
+        peak = {name: max(s.get(name, 0.0) for s in seen) for name in sorted(names)}
+        mine = job_of(stack, opened)
+        peak["ray_starting_here"] = max((s.get(mine, 0) for s in in_ray), default=0)
+        peak["ray_starting_anywhere"] = max((sum(s.values()) for s in in_ray), default=0)
+        waits = sorted(round(took, 1) for _, _, took in answers)
+        figures = {
+            "burst": BURST,
+            "failures": len(failures),
+            "burst_s": round(burst_s, 1),
+            "slowest_creation_s": waits[-1],
+            "median_creation_s": waits[len(waits) // 2],
+            "peak": peak,
+            "target_fell_back_after_s": fell_back_s,
+        }
+        print(f"pool burst: {json.dumps(figures)}")
+        assert failures == [], failures
+        assert 1 <= peak["ray_starting_here"] <= STARTS, peak  # never more side by side
+        assert peak["quatro_pool_starting"] <= STARTS, peak
+        assert peak["quatro_pool_target"] == POOL_MAX, peak  # 30 creations in the window
+        assert peak["quatro_pool_waiting"] > 0, peak  # the burst outran the pool
+        assert fell_back_s is not None, seen[-3:]
+        # The surplus over every gateway's target is stopped (a pooled actor holds a slot).
+        deadline = asyncio.get_running_loop().time() + 15
+        while store.llen(keys.POOL) > POOL_MIN:
+            assert asyncio.get_running_loop().time() < deadline, store.llen(keys.POOL)
+            await asyncio.sleep(0.2)
+    finally:
+        stop.set()
+        for code in opened:
+            forget_table(stack, code)
+        gw.stop()
+
+
+def test_the_pool_settings_keep_quatro_pool_size_as_the_minimum(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("QUATRO_POOL_SIZE", "QUATRO_POOL_MIN", "QUATRO_POOL_MAX"):
+        monkeypatch.delenv(name, raising=False)
+    assert (Settings().pool_min, Settings().pool_max, Settings().pool_starts) == (2, 8, 2)
+    monkeypatch.setenv("QUATRO_POOL_SIZE", "5")  # what deployments set before POOL_MIN
+    assert (Settings().pool_min, Settings().pool_max) == (5, 8)
+    monkeypatch.setenv("QUATRO_POOL_MIN", "3")
+    monkeypatch.setenv("QUATRO_POOL_MAX", "1")  # never below the minimum
+    assert (Settings().pool_min, Settings().pool_max) == (3, 3)
