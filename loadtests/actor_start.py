@@ -5,8 +5,8 @@
 
 Each round starts `--actors` table actors (the class the directory uses, without a table) and
 waits until each has answered `ping` — one at a time, then all at once — and kills them. This is
-what refilling the table pool costs (`actors/directory.py`: `fill_pool` starts the missing
-actors side by side). Ray's head and redis-server are started as children and stopped by PID.
+what refilling the table pool costs (`actors/pool.py` starts `QUATRO_POOL_STARTS` actors side by
+side, 2 by default). Ray's head and redis-server are started as children and stopped by PID.
 """
 
 from __future__ import annotations
