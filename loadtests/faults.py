@@ -156,6 +156,8 @@ class Injector:
         resumed = time.time()
         ok = until(self.moved_on([code], int(resumed * 1000)), RECOVER_LIMIT_S)
         self._recovered(fault, ok)
+        if fault.recover_s is not None:  # counted from SIGCONT: the stop itself is the fault
+            fault.recover_s = fault.end - resumed
         fault.detail["stopped_s"] = self.stop_s
 
     def gateway_kill(self, fault: Fault) -> None:
@@ -190,17 +192,19 @@ class Injector:
 
     def node_loss(self, fault: Fault) -> None:
         ray = self.stack.driver()
-        node = self.stack.node
-        assert node is not None
-        assert node.proc is not None
-        node_id = next(
-            n["NodeID"]
-            for n in ray.nodes()
-            if n["Alive"] and int(n["NodeManagerPort"]) == node.manager_port
-        )
+        ids = {int(n["NodeManagerPort"]): str(n["NodeID"]) for n in ray.nodes() if n["Alive"]}
         tables = read_tables(self.dir)
         codes = sorted(c for c, t in tables.items() if t["connected"] and t["phase"] in MOVING)
-        here = [c for c in codes if self._node_of(c) == node_id]
+        where = {c: self._node_of(c) for c in codes}
+        # The worker node carrying the most tables in play.
+        counts = [
+            sum(1 for n in where.values() if n == ids.get(node.manager_port))
+            for node in self.stack.nodes
+        ]
+        i = counts.index(max(counts))
+        node = self.stack.nodes[i]
+        assert node.proc is not None
+        here = [c for c, n in where.items() if n == ids.get(node.manager_port)]
         fault.target = f"ray node :{node.manager_port}"
         fault.detail["tables"] = len(here)
         # Every process of the node: `ray start`, its raylet and the raylet's workers (the
@@ -217,7 +221,7 @@ class Injector:
         node.proc = None
         ok = until(self.moved_on(here, int(fault.start * 1000)), RECOVER_LIMIT_S)
         self._recovered(fault, ok)
-        self.stack.start_node()  # for the next node loss
+        self.stack.nodes[i] = self.stack.new_node()  # for the next node loss
         fault.end = max(fault.end, time.time())
 
     def _node_of(self, code: str) -> str:

@@ -31,7 +31,7 @@ Every exchange is reported with `events.request.fire` under request type `WS`:
 Refusals that are part of the game (two players racing for one card, a call just after another
 ended the round…) are reported under request type `REFUSED` (`swap:stale`, `swap:cooldown`…)
 and never as failures. Anything else — another error code, an answer that does not come within
-`ANSWER_TIMEOUT_S`, a gap in `seq`, a socket the server closed — is a failure.
+`ANSWER_TIMEOUT_S` (`--answer-timeout`), a gap in `seq`, a socket the server closed — is a failure.
 
 Locust and gevent live only in this file and the process that runs it (gevent monkey-patches
 the standard library); nothing imports it.
@@ -139,6 +139,13 @@ def _options(parser: Any) -> None:
         help="write every exchange and gauge to samples-<pid>.csv here (for the plots)",
     )
     group.add_argument(
+        "--answer-timeout",
+        type=float,
+        default=ANSWER_TIMEOUT_S,
+        help="seconds after which an unanswered command is a failure (the soak waits past the "
+        "gateway's own wait through faults, gateway/table_link.py REQUEST_WAIT_S)",
+    )
+    group.add_argument(
         "--hosts",
         default="",
         help="comma-separated gateway URLs: users spread over them and, when theirs is gone, "
@@ -165,6 +172,7 @@ class Options:
     samples_dir: str
     hosts: tuple[str, ...] = ()
     soak_dir: str = ""
+    answer_timeout: float = ANSWER_TIMEOUT_S
 
     @classmethod
     def of(cls, env: Environment) -> Options:
@@ -184,6 +192,7 @@ class Options:
             samples_dir=str(o.samples_dir or ""),
             hosts=tuple(h.strip().rstrip("/") for h in str(o.hosts or "").split(",") if h.strip()),
             soak_dir=str(o.soak_dir or ""),
+            answer_timeout=float(o.answer_timeout),
         )
 
 
@@ -340,6 +349,7 @@ class TableWatch:
     phase: str = "lobby"
     last_event: float = 0.0  # time.time() of the last event any of its users received
     last_at: int = 0  # the latest `at` (the table's own clock, ms) among those events
+    deadline: int | None = None  # when the phase's clock is due to move (server ms)
 
 
 class SoakBoard:
@@ -371,13 +381,20 @@ class SoakBoard:
         line.update(extra)
         self.lines.append(json.dumps(line, separators=(",", ":")) + "\n")
 
-    def event(self, code: str, phase: Phase, at: int) -> None:
+    def event(self, code: str, phase: Phase, e: dict[str, Any]) -> None:
         if self.dir is None:
             return
         w = self.tables.setdefault(code, TableWatch())
         w.phase = str(phase)
         w.last_event = time.time()
-        w.last_at = max(w.last_at, at)
+        w.last_at = max(w.last_at, int(e.get("at") or 0))
+        kind = e.get("type")
+        if kind == "welcome":
+            w.deadline = e["table"].get("deadline")
+        elif kind in ("signing", "round", "pause"):
+            w.deadline = e.get("deadline")
+        elif kind == "over":
+            w.deadline = None
 
     def flush(self) -> None:
         if self.dir is None:
@@ -399,6 +416,7 @@ class SoakBoard:
                     "phase": w.phase,
                     "last_event": w.last_event,
                     "last_at": w.last_at,
+                    "deadline": w.deadline,
                     "connected": connected.get(code, {}),
                 }
                 for code, w in self.tables.items()
@@ -695,12 +713,12 @@ class QuatroPlayer(HttpUser):
         self.link = link
         self.hello_sent = time.perf_counter()
         link.send({"type": "hello", "id": "hello", "token": self.token, "table": self.code})
-        deadline = time.monotonic() + ANSWER_TIMEOUT_S
+        deadline = time.monotonic() + self.opts.answer_timeout
         while not link.welcomed and not link.closed.is_set():
             left = deadline - time.monotonic()
             if left <= 0:
                 late = ExchangeError("no welcome")
-                self._fire(f"{kind}→welcome", ANSWER_TIMEOUT_S * 1000, late)
+                self._fire(f"{kind}→welcome", self.opts.answer_timeout * 1000, late)
                 raise late
             self.wake.clear()
             self.wake.wait(timeout=min(left, 1.0))
@@ -762,7 +780,7 @@ class QuatroPlayer(HttpUser):
                 self._fire("ws:seq", 0.0, ExchangeError(f"seq {seq} after {link.last_seq}"))
             link.last_seq = seq
             self._on_event(link, frame)
-            SOAK.event(self.code, self.phase, int(frame.get("at") or 0))
+            SOAK.event(self.code, self.phase, frame)
         else:
             self._on_answer(frame)
         self.wake.set()
@@ -899,13 +917,13 @@ class QuatroPlayer(HttpUser):
         self.link.send({**frame, "id": fid})
 
     def _check_answers(self) -> None:
-        limit = time.perf_counter() - ANSWER_TIMEOUT_S
+        limit = time.perf_counter() - self.opts.answer_timeout
         for fid, p in list(self.pending.items()):
             if p.sent < limit:
                 del self.pending[fid]
                 if p.key is not None:
                     SEEN.drop(p.key)
-                self._fire(p.name, ANSWER_TIMEOUT_S * 1000, ExchangeError("no answer"))
+                self._fire(p.name, self.opts.answer_timeout * 1000, ExchangeError("no answer"))
 
     def _drop_and_come_back(self) -> None:
         self._disconnect()

@@ -4,7 +4,8 @@
     python -m loadtests.soak --tables 6 --minutes 8                         # a short one
 
 It starts a stack of its own (loadtests/soak_stack.py: redis-server with its append-only file,
-a Ray head and a Ray worker node, two gateways), then one Locust process of players
+a Ray head and two Ray worker nodes that carry the tables, two gateways), then one Locust
+process of players
 (loadtests/locustfile.py, every seat a player, half of each table on each gateway, each player
 coming back through the other gateway when its own is gone). Once every table is in play it
 injects a fault every `--fault-every` seconds, cycling through loadtests/faults.py (`--faults`
@@ -18,8 +19,11 @@ soak reads every table's final state (GET /api/tables/{code}) and prints ONE JSO
     points_lost   scores shown to a player that the table later went back on, or that its
                   final state does not have
     tables_stuck  tables silent for more than `--stuck-s` (60) with players connected, in a
-                  phase whose clock moves (signing, playing, pause)
-    p99_swap_ack_ms   outside the fault windows (each window: injection → recovery + 12 s)
+                  phase whose clock moves (signing, playing, pause), and more than 5 s past that
+                  phase's deadline with no event (players may idle before it: a dead deal waits
+                  for its R22 timeout); `longest_silence_s` and `longest_overdue_s` say how close
+    p99_swap_ack_ms   outside the fault windows (each window: injection → recovery + 2 s;
+                  an exchange overlapping one is left out)
     faults        each fault: kind, when (s from the start), target, time to recover (s; null:
                   not recovered within 120 s)
 
@@ -51,6 +55,10 @@ from loadtests.soak_judge import locust_failures, p99_outside, points_lost, requ
 from loadtests.soak_stack import ROOT, SoakStack
 from loadtests.watch import StuckMonitor, connected, read_ledger, read_tables
 
+# The gateway waits up to 20 s through a fault before it answers `unavailable`
+# (gateway/table_link.py REQUEST_WAIT_S): the players wait a little longer, so that what the
+# soak counts is a command the gateway never answered, or answered `unavailable`.
+ANSWER_WAIT_S = 25.0
 LIVE_LIMIT_S = 240.0  # the tables must all be in play within this after Locust starts
 
 
@@ -66,6 +74,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--burst", type=int, default=0, help="tables per burst (0: tables/4, ≥4)")
     p.add_argument("--stop-s", type=float, default=20.0, help="how long a SIGSTOP lasts")
     p.add_argument("--stuck-s", type=float, default=60.0)
+    p.add_argument(
+        "--answer-timeout",
+        type=float,
+        default=ANSWER_WAIT_S,
+        help="an unanswered command is a failure after this many seconds",
+    )
     p.add_argument("--out", type=Path, default=None)
     return p.parse_args(argv)
 
@@ -105,6 +119,7 @@ def run(argv: list[str] | None = None) -> int:
         )
         cmd += ["--hosts", ",".join(g.url for g in stack.gateways)]
         cmd += ["--soak-dir", str(players_dir)]
+        cmd += ["--answer-timeout", str(a.answer_timeout)]
         (out / "command.txt").write_text(" ".join(cmd) + "\n")
         clear_control(players_dir)
         with (out / "locust.out").open("wb") as locust_out:  # stdout keeps the JSON line alone
@@ -217,6 +232,9 @@ def judge(
         "tables_gone": len(pts.gone),
         "tables_stuck": len(stuck),
         "longest_silence_s": round(max((s.seconds for s in monitor.worst.values()), default=0), 1),
+        "longest_overdue_s": round(
+            max((s.overdue_s for s in monitor.overdue.values()), default=0), 1
+        ),
         "p99_swap_ack_ms": p99_outside(samples, faults),
         "faults": [f.row(t_live) for f in faults],
         "not_recovered": sum(1 for f in faults if f.recover_s is None),

@@ -13,14 +13,17 @@ from typing import Any
 from loadtests.faults import Fault
 from loadtests.report import Sample, percentile
 
-# After a fault is over, its effects may still be in flight for this long (an answer waited for
-# up to the locustfile's ANSWER_TIMEOUT_S is reported when it times out).
-AFTERMATH_S = 12.0
+# A fault's window: from its injection to its recovery, and this long after (what the players
+# saw of it may still be in flight: a frame, a welcome).
+AFTERMATH_S = 2.0
 
 
-def in_window(t: float, faults: Iterable[Fault], after: float = AFTERMATH_S) -> Fault | None:
+def in_window(s: Sample, faults: Iterable[Fault], after: float = AFTERMATH_S) -> Fault | None:
+    """The fault whose window the exchange overlaps, from its sending (`t` is when it was
+    answered or given up on; `value` its duration in ms) to its end."""
+    sent = s.t - s.value / 1000
     for f in faults:
-        if f.start <= t <= f.end + after:
+        if sent <= f.end + after and s.t >= f.start:
             return f
     return None
 
@@ -54,7 +57,7 @@ def requests(samples: list[Sample], faults: list[Fault]) -> dict[str, Any]:
             failed = cause is None
         if failed:
             row[1] += 1
-            during = in_window(s.t, faults)
+            during = in_window(s, faults)
             failures.append({"t": s.t, "what": key, "during": during.kind if during else None})
     by_fault: dict[str, int] = defaultdict(int)
     for f in failures:
@@ -73,7 +76,7 @@ def p99_outside(samples: list[Sample], faults: list[Fault], name: str = "swap→
     values = [
         s.value
         for s in samples
-        if s.kind == "WS" and s.name == name and not s.failed and in_window(s.t, faults) is None
+        if s.kind == "WS" and s.name == name and not s.failed and in_window(s, faults) is None
     ]
     return round(percentile(values, 99), 1) if values else float("nan")
 

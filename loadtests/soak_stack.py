@@ -1,8 +1,10 @@
 """The soak's stack, built from the pieces of cluster/procs.py so that each fault has a handle:
-a redis-server (append-only file in the run's folder), a Ray head and one Ray worker node, and
-two gateways (`python -m gateway`) on ports of their own, each restartable on the same port.
-The soak process itself joins Ray as a driver, only to find table actors' processes. Every
-process is stopped by its own PID (process group), never with `ray stop`."""
+a redis-server (append-only file in the run's folder), a Ray head that carries no table (the
+control plane: its GCS must survive every fault, and the gateways' drivers attach to it), two
+Ray worker nodes that carry the tables, and two gateways (`python -m gateway`) on ports of their
+own, each restartable on the same port. The soak process itself joins Ray as a driver, only to
+find table actors' processes. Every process is stopped by its own PID (process group), never
+with `ray stop`."""
 
 from __future__ import annotations
 
@@ -66,24 +68,28 @@ class GatewayProc:
 @dataclass
 class SoakStack:
     out: Path
-    table_slots: int  # per Ray node: each must be able to carry every table alone
+    table_slots: int  # per worker node: each must be able to carry every table alone
     pool_size: int = 2
     test_hooks: bool = False
     lobby_idle_s: float = 60.0
     redis: RedisServer | None = None
     head: RayHead | None = None
-    node: RayWorkerNode | None = None
+    nodes: list[RayWorkerNode] = field(default_factory=list)
     gateways: list[GatewayProc] = field(default_factory=list)
 
     def start(self) -> SoakStack:
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "redis").mkdir(exist_ok=True)
         self.redis = RedisServer(dir=self.out / "redis").start()
-        self.head = RayHead(table_slots=self.table_slots, object_store_mb=200, num_cpus=2)
+        # No table slot on the head: every table lives on a worker node, so that the loss of
+        # the node carrying the most tables can be injected again and again (its tables move
+        # to the other, and a new node takes its place).
+        self.head = RayHead(table_slots=0, object_store_mb=200, num_cpus=2)
         self.head.start()
-        self.start_node()
-        # The gateways join after both nodes: a driver on a machine with two Ray nodes attaches
-        # to the head's raylet, so losing the worker node never takes a gateway along.
+        for _ in range(2):
+            self.nodes.append(self.new_node())
+        # The gateways join after the nodes: a driver on a machine with several Ray nodes
+        # attaches to the head's raylet, so losing a worker node never takes a gateway along.
         for _ in range(2):
             port = free_port()
             env = self.gateway_env(port)
@@ -94,12 +100,11 @@ class SoakStack:
             gw.wait_ready()
         return self
 
-    def start_node(self) -> RayWorkerNode:
+    def new_node(self) -> RayWorkerNode:
         assert self.head is not None
-        self.node = RayWorkerNode(
+        return RayWorkerNode(
             self.head, table_slots=self.table_slots, object_store_mb=200, num_cpus=2
         ).start()
-        return self.node
 
     def gateway_env(self, port: int) -> dict[str, str]:
         assert self.head is not None
@@ -147,8 +152,8 @@ class SoakStack:
 
             if ray.is_initialized():
                 ray.shutdown()
-        if self.node is not None:
-            self.node.stop()
+        for node in self.nodes:
+            node.stop()
         if self.head is not None:
             self.head.cleanup()
         if self.redis is not None:

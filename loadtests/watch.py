@@ -51,13 +51,20 @@ def welcomes_since(folder: Path, t: float) -> int:
     return sum(1 for e in read_ledger(folder) if e["kind"] == "welcome" and e["t"] >= t)
 
 
+# A table whose phase deadline passed this long ago with no event since has a clock that did
+# not move (its players may well be idle before the deadline: a dead deal waits for R22).
+OVERDUE_GRACE_S = 5.0
+
+
 @dataclass
 class Silence:
-    """The longest a table stayed silent with players connected in a phase whose clock moves."""
+    """The longest a table stayed silent with players connected in a phase whose clock moves,
+    and for how long of that its phase's deadline had already passed."""
 
     code: str
     phase: str
     seconds: float
+    overdue_s: float
     at: float  # when it was seen
 
 
@@ -69,6 +76,8 @@ class StuckMonitor:
     folder: Path
     limit_s: float = 60.0
     worst: dict[str, Silence] = field(default_factory=dict)
+    overdue: dict[str, Silence] = field(default_factory=dict)
+    stuck_seen: dict[str, Silence] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -87,13 +96,26 @@ class StuckMonitor:
         for code, t in read_tables(self.folder).items():
             if not t.get("connected") or t.get("phase") not in MOVING or not t["last_event"]:
                 continue
-            quiet = now - float(t["last_event"])
+            last = float(t["last_event"])
+            quiet = now - last
+            due = t.get("deadline")
+            overdue = 0.0 if due is None else max(0.0, now - max(last, due / 1000))
+            here = Silence(code, str(t["phase"]), quiet, overdue, now)
             seen = self.worst.get(code)
             if seen is None or quiet > seen.seconds:
-                self.worst[code] = Silence(code, str(t["phase"]), quiet, now)
+                self.worst[code] = here
+            seen = self.overdue.get(code)
+            if seen is None or overdue > seen.overdue_s:
+                self.overdue[code] = here
+            # Stuck: silent longer than the limit, and past its phase's deadline (plus a grace)
+            # without an event: the table's own clock should have moved and did not.
+            if quiet > self.limit_s and overdue > OVERDUE_GRACE_S:
+                seen = self.stuck_seen.get(code)
+                if seen is None or quiet > seen.seconds:
+                    self.stuck_seen[code] = here
 
     def stuck(self) -> list[Silence]:
-        return [s for s in self.worst.values() if s.seconds > self.limit_s]
+        return list(self.stuck_seen.values())
 
     def _run(self) -> None:
         while not self._stop.wait(1.0):
