@@ -60,6 +60,7 @@ from loadtests.watch import StuckMonitor, connected, read_ledger, read_tables
 # soak counts is a command the gateway never answered, or answered `unavailable`.
 ANSWER_WAIT_S = 25.0
 LIVE_LIMIT_S = 240.0  # the tables must all be in play within this after Locust starts
+ONCE_TAIL_S = 20.0  # --once: how long the players play on after the last fault
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -79,6 +80,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         type=float,
         default=ANSWER_WAIT_S,
         help="an unanswered command is a failure after this many seconds",
+    )
+    p.add_argument(
+        "--once",
+        action="store_true",
+        help="each fault once, then 20 s more and stop (--minutes is then only a bound)",
     )
     p.add_argument("--out", type=Path, default=None)
     return p.parse_args(argv)
@@ -134,6 +140,9 @@ def run(argv: list[str] | None = None) -> int:
         next_at = t_live + min(a.fault_every, 30.0)
         # A fault starts only if it has time to be recovered from before the end.
         while time.time() + 30.0 < t_end and locust.poll() is None:
+            if a.once and i >= len(kinds):
+                t_end = min(t_end, time.time() + ONCE_TAIL_S)
+                break
             if time.time() < next_at:
                 time.sleep(min(1.0, next_at - time.time()))
                 continue
