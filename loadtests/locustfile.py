@@ -33,6 +33,11 @@ ended the round…) are reported under request type `REFUSED` (`swap:stale`, `sw
 and never as failures. Anything else — another error code, an answer that does not come within
 `ANSWER_TIMEOUT_S` (`--answer-timeout`), a gap in `seq`, a socket the server closed — is a failure.
 
+With `--hosts` (the soak, loadtests/soak.py), users spread over several gateways and come back
+through the next one when theirs is gone; a socket lost or a connection refused is then reported
+under request type `LOST` (`ws:lost@<port>`, `connect:refused@<port>`), not as a failure: the
+soak counts it as one unless a gateway it killed explains it.
+
 Locust and gevent live only in this file and the process that runs it (gevent monkey-patches
 the standard library); nothing imports it.
 """

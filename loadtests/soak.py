@@ -224,6 +224,15 @@ def judge(
 ) -> dict[str, Any]:
     samples = read_samples(out)
     req = requests(samples, faults)
+    # The bursts' creations are the soak's own requests (not Locust's): counted alike.
+    bursts = [f for f in faults if f.kind == "burst"]
+    if bursts:
+        refused = sum(len(f.detail["refused"]) for f in bursts)
+        made = sum(int(f.detail["created"]) for f in bursts)
+        req["requests"]["BURST POST /api/tables"] = {"n": made + refused, "failed": refused}
+        req["failures"] += refused
+        if refused:
+            req["failures_during"]["burst"] = req["failures_during"].get("burst", 0) + refused
     pts = points_lost(read_ledger(folder), final)
     stuck = monitor.stuck()
     line: dict[str, Any] = {
