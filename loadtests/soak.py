@@ -93,6 +93,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def run(argv: list[str] | None = None) -> int:
     a = parse(argv)
     stop_on_signals()
+    # Stdout is for the JSON line alone: whatever else writes to it (Ray's driver prints the
+    # cluster's errors there, a node marked dead among them) goes to stderr.
+    sys.stdout.flush()
+    line_out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
     kinds = [k.strip() for k in a.faults.split(",") if k.strip()]
     unknown = [k for k in kinds if k not in FAULTS]
     if unknown:
@@ -161,7 +166,7 @@ def run(argv: list[str] | None = None) -> int:
         time.sleep(2.0)  # the last ledger lines are flushed at quit
         final = final_tables(stack, players_dir, injector.burst_codes)
         result = judge(a, out, players_dir, faults, monitor, final, t0, t_live)
-        print(json.dumps(result["line"], ensure_ascii=False), flush=True)
+        print(json.dumps(result["line"], ensure_ascii=False), file=line_out, flush=True)
         return 0 if result["ok"] else 1
     finally:
         monitor.stop()
