@@ -274,6 +274,9 @@ def judge(
         "regressions": pts.regressions,
         "gone": pts.gone,
         "stuck": [vars(s) for s in stuck],
+        "longest_overdue": [
+            vars(s) for s in sorted(monitor.overdue.values(), key=lambda s: -s.overdue_s)[:10]
+        ],
         "longest_silences": [
             vars(s) for s in sorted(monitor.worst.values(), key=lambda s: -s.seconds)[:10]
         ],
