@@ -31,7 +31,12 @@ Every exchange is reported with `events.request.fire` under request type `WS`:
 Refusals that are part of the game (two players racing for one card, a call just after another
 ended the round…) are reported under request type `REFUSED` (`swap:stale`, `swap:cooldown`…)
 and never as failures. Anything else — another error code, an answer that does not come within
-`ANSWER_TIMEOUT_S`, a gap in `seq`, a socket the server closed — is a failure.
+`ANSWER_TIMEOUT_S` (`--answer-timeout`), a gap in `seq`, a socket the server closed — is a failure.
+
+With `--hosts` (the soak, loadtests/soak.py), users spread over several gateways and come back
+through the next one when theirs is gone; a socket lost or a connection refused is then reported
+under request type `LOST` (`ws:lost@<port>`, `connect:refused@<port>`), not as a failure: the
+soak counts it as one unless a gateway it killed explains it.
 
 Locust and gevent live only in this file and the process that runs it (gevent monkey-patches
 the standard library); nothing imports it.
@@ -138,6 +143,27 @@ def _options(parser: Any) -> None:
         default=os.environ.get("QUATRO_LOAD_SAMPLES", ""),
         help="write every exchange and gauge to samples-<pid>.csv here (for the plots)",
     )
+    group.add_argument(
+        "--answer-timeout",
+        type=float,
+        default=ANSWER_TIMEOUT_S,
+        help="seconds after which an unanswered command is a failure (the soak waits past the "
+        "gateway's own wait through faults, gateway/table_link.py REQUEST_WAIT_S)",
+    )
+    group.add_argument(
+        "--hosts",
+        default="",
+        help="comma-separated gateway URLs: users spread over them and, when theirs is gone, "
+        "come back through the next (a lost socket is then reported as LOST ws:lost@<port>, "
+        "for the soak to judge against its faults)",
+    )
+    group.add_argument(
+        "--soak-dir",
+        default="",
+        help="the soak's folder: each process writes the scores its users saw (ledger-<pid>"
+        ".jsonl) and its tables' last events (tables-<pid>.json), and reads control.json "
+        "(a reconnect storm)",
+    )
 
 
 @dataclass(frozen=True)
@@ -149,6 +175,9 @@ class Options:
     time_scale: float
     vote_accept: float
     samples_dir: str
+    hosts: tuple[str, ...] = ()
+    soak_dir: str = ""
+    answer_timeout: float = ANSWER_TIMEOUT_S
 
     @classmethod
     def of(cls, env: Environment) -> Options:
@@ -166,6 +195,9 @@ class Options:
             time_scale=float(o.time_scale),
             vote_accept=float(o.vote_accept),
             samples_dir=str(o.samples_dir or ""),
+            hosts=tuple(h.strip().rstrip("/") for h in str(o.hosts or "").split(",") if h.strip()),
+            soak_dir=str(o.soak_dir or ""),
+            answer_timeout=float(o.answer_timeout),
         )
 
 
@@ -214,10 +246,11 @@ SAMPLES: Samples | None = None
 
 
 def _on_init(environment: Environment, **_: Any) -> None:
-    global SAMPLES
+    global SAMPLES, SOAK
     if isinstance(environment.runner, MasterRunner):
         return  # the workers play and write; the master only aggregates
     SAMPLES = Samples(Options.of(environment).samples_dir)
+    SOAK = SoakBoard(Options.of(environment).soak_dir)
 
 
 def _on_request(
@@ -234,6 +267,7 @@ def _on_request(
 def _on_quit(environment: Environment, **_: Any) -> None:
     if SAMPLES is not None:
         SAMPLES.flush()
+    SOAK.flush()
 
 
 def _listen(hook: Any, handler: Callable[..., None]) -> None:
@@ -306,6 +340,117 @@ class SeenBoard:
 
 
 SEEN = SeenBoard()
+
+
+# -- what the soak (loadtests/soak.py) reads and writes ---------------------------------------
+# Phases whose clock moves by itself: a table connected and silent in one of them is stuck.
+MOVING_PHASES = frozenset({Phase.SIGNING, Phase.PLAYING, Phase.PAUSE})
+
+
+@dataclass
+class TableWatch:
+    """What this process's users saw of one table lately."""
+
+    phase: str = "lobby"
+    last_event: float = 0.0  # time.time() of the last event any of its users received
+    last_at: int = 0  # the latest `at` (the table's own clock, ms) among those events
+    deadline: int | None = None  # when the phase's clock is due to move (server ms)
+
+
+class SoakBoard:
+    """The soak's view of this process (`--soak-dir`): every score its users were shown
+    (ledger-<pid>.jsonl: welcomes, reveals, overs and match starts, with the table's `at`), each
+    table's last event and how many of its seats are connected through which gateway
+    (tables-<pid>.json, rewritten every second), and the soak's orders (control.json: a
+    reconnect storm `{"storm": {"id", "port", "within"}}`)."""
+
+    def __init__(self, directory: str) -> None:
+        self.dir = Path(directory) if directory else None
+        self.lines: list[str] = []
+        self.tables: dict[str, TableWatch] = {}
+        self.users: set[QuatroPlayer] = set()
+        self.storm: tuple[int, str, float] = (0, "", 0.0)  # id, port, within (s)
+        self._runner: Any = None
+
+    def start(self) -> None:
+        if self.dir is None or self._runner is not None:
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._runner = gevent.spawn(self._run)
+
+    def note(self, code: str, seat: int, kind: str, e: dict[str, Any], **extra: Any) -> None:
+        if self.dir is None:
+            return
+        line = {"t": round(time.time(), 3), "code": code, "seat": seat, "kind": kind}
+        line["at"] = int(e.get("at") or 0)
+        line.update(extra)
+        self.lines.append(json.dumps(line, separators=(",", ":")) + "\n")
+
+    def event(self, code: str, phase: Phase, e: dict[str, Any]) -> None:
+        if self.dir is None:
+            return
+        w = self.tables.setdefault(code, TableWatch())
+        w.phase = str(phase)
+        w.last_event = time.time()
+        w.last_at = max(w.last_at, int(e.get("at") or 0))
+        kind = e.get("type")
+        if kind == "welcome":
+            w.deadline = e["table"].get("deadline")
+        elif kind in ("signing", "round", "pause"):
+            w.deadline = e.get("deadline")
+        elif kind == "over":
+            w.deadline = None
+
+    def flush(self) -> None:
+        if self.dir is None:
+            return
+        if self.lines:
+            lines, self.lines = self.lines, []
+            with (self.dir / f"ledger-{os.getpid()}.jsonl").open("a", encoding="utf-8") as f:
+                f.writelines(lines)
+        connected: dict[str, dict[str, int]] = {}
+        for u in self.users:
+            link = u.link
+            if link is not None and link.welcomed and not link.closed.is_set() and u.code:
+                ports = connected.setdefault(u.code, {})
+                ports[u.port] = ports.get(u.port, 0) + 1
+        state = {
+            "t": time.time(),
+            "tables": {
+                code: {
+                    "phase": w.phase,
+                    "last_event": w.last_event,
+                    "last_at": w.last_at,
+                    "deadline": w.deadline,
+                    "connected": connected.get(code, {}),
+                }
+                for code, w in self.tables.items()
+            },
+        }
+        path = self.dir / f"tables-{os.getpid()}.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state))
+        tmp.replace(path)
+
+    def _read_control(self) -> None:
+        assert self.dir is not None
+        try:
+            data = json.loads((self.dir / "control.json").read_text())
+        except (OSError, ValueError):
+            return
+        storm = data.get("storm") or {}
+        if int(storm.get("id", 0)) > self.storm[0]:
+            self.storm = (int(storm["id"]), str(storm["port"]), float(storm.get("within", 2.0)))
+
+    def _run(self) -> None:
+        while True:
+            gevent.sleep(0.5)
+            self._read_control()
+            self.flush()
+
+
+SOAK = SoakBoard("")
+HOST_TURN = itertools.count()  # which of `--hosts` the next user starts on
 
 
 # -- one player's socket ----------------------------------------------------------------------
@@ -436,18 +581,25 @@ class QuatroPlayer(HttpUser):
         self.leave = False
         self.echo: tuple[frozenset[str], bool] | None = None
         self.echo_until = 0.0
+        # `--hosts`: the gateway this user talks to now, an index into opts.hosts.
+        self.host_index = next(HOST_TURN) % len(self.opts.hosts) if self.opts.hosts else 0
+        self.storm_seen = SOAK.storm[0]  # only storms ordered after this user started
+        self.quick_return = False
 
     # -- Locust's life cycle ------------------------------------------------------------------
     def on_start(self) -> None:
         if SAMPLES is not None:
             SAMPLES.start()
+        SOAK.start()
+        SOAK.users.add(self)
         r = self.client.post(
-            "/api/sessions", json={"name": self.player_name}, name="POST /api/sessions"
+            self.base + "/api/sessions", json={"name": self.player_name}, name="POST /api/sessions"
         )
         r.raise_for_status()
         self.token = r.json()["token"]
 
     def on_stop(self) -> None:
+        SOAK.users.discard(self)
         self._disconnect()
         if self.table_group is not None:
             self.table_group.closed = True
@@ -469,6 +621,17 @@ class QuatroPlayer(HttpUser):
 
     # -- REST and grouping --------------------------------------------------------------------
     @property
+    def base(self) -> str:
+        """The gateway this user talks to: one of `--hosts`, or Locust's `--host`."""
+        if self.opts.hosts:
+            return self.opts.hosts[self.host_index]
+        return str(self.host or self.environment.host or "").rstrip("/")
+
+    @property
+    def port(self) -> str:
+        return self.base.rsplit(":", 1)[-1]
+
+    @property
     def auth(self) -> dict[str, str]:
         # A fresh connection per call: a kept-alive one that the server is just closing (idle
         # timeout) fails a POST that cannot be retried blindly.
@@ -483,17 +646,18 @@ class QuatroPlayer(HttpUser):
                     "time_scale": self.opts.time_scale,
                 }
             r = self.client.post(
-                "/api/tables", json=body, headers=self.auth, name="POST /api/tables"
+                self.base + "/api/tables", json=body, headers=self.auth, name="POST /api/tables"
             )
             if r.status_code != 201:
                 group.code.set_exception(ExchangeError(f"create: {r.status_code}"))
                 r.raise_for_status()
             self.code = str(r.json()["code"])
             group.code.set(self.code)
+            SOAK.note(self.code, seat, "created", {})
             return
         self.code = str(group.code.get(timeout=GROUP_WAIT_S))
         r = self.client.post(
-            f"/api/tables/{self.code}/seats/{seat}",
+            f"{self.base}/api/tables/{self.code}/seats/{seat}",
             headers=self.auth,
             name="POST /api/tables/[code]/seats/[seat]",
         )
@@ -509,7 +673,7 @@ class QuatroPlayer(HttpUser):
             if time.monotonic() > deadline:
                 raise ExchangeError("the table's seats did not all connect in time")
         r = self.client.post(
-            f"/api/tables/{self.code}/start",
+            f"{self.base}/api/tables/{self.code}/start",
             headers=self.auth,
             name="POST /api/tables/[code]/start",
         )
@@ -533,25 +697,33 @@ class QuatroPlayer(HttpUser):
         self.next_drop = time.monotonic() + self.rng.expovariate(rate) if rate > 0 else float("inf")
 
     def _ws_url(self) -> str:
-        host = str(self.host or self.environment.host or "")
+        host = self.base
         return host.replace("https://", "wss://").replace("http://", "ws://").rstrip("/") + "/ws"
 
     def _connect(self, kind: str) -> None:
         started = time.perf_counter()
-        try:
-            link = Link(self, self._ws_url(), kind)
-        except Exception as exc:
-            self._fire(f"{kind}→welcome", (time.perf_counter() - started) * 1000, exc)
-            raise
+        tries = max(1, len(self.opts.hosts))
+        for attempt in range(tries):
+            try:
+                link = Link(self, self._ws_url(), kind)
+                break
+            except OSError as exc:
+                if attempt + 1 >= tries:
+                    self._fire(f"{kind}→welcome", (time.perf_counter() - started) * 1000, exc)
+                    raise
+                # Its gateway is gone: come back through the next one, as a browser behind a
+                # load balancer would. The soak judges these against its faults.
+                self._lost(f"connect:refused@{self.port}")
+                self.host_index = (self.host_index + 1) % len(self.opts.hosts)
         self.link = link
         self.hello_sent = time.perf_counter()
         link.send({"type": "hello", "id": "hello", "token": self.token, "table": self.code})
-        deadline = time.monotonic() + ANSWER_TIMEOUT_S
+        deadline = time.monotonic() + self.opts.answer_timeout
         while not link.welcomed and not link.closed.is_set():
             left = deadline - time.monotonic()
             if left <= 0:
                 late = ExchangeError("no welcome")
-                self._fire(f"{kind}→welcome", ANSWER_TIMEOUT_S * 1000, late)
+                self._fire(f"{kind}→welcome", self.opts.answer_timeout * 1000, late)
                 raise late
             self.wake.clear()
             self.wake.wait(timeout=min(left, 1.0))
@@ -581,6 +753,18 @@ class QuatroPlayer(HttpUser):
             context={},
         )
 
+    def _lost(self, name: str) -> None:
+        """A socket or a connection lost (with `--hosts`): not a failure by itself; the soak
+        counts it as one when no fault of its own explains it."""
+        self.environment.events.request.fire(
+            request_type="LOST",
+            name=name,
+            response_time=0.0,
+            response_length=0,
+            exception=None,
+            context={},
+        )
+
     def _refused(self, name: str, ms: float) -> None:
         self.environment.events.request.fire(
             request_type="REFUSED",
@@ -601,12 +785,15 @@ class QuatroPlayer(HttpUser):
                 self._fire("ws:seq", 0.0, ExchangeError(f"seq {seq} after {link.last_seq}"))
             link.last_seq = seq
             self._on_event(link, frame)
+            SOAK.event(self.code, self.phase, frame)
         else:
             self._on_answer(frame)
         self.wake.set()
 
     def on_lost(self, link: Link, exc: BaseException) -> None:
-        if link is self.link:
+        if link is self.link and self.opts.hosts:
+            self._lost(f"ws:lost@{self.port}")
+        elif link is self.link:
             code = getattr(link.ws, "status", None)
             self._fire("ws:closed", 0.0, ExchangeError(f"socket lost ({exc!r}, status {code})"))
 
@@ -624,6 +811,15 @@ class QuatroPlayer(HttpUser):
                         self.table_group.all_connected.set()
             table = e["table"]
             self.phase = Phase(table["phase"])
+            SOAK.note(
+                self.code,
+                self.seat,
+                "welcome",
+                e,
+                scores=table.get("scores"),
+                round=table.get("round"),
+                phase=table["phase"],
+            )
             if self.bot is None:
                 self.bot = make_bot(
                     "smart",
@@ -655,6 +851,7 @@ class QuatroPlayer(HttpUser):
                 if ms is not None:
                     self._fire("swap→seen", ms)
         elif kind == "reveal":
+            SOAK.note(self.code, self.seat, "reveal", e, scores=e.get("scores"))
             self.phase = Phase.PAUSE
             self.rounds += 1
             if self.call_sent is not None and e.get("by") == self.seat:
@@ -672,9 +869,11 @@ class QuatroPlayer(HttpUser):
         elif kind == "vote_result":
             self.vote_at = None
         elif kind == "over":
+            SOAK.note(self.code, self.seat, "over", e, scores=e.get("scores"))
             self.phase = Phase.OVER
             self.over_at = now + self.bot.pace.linger(self.rng)
         elif kind == "signing":
+            SOAK.note(self.code, self.seat, "signing", e, round=e.get("round"))
             self.phase = Phase.SIGNING
             self.over_at = None
         elif kind == "round":
@@ -723,17 +922,20 @@ class QuatroPlayer(HttpUser):
         self.link.send({**frame, "id": fid})
 
     def _check_answers(self) -> None:
-        limit = time.perf_counter() - ANSWER_TIMEOUT_S
+        limit = time.perf_counter() - self.opts.answer_timeout
         for fid, p in list(self.pending.items()):
             if p.sent < limit:
                 del self.pending[fid]
                 if p.key is not None:
                     SEEN.drop(p.key)
-                self._fire(p.name, ANSWER_TIMEOUT_S * 1000, ExchangeError("no answer"))
+                self._fire(p.name, self.opts.answer_timeout * 1000, ExchangeError("no answer"))
 
     def _drop_and_come_back(self) -> None:
         self._disconnect()
-        gevent.sleep(self.rng.uniform(0.5, 3.0))
+        if self.quick_return:
+            self.quick_return = False
+        else:
+            gevent.sleep(self.rng.uniform(0.5, 3.0))
         self._connect("reconnect")
         self._schedule_drop()
 
@@ -751,6 +953,14 @@ class QuatroPlayer(HttpUser):
                 gevent.sleep(self.rng.uniform(0.5, 2.0))
                 self._connect("reconnect")
                 continue
+            storm = SOAK.storm
+            if storm[0] > self.storm_seen:
+                self.storm_seen = storm[0]
+                if storm[1] == self.port:
+                    # The soak's reconnect storm: every player of this gateway drops within
+                    # `within` seconds and comes straight back.
+                    self.next_drop = time.monotonic() + self.rng.uniform(0.0, storm[2])
+                    self.quick_return = True
             if time.monotonic() >= self.next_drop:
                 self._drop_and_come_back()
                 continue

@@ -1,0 +1,296 @@
+"""The soak: real matches of Locust players while faults are injected one at a time.
+
+    python -m loadtests.soak --tables 40 --minutes 30 --fault-every 60     # the goal
+    python -m loadtests.soak --tables 6 --minutes 8                         # a short one
+
+It starts a stack of its own (loadtests/soak_stack.py: redis-server with its append-only file,
+a Ray head and two Ray worker nodes that carry the tables, two gateways), then one Locust
+process of players
+(loadtests/locustfile.py, every seat a player, half of each table on each gateway, each player
+coming back through the other gateway when its own is gone). Once every table is in play it
+injects a fault every `--fault-every` seconds, cycling through loadtests/faults.py (`--faults`
+to choose), each waited out (bounded) before the next. When the time is up the players stop, the
+soak reads every table's final state (GET /api/tables/{code}) and prints ONE JSON line:
+
+    requests      every exchange by kind, with its failures (the game's refusals — a stale
+                  swap, a cooldown — apart, never failures; a socket lost is a failure unless a
+                  gateway kill explains it)
+    failures      their total, and the fault window each fell in (`failures_during`)
+    points_lost   scores shown to a player that the table later went back on, or that its
+                  final state does not have
+    tables_stuck  tables silent for more than `--stuck-s` (60) with players connected, in a
+                  phase whose clock moves (signing, playing, pause), and more than 5 s past that
+                  phase's deadline with no event (players may idle before it: a dead deal waits
+                  for its R22 timeout); `longest_silence_s` and `longest_overdue_s` say how close
+    p99_swap_ack_ms   outside the fault windows (each window: injection → recovery + 2 s;
+                  an exchange overlapping one is left out)
+    faults        each fault: kind, when (s from the start), target, time to recover (s; null:
+                  not recovered within 120 s)
+
+Everything else (Locust's CSV, the samples, the players' ledger, every process's log, a
+longer report with the failures' messages: soak.json) stays in `--out` (default
+results/soak-<time>/). Every process it starts is stopped by its PID, in a `finally`. The exit
+status is 0 when failures, points lost and stuck tables are all zero and every fault recovered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from loadtests.faults import FAULTS, RECOVER_LIMIT_S, Fault, Injector, clear_control
+from loadtests.node import machine
+from loadtests.report import read_samples
+from loadtests.runner import Play, locust_command, stop_on_signals
+from loadtests.soak_judge import locust_failures, p99_outside, points_lost, requests
+from loadtests.soak_stack import ROOT, SoakStack
+from loadtests.watch import StuckMonitor, connected, read_ledger, read_tables
+
+# The gateway waits up to 20 s through a fault before it answers `unavailable`
+# (gateway/table_link.py REQUEST_WAIT_S): the players wait a little longer, so that what the
+# soak counts is a command the gateway never answered, or answered `unavailable`.
+ANSWER_WAIT_S = 25.0
+LIVE_LIMIT_S = 240.0  # the tables must all be in play within this after Locust starts
+ONCE_TAIL_S = 20.0  # --once: how long the players play on after the last fault
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m loadtests.soak", description=__doc__)
+    p.add_argument("--tables", type=int, default=40)
+    p.add_argument("--minutes", type=float, default=30.0, help="from the first table in play")
+    p.add_argument("--players", type=int, default=6, choices=(4, 6, 8))
+    p.add_argument("--fault-every", type=float, default=60.0, help="seconds between faults")
+    p.add_argument("--faults", default=",".join(FAULTS), help="the cycle of faults")
+    p.add_argument("--pace", type=float, default=1.0, help="human pace factor")
+    p.add_argument("--time-scale", type=float, default=1.0, help="server test hook time_scale")
+    p.add_argument("--burst", type=int, default=0, help="tables per burst (0: tables/4, ≥4)")
+    p.add_argument("--stop-s", type=float, default=20.0, help="how long a SIGSTOP lasts")
+    p.add_argument("--stuck-s", type=float, default=60.0)
+    p.add_argument(
+        "--answer-timeout",
+        type=float,
+        default=ANSWER_WAIT_S,
+        help="an unanswered command is a failure after this many seconds",
+    )
+    p.add_argument(
+        "--once",
+        action="store_true",
+        help="each fault once, then 20 s more and stop (--minutes is then only a bound)",
+    )
+    p.add_argument("--out", type=Path, default=None)
+    return p.parse_args(argv)
+
+
+def run(argv: list[str] | None = None) -> int:
+    a = parse(argv)
+    stop_on_signals()
+    # Stdout is for the JSON line alone: whatever else writes to it (Ray's driver prints the
+    # cluster's errors there, a node marked dead among them) goes to stderr.
+    sys.stdout.flush()
+    line_out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    kinds = [k.strip() for k in a.faults.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in FAULTS]
+    if unknown:
+        raise SystemExit(f"unknown faults {unknown}; known: {', '.join(FAULTS)}")
+    out: Path = (a.out or Path("results") / time.strftime("soak-%Y%m%d-%H%M%S")).resolve()
+    players_dir = out / "players"
+    players_dir.mkdir(parents=True, exist_ok=True)
+    burst = a.burst or max(4, a.tables // 4)
+    # Each node must carry every table alone (a node lost), the bursts' lobbies until they idle
+    # out (60 s), and the gateways' pools.
+    stack = SoakStack(
+        out / "stack",
+        table_slots=a.tables + 2 * burst + 16,
+        test_hooks=a.time_scale != 1.0,
+    )
+    locust: subprocess.Popen[bytes] | None = None
+    monitor = StuckMonitor(players_dir, limit_s=a.stuck_s)
+    faults: list[Fault] = []
+    t0 = time.time()
+    try:
+        log(f"starting the stack in {stack.out} …")
+        stack.start()
+        stack.driver()
+        injector = Injector(stack, players_dir, burst, a.stop_s)
+        users = a.tables * a.players
+        seconds = int(a.minutes * 60 + LIVE_LIMIT_S)  # Locust is stopped by us, earlier
+        play = Play(players=a.players, pace=a.pace, time_scale=a.time_scale)
+        cmd = locust_command(
+            stack.gateways[0].url, out, play, users=users, spawn_rate=8.0, seconds=seconds
+        )
+        cmd += ["--hosts", ",".join(g.url for g in stack.gateways)]
+        cmd += ["--soak-dir", str(players_dir)]
+        cmd += ["--answer-timeout", str(a.answer_timeout)]
+        (out / "command.txt").write_text(" ".join(cmd) + "\n")
+        clear_control(players_dir)
+        with (out / "locust.out").open("wb") as locust_out:  # stdout keeps the JSON line alone
+            locust = subprocess.Popen(
+                cmd, cwd=ROOT, stdout=locust_out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        t_live = wait_live(players_dir, a.tables, a.players, locust)
+        log(f"{a.tables} tables in play after {t_live - t0:.0f} s; soaking {a.minutes} min")
+        monitor.start()
+        t_end = t_live + a.minutes * 60
+        i = 0
+        next_at = t_live + min(a.fault_every, 30.0)
+        # A fault starts only if it has time to be recovered from before the end.
+        while time.time() + 30.0 < t_end and locust.poll() is None:
+            if a.once and i >= len(kinds):
+                t_end = min(t_end, time.time() + ONCE_TAIL_S)
+                break
+            if time.time() < next_at:
+                time.sleep(min(1.0, next_at - time.time()))
+                continue
+            kind = kinds[i % len(kinds)]
+            i += 1
+            fault = injector.run(kind)
+            faults.append(fault)
+            rec = "NOT recovered" if fault.recover_s is None else f"{fault.recover_s:.1f} s"
+            log(f"fault {kind} on {fault.target}: {rec}")
+            next_at = max(fault.start + a.fault_every, fault.end + 5.0)
+        while time.time() < t_end and locust.poll() is None:
+            time.sleep(1.0)
+        monitor.poll()
+        stop_locust(locust)
+        locust = None
+        time.sleep(2.0)  # the last ledger lines are flushed at quit
+        final = final_tables(stack, players_dir, injector.burst_codes)
+        result = judge(a, out, players_dir, faults, monitor, final, t0, t_live)
+        print(json.dumps(result["line"], ensure_ascii=False), file=line_out, flush=True)
+        return 0 if result["ok"] else 1
+    finally:
+        monitor.stop()
+        if locust is not None:
+            stop_locust(locust)
+        stack.stop()
+
+
+def log(text: str) -> None:
+    print(f"[soak {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+def wait_live(folder: Path, tables: int, players: int, locust: subprocess.Popen[bytes]) -> float:
+    deadline = time.monotonic() + LIVE_LIMIT_S
+    while time.monotonic() < deadline:
+        if locust.poll() is not None:
+            raise RuntimeError(f"locust exited with {locust.returncode} before the tables filled")
+        t = read_tables(folder)
+        playing = [c for c, x in t.items() if x["phase"] != "lobby"]
+        if len(playing) >= tables and connected(t) >= tables * players:
+            return time.time()
+        time.sleep(1.0)
+    raise RuntimeError(f"the {tables} tables were not all in play within {LIVE_LIMIT_S:.0f} s")
+
+
+def stop_locust(proc: subprocess.Popen[bytes]) -> None:
+    """SIGINT: Locust stops its users (their last lines flushed) and writes its CSV."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+
+
+def final_tables(
+    stack: SoakStack, folder: Path, burst_codes: list[str]
+) -> dict[str, dict[str, Any] | None]:
+    """Each played table's summary as the server has it now (None: it is gone)."""
+    codes = sorted({e["code"] for e in read_ledger(folder)} - set(burst_codes))
+    final: dict[str, dict[str, Any] | None] = {}
+    url = next(g.url for g in stack.gateways if g.alive)
+    with httpx.Client(base_url=url, timeout=30) as c:
+        for code in codes:
+            r = c.get(f"/api/tables/{code}")
+            final[code] = r.json() if r.status_code == 200 else None
+    return final
+
+
+def judge(
+    a: argparse.Namespace,
+    out: Path,
+    folder: Path,
+    faults: list[Fault],
+    monitor: StuckMonitor,
+    final: dict[str, dict[str, Any] | None],
+    t0: float,
+    t_live: float,
+) -> dict[str, Any]:
+    samples = read_samples(out)
+    req = requests(samples, faults)
+    # The bursts' creations are the soak's own requests (not Locust's): counted alike.
+    bursts = [f for f in faults if f.kind == "burst"]
+    if bursts:
+        refused = sum(len(f.detail["refused"]) for f in bursts)
+        made = sum(int(f.detail["created"]) for f in bursts)
+        req["requests"]["BURST POST /api/tables"] = {"n": made + refused, "failed": refused}
+        req["failures"] += refused
+        if refused:
+            req["failures_during"]["burst"] = req["failures_during"].get("burst", 0) + refused
+    pts = points_lost(read_ledger(folder), final)
+    stuck = monitor.stuck()
+    line: dict[str, Any] = {
+        "tables": a.tables,
+        "players": a.players,
+        "minutes": a.minutes,
+        "fault_every_s": a.fault_every,
+        "requests": req["requests"],
+        "refusals": req["refusals"],
+        "failures": req["failures"],
+        "failures_during": req["failures_during"],
+        "lost_sockets_explained": req["lost_sockets_explained"],
+        "points_lost": pts.lost,
+        "reveals_seen": pts.reveals,
+        "tables_gone": len(pts.gone),
+        "tables_stuck": len(stuck),
+        "longest_silence_s": round(max((s.seconds for s in monitor.worst.values()), default=0), 1),
+        "longest_overdue_s": round(
+            max((s.overdue_s for s in monitor.overdue.values()), default=0), 1
+        ),
+        "p99_swap_ack_ms": p99_outside(samples, faults),
+        "faults": [f.row(t_live) for f in faults],
+        "not_recovered": sum(1 for f in faults if f.recover_s is None),
+        "recover_limit_s": RECOVER_LIMIT_S,
+    }
+    ok = not (req["failures"] or pts.lost or stuck or line["not_recovered"] or pts.gone)
+    report = {
+        "line": line,
+        "ok": ok,
+        "machine": machine(),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t0)),
+        "failure_list": req["failure_list"],
+        "locust_failures": locust_failures(out),
+        "regressions": pts.regressions,
+        "gone": pts.gone,
+        "stuck": [vars(s) for s in stuck],
+        "longest_overdue": [
+            vars(s) for s in sorted(monitor.overdue.values(), key=lambda s: -s.overdue_s)[:10]
+        ],
+        "longest_silences": [
+            vars(s) for s in sorted(monitor.worst.values(), key=lambda s: -s.seconds)[:10]
+        ],
+    }
+    (out / "soak.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    return report
+
+
+def main() -> None:
+    try:
+        sys.exit(run())
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""The short soak (issue 20): `python -m loadtests.soak` on a stack of its own — four 6-seat tables
+of Locust players, two gateways, two Ray worker nodes — with every fault injected once, 30 s
+apart: a table actor SIGKILLed, a gateway SIGKILLed (its players come back through the other),
+the Ray node carrying the most tables lost, Redis restarted from its append-only file, a table
+actor SIGSTOPped, a burst of creations, a reconnect storm. It must end with no point lost, no
+stuck table, every fault recovered from, and no failed exchange — but during the node loss,
+where a known limit is marked (see test_the_node_loss_costs_no_command).
+
+Four to six minutes on the 2-core machine. The SIGSTOP lasts 15 s here, not the soak's 20 s: the
+gateway waits 20 s for a frozen actor before answering `unavailable` (gateway/table_link.py), so
+a command sent in the first milliseconds of a 20 s stop races that timer (docs/reliability.md).
+
+The soak runs as a child process (its Locust child monkey-patches the standard library)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from loadtests.faults import FAULTS
+from tests.conftest import ROOT
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+ARGS = ["--tables", "4", "--minutes", "9", "--fault-every", "30", "--stop-s", "15", "--once"]
+LIMIT_S = 900
+
+
+@pytest.fixture(scope="module")
+def soak(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("soak")
+    done = subprocess.run(
+        [sys.executable, "-m", "loadtests.soak", *ARGS, "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_S,
+        check=False,
+    )
+    lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
+    assert lines, f"no JSON line; the soak said:\n{done.stderr[-6000:]}"
+    print(lines[-1])
+    report: dict[str, Any] = json.loads((out / "soak.json").read_text())
+    report["stderr"] = done.stderr[-6000:]
+    report["rc"] = done.returncode
+    return report
+
+
+def why(report: dict[str, Any]) -> str:
+    keep = ("failure_list", "locust_failures", "regressions", "gone", "stuck")
+    details = {k: report[k] for k in keep}
+    return f"{json.dumps(report['line'])}\n{json.dumps(details)}\n{report['stderr']}"
+
+
+def test_every_fault_was_injected_once_and_recovered_from(soak: dict[str, Any]) -> None:
+    faults = soak["line"]["faults"]
+    assert sorted(f["kind"] for f in faults) == sorted(FAULTS), why(soak)
+    assert all(f["recover_s"] is not None for f in faults), why(soak)
+    by_kind = {f["kind"]: f for f in faults}
+    # Each fault hit something: players on the killed gateway and in the storm, tables on the
+    # lost node, every burst creation answered.
+    assert by_kind["gateway_kill"]["players"] > 0, why(soak)
+    assert by_kind["storm"]["players"] > 0, why(soak)
+    assert by_kind["node_loss"]["tables"] > 0, why(soak)
+    assert by_kind["burst"]["created"] == 4, why(soak)
+    # The killed gateway's players lost their sockets, and came back through the other.
+    assert soak["line"]["lost_sockets_explained"] >= by_kind["gateway_kill"]["players"]
+
+
+def test_no_failure_but_during_the_node_loss(soak: dict[str, Any]) -> None:
+    line = soak["line"]
+    during = dict(line["failures_during"])
+    during.pop("node_loss", None)
+    assert sum(during.values()) == 0, why(soak)
+    # Real matches were played and measured, or the zero above proves nothing.
+    assert line["requests"]["WS swap→ack"]["n"] > 100, why(soak)
+    assert line["requests"]["WS reconnect→welcome"]["n"] > 0, why(soak)
+    assert line["p99_swap_ack_ms"] == line["p99_swap_ack_ms"], why(soak)  # not NaN
+
+
+def test_the_node_loss_leaves_no_command_unanswered(soak: dict[str, Any]) -> None:
+    """What the gateway promises through a fault: every command is answered, at worst with
+    `unavailable` after its 20 s wait; never left without an answer."""
+    errors = [f["error"] for f in soak["locust_failures"]]
+    assert all("unavailable" in e for e in errors), why(soak)
+
+
+@pytest.mark.xfail(
+    reason="known: a lost Ray node's tables come back after 16-25 s on this machine (Ray sees "
+    "the node dead by missed heartbeats, then restarts its actors), past the gateway's 20 s "
+    "wait, so the commands sent meanwhile are answered `unavailable` (docs/reliability.md)",
+    strict=False,
+)
+def test_the_node_loss_costs_no_command(soak: dict[str, Any]) -> None:
+    assert soak["line"]["failures"] == 0, why(soak)
+
+
+def test_no_point_lost(soak: dict[str, Any]) -> None:
+    line = soak["line"]
+    assert line["reveals_seen"] > 0, why(soak)
+    assert line["points_lost"] == 0, why(soak)
+    assert line["tables_gone"] == 0, why(soak)
+
+
+def test_no_table_stuck(soak: dict[str, Any]) -> None:
+    assert soak["line"]["tables_stuck"] == 0, why(soak)
