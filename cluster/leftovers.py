@@ -153,15 +153,34 @@ def redis_processes(
     return found
 
 
+def _living(procs: list[psutil.Process]) -> list[psutil.Process]:
+    """Those of `procs` still running. A zombie is not: it has exited, and its parent (not
+    us: psutil.wait_procs would wait for it to the timeout) has yet to reap it."""
+    left = []
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                left.append(p)
+    return left
+
+
+def _wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Wait until none of `procs` runs, up to `timeout` s; those still running."""
+    deadline = time.monotonic() + timeout
+    while (left := _living(procs)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
 def _kill_ray(record: RunRecord) -> int:
     killed: set[int] = set()
     deadline = time.monotonic() + RAY_KILL_S
-    while (procs := ray_processes(record)) and time.monotonic() < deadline:
+    while (procs := _living(ray_processes(record))) and time.monotonic() < deadline:
         for p in procs:
             with contextlib.suppress(psutil.Error):
                 p.kill()
                 killed.add(p.pid)
-        psutil.wait_procs(procs, timeout=1)
+        _wait_gone(procs, 1)
     return len(killed)
 
 
@@ -171,14 +190,14 @@ def _stop_redis(procs: list[psutil.Process]) -> int:
     for p in procs:
         with contextlib.suppress(psutil.Error):
             p.send_signal(signal.SIGTERM)
-    _, alive = psutil.wait_procs(procs, timeout=REDIS_GRACE_S)
+    alive = _wait_gone(procs, REDIS_GRACE_S)
     for p in alive:
         log.error(
             "redis-server (pid %d) still runs %.0f s after SIGTERM: SIGKILL", p.pid, REDIS_GRACE_S
         )
         with contextlib.suppress(psutil.Error):
             p.kill()
-    psutil.wait_procs(alive, timeout=2)
+    _wait_gone(alive, 2)
     return len(procs)
 
 
@@ -186,7 +205,7 @@ def stop_run(record: RunRecord, redis_started_before: float | None = None) -> in
     """Stop every process of the run that is still alive and delete its private temp dir (it
     holds the run's Ray token); how many processes were stopped."""
     stopped = _kill_ray(record)
-    stopped += _stop_redis(redis_processes(record.redis_dir, redis_started_before))
+    stopped += _stop_redis(_living(redis_processes(record.redis_dir, redis_started_before)))
     if record.run_dir:
         shutil.rmtree(record.run_dir, ignore_errors=True)
     return stopped
