@@ -109,7 +109,16 @@ def ray_processes(record: RunRecord) -> list[psutil.Process]:
             for child in p.children(recursive=True):
                 if child.pid != me:
                     found.setdefault(child.pid, child)
-    return list(found.values())
+    # A launcher still alive is marked too (it runs under the interposer), and its redis-server
+    # is its child: that one is stopped gracefully, by `stop_run`, never SIGKILLed with Ray's.
+    return [p for p in found.values() if _name(p) != "redis-server"]
+
+
+def _name(p: psutil.Process) -> str:
+    try:
+        return str(p.name())
+    except psutil.Error:
+        return ""
 
 
 def _our_sessions(

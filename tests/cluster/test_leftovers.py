@@ -100,9 +100,11 @@ def _no_leftovers(stack: EmbeddedStack) -> Iterator[list[psutil.Process]]:
         for p in _alive(seen):
             with contextlib.suppress(psutil.Error):
                 p.kill()
-        if stack.ray_temp:
-            kill_by_marker(stack.ray_temp)
-        stack.stop()
+        # Read from the log: a stack that never got ready has no ray_temp, and has a head.
+        m = re.search(r"starting a local Ray head \(([^)]+)\)", stack.tail(20000))
+        stack.stop()  # SIGTERM, then SIGKILL of its group
+        if m is not None:
+            kill_by_marker(m.group(1))
 
 
 def _stack(tmp_path: Path, name: str, data: Path, pool_size: int = 2) -> EmbeddedStack:
@@ -156,9 +158,11 @@ def test_the_next_run_stops_what_a_run_killed_with_its_watchdog_left(tmp_path: P
             assert first.ray_temp is not None
             procs = _run_processes(first)
             seen += procs
-            [watchdog] = [p for p in procs if "cluster.watchdog" in " ".join(p.cmdline())]
-            watchdog.kill()  # first: nothing stops the run's processes now
-            assert _wait_gone([watchdog], GONE_DEADLINE_S) == []
+            # The watchdog first: then nothing stops the run's processes when it dies.
+            watchdogs = [p for p in procs if "cluster.watchdog" in " ".join(p.cmdline())]
+            for watchdog in watchdogs:
+                watchdog.kill()
+            assert _wait_gone(watchdogs, GONE_DEADLINE_S) == []
             assert first.proc is not None
             os.killpg(first.proc.pid, signal.SIGKILL)
             first.proc.wait(10)
