@@ -117,9 +117,15 @@ def main() -> int:
         if line == STAND_DOWN:
             return 0
         if line:
-            record = RunRecord.from_json(line)
+            # Half a line from a launcher killed while writing it: the last whole one stands.
+            with contextlib.suppress(ValueError, TypeError, AttributeError):
+                record = RunRecord.from_json(line)
     died_at = time.time()  # a redis-server started later is a next run's
-    stopped = stop_run(record, redis_started_before=died_at)
+    try:
+        stopped = stop_run(record, redis_started_before=died_at)
+    except Exception as exc:  # the backstop of the next run is what is left
+        _say(f"`make run` (pid {record.launcher}) died; could not stop its processes: {exc!r}")
+        return 1
     _say(f"`make run` (pid {record.launcher}) died: stopped {stopped} of its processes")
     return 0
 
