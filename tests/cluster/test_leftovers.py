@@ -107,27 +107,34 @@ def _no_leftovers(stack: EmbeddedStack) -> Iterator[list[psutil.Process]]:
             kill_by_marker(m.group(1))
 
 
-def _stack(tmp_path: Path, name: str, data: Path, pool_size: int = 2) -> EmbeddedStack:
+def _stack(
+    tmp_path: Path, name: str, data: Path, pool_size: int = 2, nodes: int = 1
+) -> EmbeddedStack:
     return EmbeddedStack(
-        tmp_path / f"{name}.log", table_slots=20, pool_size=pool_size, data_dir=data
+        tmp_path / f"{name}.log", table_slots=20, pool_size=pool_size, nodes=nodes, data_dir=data
     )
 
 
-def test_a_launcher_killed_hard_leaves_nothing_running(tmp_path: Path) -> None:
-    stack = _stack(tmp_path, "run", tmp_path / "data")
+# Two nodes: a worker node's `ray start` names no temp dir in its command line.
+@pytest.mark.parametrize("nodes", [1, 2], ids=["one-node", "two-nodes"])
+def test_a_launcher_killed_hard_leaves_nothing_running(tmp_path: Path, nodes: int) -> None:
+    stack = _stack(tmp_path, "run", tmp_path / "data", nodes=nodes)
     with _no_leftovers(stack) as seen:
         stack.start()
         _make_a_table(stack)
         procs = _run_processes(stack)
         seen += procs
         names = " ".join(" ".join(p.cmdline()) for p in procs)
-        for name in ("gcs_server", "raylet", "TableActor", "redis-server"):
+        for name in ("gcs_server", "raylet", "TableActor", "redis-server", "cluster.watchdog"):
             assert name in names, names
+        assert len([p for p in procs if p.name() == "raylet"]) == nodes, names
         assert stack.proc is not None
+        killed_at = time.monotonic()
         os.killpg(stack.proc.pid, signal.SIGKILL)  # the launcher's group: `make run` and it
         stack.proc.wait(10)
         left = _wait_gone(procs, GONE_DEADLINE_S)
         assert left == [], f"alive {GONE_DEADLINE_S} s after the kill: {_describe(left)}"
+        print(f"{len(procs)} processes gone {time.monotonic() - killed_at:.1f} s after the kill")
 
 
 def _sleeper(*args: str) -> subprocess.Popen[bytes]:
