@@ -21,6 +21,7 @@ import psutil
 import pytest
 import redis
 
+from cluster.leftovers import RunRecord, ray_processes, stop_run
 from cluster.procs import RedisServer, find_by_marker, kill_by_marker
 from loadtests.stack import EmbeddedStack
 
@@ -236,3 +237,54 @@ def test_a_stopped_launcher_stops_everything_and_stands_its_watchdog_down(
         assert log.rstrip().endswith("Quatro stopped."), log
         assert "quatro watchdog:" not in log, log  # it stood down, it had nothing to stop
         assert not (data / "run.json").exists()
+
+
+# A session leader (as a node's `ray start`) whose child, naming the run dir, starts a process
+# that names nothing and outlives it: as Ray's agents are, once orphaned. Prints that one's PID.
+LEADER = """
+import os, subprocess, sys, time
+out = subprocess.PIPE
+mid = subprocess.run([sys.executable, "-c", sys.argv[1], os.environ["MARK"]], stdout=out)
+print(mid.stdout.decode().strip(), flush=True)
+time.sleep(300)
+"""
+MID = """
+import subprocess, sys
+sleeper = subprocess.Popen(
+    [sys.executable, "-c", "import time; time.sleep(300)"], stdout=subprocess.DEVNULL
+)
+print(sleeper.pid)
+"""
+
+
+def test_a_run_is_known_by_its_marker_and_the_sessions_of_its_nodes(tmp_path: Path) -> None:
+    run_dir = tmp_path / "qray-abcdefgh"
+    leader = subprocess.Popen(
+        [sys.executable, "-c", LEADER, MID],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "MARK": f"{run_dir}/r/session_latest"},  # the leader names nothing
+        start_new_session=True,
+    )
+    try:
+        assert leader.stdout is not None
+        orphan = int(leader.stdout.readline())
+        assert os.getsid(orphan) == leader.pid
+        assert psutil.Process(orphan).ppid() != leader.pid  # reparented: no tree leads to it
+        ctime = psutil.Process(leader.pid).create_time()
+
+        record = RunRecord(run_dir=str(run_dir), sessions={leader.pid: ctime})
+        assert {leader.pid, orphan} <= {p.pid for p in ray_processes(record)}
+        # The same session number with another start time: a reused PID, not the run's.
+        reused = RunRecord(run_dir=str(run_dir), sessions={leader.pid: ctime + 100})
+        assert not {leader.pid, orphan} & {p.pid for p in ray_processes(reused)}
+        # A run dir that only starts like this one is another run's.
+        other = RunRecord(run_dir=str(run_dir)[:-1], sessions={})
+        assert ray_processes(other) == []
+
+        assert stop_run(record) >= 2
+        assert _exited(leader, GONE_DEADLINE_S) is not None
+        assert _wait_gone([psutil.Process(orphan)], GONE_DEADLINE_S) == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(leader.pid, signal.SIGKILL)
+        leader.wait(10)
