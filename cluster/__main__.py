@@ -6,6 +6,9 @@ listener on loopback (cluster/loopback), no Ray Client server, and a token made 
 REDIS_URL unset, a supervised redis-server child on a free port whose append-only file lives in
 QUATRO_DATA_DIR, so sessions outlive the run. Then it serves the gateway on PORT as a Ray driver.
 Ctrl-C or SIGTERM stops all of it: the children are stopped by their own PIDs, never `ray stop`.
+A launcher killed hard (SIGKILL, the OOM killer) leaves nothing running either: a watchdog of
+its own stops the run's processes (cluster/watchdog.py), and should the watchdog be gone too, the
+next run on the same QUATRO_DATA_DIR stops them before it starts (cluster/leftovers.py).
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ import ray
 
 from cluster import loopback
 from cluster.connect import connect_ray, wait_for_slots
+from cluster.leftovers import RunRecord, clear_record, stop_leftovers, write_record
 from cluster.procs import RayHead, RayWorkerNode, RedisServer, is_loopback_address
 from cluster.redis_supervisor import RedisSupervisor
 from cluster.settings import Settings, get_settings
+from cluster.watchdog import Watchdog
 from gateway.serve import serve
 
 log = logging.getLogger("quatro.cluster")
@@ -97,6 +102,20 @@ def up() -> int:
     redis: RedisServer | None = None
     supervisor: RedisSupervisor | None = None
     data_lock: IO[bytes] | None = None  # referenced until the end: closing it unlocks
+    watchdog: Watchdog | None = None
+    record = RunRecord(
+        run_dir=str(run_dir) if run_dir else None,
+        redis_dir=None if settings.redis_url else str(settings.data_dir.resolve() / "redis"),
+        launcher=os.getpid(),
+    )
+
+    def note_run() -> None:
+        """Tell the watchdog and the data dir what this run has started so far."""
+        if watchdog is not None:
+            watchdog.update()
+        if data_lock is not None:
+            write_record(data_dir, record)
+
     # Until uvicorn takes over the signals, a SIGTERM must still run the cleanup below.
     previous = signal.signal(signal.SIGTERM, _stop_now)
     try:
@@ -106,6 +125,14 @@ def up() -> int:
             (data_dir / "redis").mkdir(parents=True, exist_ok=True)
             data_dir.chmod(0o700)  # the append-only file holds every session token
             data_lock = _lock_data_dir(data_dir)
+            # The backstop: a run killed with its watchdog must not leave a second Ray head
+            # beside ours, nor a redis-server on our append-only file (stopped gracefully).
+            stopped = stop_leftovers(data_dir)
+            if stopped:
+                print(f"stopped {stopped} processes an earlier run left in {data_dir}", flush=True)
+        if record.run_dir or record.redis_dir:
+            watchdog = Watchdog(record).start()
+            note_run()
         if run_dir is not None:
             head = RayHead(
                 table_slots=settings.table_slots,
@@ -121,6 +148,9 @@ def up() -> int:
             os.environ.pop("RAY_AUTH_TOKEN", None)  # this run's token, from its file, only
             print(f"starting a local Ray head ({head.temp_dir})", flush=True)
             head.start()
+            assert head.proc is not None
+            record.add_session(head.proc.pid)  # its agents carry no marker: see leftovers.py
+            note_run()
             print(f"Ray head at {head.address} (namespace {settings.ray_namespace})", flush=True)
             print(f"Ray token file: {head.token_path}", flush=True)
             for _ in range(settings.local_nodes - 1):
@@ -132,6 +162,9 @@ def up() -> int:
                 )
                 nodes.append(node)
                 node.start()
+                assert node.proc is not None
+                record.add_session(node.proc.pid)
+                note_run()
                 print(f"Ray node {len(nodes) + 1} joined (raylet :{node.manager_port})", flush=True)
             updates["ray_address"] = head.address
             updates["ray_auth_mode"] = "token"
@@ -169,7 +202,10 @@ def up() -> int:
             supervisor.stop()  # first: it must not restart the redis-server we stop
         if redis is not None:
             redis.stop()  # never cleanup(): the data dir outlives the run
+        if watchdog is not None:
+            watchdog.stand_down()  # all stopped: it must not touch what a next run starts
         if data_lock is not None:
+            clear_record(data_dir)
             data_lock.close()
         print("Quatro stopped.", flush=True)
 
