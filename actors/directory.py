@@ -37,7 +37,12 @@ log = logging.getLogger("quatro.directory")
 # An unambiguous alphabet for invite codes: no 0/O, 1/I/L.
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 CODE_LENGTH = 6
-RESTART_WAIT_S = 20.0  # how long a call waits for a crashed table actor to come back
+# How long a call waits for a crashed table actor to come back. A lost node is the slow case:
+# Ray declares it dead only after its health checks have failed for ~15 s (3 s x 5, its
+# defaults), then restarts its actors elsewhere, each a new worker process (seconds more on a
+# loaded node): the soak saw 14-25 s, past the 20 s this was, and commands sent meanwhile were
+# answered `unavailable` although the cluster had room (docs/reliability.md).
+RESTART_WAIT_S = 40.0
 SCAN_ROUNDS = 5  # SCAN calls a readiness probe may make looking for a live table
 PROBE_NAMES = 8  # actor names a readiness probe may look up before it gives up on records
 OPEN_TRIES = 3  # pooled actors a creation tries (one that already serves a table is dropped)

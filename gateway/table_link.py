@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import ray
 
-from actors.directory import Directory, TableGone
+from actors.directory import RESTART_WAIT_S, Directory, TableGone
 from actors.protocol import (
     MAX_LINE,
     Answer,
@@ -48,7 +48,7 @@ log = logging.getLogger("quatro.link")
 
 CONNECT_S = 5.0
 HELLO_S = 5.0
-REQUEST_WAIT_S = 20.0  # how long a command waits through faults before `unavailable`
+REQUEST_WAIT_S = RESTART_WAIT_S  # a command waits through a table's restart before `unavailable`
 RENEW_S = 10.0  # RayLink: the actor's lease on a subscription is 30 s
 
 

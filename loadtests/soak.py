@@ -55,10 +55,10 @@ from loadtests.soak_judge import locust_failures, p99_outside, points_lost, requ
 from loadtests.soak_stack import ROOT, SoakStack
 from loadtests.watch import StuckMonitor, connected, read_ledger, read_tables
 
-# The gateway waits up to 20 s through a fault before it answers `unavailable`
+# The gateway waits up to 40 s through a fault before it answers `unavailable`
 # (gateway/table_link.py REQUEST_WAIT_S): the players wait a little longer, so that what the
 # soak counts is a command the gateway never answered, or answered `unavailable`.
-ANSWER_WAIT_S = 25.0
+ANSWER_WAIT_S = 45.0
 LIVE_LIMIT_S = 240.0  # the tables must all be in play within this after Locust starts
 ONCE_TAIL_S = 20.0  # --once: how long the players play on after the last fault
 

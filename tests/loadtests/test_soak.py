@@ -3,12 +3,11 @@ of Locust players, two gateways, two Ray worker nodes — with every fault injec
 apart: a table actor SIGKILLed, a gateway SIGKILLed (its players come back through the other),
 the Ray node carrying the most tables lost, Redis restarted from its append-only file, a table
 actor SIGSTOPped, a burst of creations, a reconnect storm. It must end with no point lost, no
-stuck table, every fault recovered from, and no failed exchange — but during the node loss,
-where a known limit is marked (see test_the_node_loss_costs_no_command).
+stuck table, every fault recovered from, and no failed exchange, the node loss included: its
+tables come back after Ray declares the node dead (~15 s) and restarts them, within the 40 s a
+command waits through a restart (gateway/table_link.py REQUEST_WAIT_S).
 
-Four to six minutes on the 2-core machine. The SIGSTOP lasts 15 s here, not the soak's 20 s: the
-gateway waits 20 s for a frozen actor before answering `unavailable` (gateway/table_link.py), so
-a command sent in the first milliseconds of a 20 s stop races that timer (docs/reliability.md).
+Four to six minutes on the 2-core machine.
 
 The soak runs as a child process (its Locust child monkey-patches the standard library)."""
 
@@ -26,7 +25,7 @@ from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
-ARGS = ["--tables", "4", "--minutes", "9", "--fault-every", "30", "--stop-s", "15", "--once"]
+ARGS = ["--tables", "4", "--minutes", "9", "--fault-every", "30", "--once"]
 LIMIT_S = 900
 
 
@@ -71,32 +70,14 @@ def test_every_fault_was_injected_once_and_recovered_from(soak: dict[str, Any]) 
     assert soak["line"]["lost_sockets_explained"] >= by_kind["gateway_kill"]["players"]
 
 
-def test_no_failure_but_during_the_node_loss(soak: dict[str, Any]) -> None:
+def test_no_exchange_fails(soak: dict[str, Any]) -> None:
     line = soak["line"]
-    during = dict(line["failures_during"])
-    during.pop("node_loss", None)
-    assert sum(during.values()) == 0, why(soak)
+    assert line["failures"] == 0, why(soak)
+    assert sum(line["failures_during"].values()) == 0, why(soak)
     # Real matches were played and measured, or the zero above proves nothing.
     assert line["requests"]["WS swap→ack"]["n"] > 100, why(soak)
     assert line["requests"]["WS reconnect→welcome"]["n"] > 0, why(soak)
     assert line["p99_swap_ack_ms"] == line["p99_swap_ack_ms"], why(soak)  # not NaN
-
-
-def test_the_node_loss_leaves_no_command_unanswered(soak: dict[str, Any]) -> None:
-    """What the gateway promises through a fault: every command is answered, at worst with
-    `unavailable` after its 20 s wait; never left without an answer."""
-    errors = [f["error"] for f in soak["locust_failures"]]
-    assert all("unavailable" in e for e in errors), why(soak)
-
-
-@pytest.mark.xfail(
-    reason="known: a lost Ray node's tables come back after 16-25 s on this machine (Ray sees "
-    "the node dead by missed heartbeats, then restarts its actors), past the gateway's 20 s "
-    "wait, so the commands sent meanwhile are answered `unavailable` (docs/reliability.md)",
-    strict=False,
-)
-def test_the_node_loss_costs_no_command(soak: dict[str, Any]) -> None:
-    assert soak["line"]["failures"] == 0, why(soak)
 
 
 def test_no_point_lost(soak: dict[str, Any]) -> None:
