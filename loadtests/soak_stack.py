@@ -10,59 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cluster.connect import reread_ray_env, stay_on_loopback
-from cluster.procs import RayHead, RayWorkerNode, RedisServer, free_port, ray_env, stop_group
-from cluster.readiness import wait_ready
+from cluster.gateway_process import ROOT as ROOT
+from cluster.gateway_process import GatewayProcess
+from cluster.procs import RayHead, RayWorkerNode, RedisServer, free_port, ray_env
 
-ROOT = Path(__file__).resolve().parents[1]
-READY_TIMEOUT_S = 180.0
 NAMESPACE = "quatro-soak"
-
-
-@dataclass
-class GatewayProc:
-    """One `python -m gateway` child; `start()` again after a kill serves the same port."""
-
-    port: int
-    env: dict[str, str]
-    log: Path
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def start(self) -> GatewayProc:
-        out = self.log.open("ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gateway"],
-            cwd=ROOT,
-            env=self.env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        out.close()
-        return self
-
-    def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
-        assert self.proc is not None
-        wait_ready(self.url, self.proc, timeout, lambda: self.log.read_text()[-3000:])
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            stop_group(self.proc, timeout=10)
-            self.proc = None
 
 
 @dataclass
@@ -75,7 +32,7 @@ class SoakStack:
     redis: RedisServer | None = None
     head: RayHead | None = None
     nodes: list[RayWorkerNode] = field(default_factory=list)
-    gateways: list[GatewayProc] = field(default_factory=list)
+    gateways: list[GatewayProcess] = field(default_factory=list)
 
     def start(self) -> SoakStack:
         self.out.mkdir(parents=True, exist_ok=True)
@@ -93,7 +50,7 @@ class SoakStack:
         for _ in range(2):
             port = free_port()
             env = self.gateway_env(port)
-            self.gateways.append(GatewayProc(port, env, self.out / f"gateway-{port}.log"))
+            self.gateways.append(GatewayProcess(port, env, self.out / f"gateway-{port}.log"))
         for gw in self.gateways:
             gw.start()
         for gw in self.gateways:

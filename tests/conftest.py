@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,49 +16,11 @@ from typing import Any
 import pytest
 
 from cluster.connect import reread_ray_env, stay_on_loopback
-from cluster.procs import RayHead, RedisServer, free_port, ray_env, stop_group
-from cluster.readiness import wait_ready
+from cluster.gateway_process import ROOT as ROOT
+from cluster.gateway_process import GatewayProcess
+from cluster.procs import RayHead, RedisServer, free_port, ray_env
 
-ROOT = Path(__file__).resolve().parents[1]
-START_TIMEOUT_S = 180.0
-
-
-@dataclass
-class Gateway:
-    port: int
-    env: dict[str, str]
-    log: Path
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-    def start(self) -> Gateway:
-        out = open(self.log, "ab")  # noqa: SIM115 - the child owns it
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gateway"],
-            cwd=ROOT,
-            env=self.env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        out.close()
-        return self
-
-    def wait_ready(self, timeout: float = START_TIMEOUT_S) -> None:
-        assert self.proc is not None
-        wait_ready(self.url, self.proc, timeout, lambda: self.log.read_text()[-3000:])
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            stop_group(self.proc, timeout=10)
-            self.proc = None
+Gateway = GatewayProcess  # the tests' name for it
 
 
 @dataclass
