@@ -18,6 +18,7 @@ from cluster.connect import reread_ray_env, stay_on_loopback
 from cluster.gateway_process import ROOT as ROOT
 from cluster.gateway_process import GatewayProcess
 from cluster.procs import RayHead, RayWorkerNode, RedisServer, free_port, ray_env
+from loadtests.stack import one_address_crowd
 
 NAMESPACE = "quatro-soak"
 
@@ -78,12 +79,9 @@ class SoakStack:
             QUATRO_LOBBY_IDLE=str(self.lobby_idle_s),
             QUATRO_OVER_IDLE=str(self.lobby_idle_s),
             QUATRO_LOG_LEVEL="warning",
-            # Every simulated player comes from 127.0.0.1 (see loadtests/stack.py).
-            QUATRO_MAX_CONNS_PER_IP="20000",
             PYTHONPATH=str(ROOT),
         )
-        for kind in ("SESSION", "TABLE", "LOOKUP"):
-            env[f"QUATRO_{kind}_RATE"] = env[f"QUATRO_{kind}_BURST"] = "100000"
+        one_address_crowd(env)
         if self.test_hooks:
             env["QUATRO_TEST_HOOKS"] = "1"
         return env

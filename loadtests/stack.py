@@ -34,6 +34,16 @@ RAY_DEFAULTS = {
 }
 
 
+def one_address_crowd(env: dict[str, str]) -> None:
+    """Lift the per-IP limits out of a load test's way: every simulated player comes from
+    127.0.0.1, so the per-IP socket cap (1,000) would stop a capacity step of 400 tables of 6,
+    and the per-IP quotas a step's ~1,000 sessions in a minute or two. The gateway's total
+    socket cap still holds."""
+    env["QUATRO_MAX_CONNS_PER_IP"] = "20000"
+    for kind in ("SESSION", "TABLE", "LOOKUP"):
+        env[f"QUATRO_{kind}_RATE"] = env[f"QUATRO_{kind}_BURST"] = "100000"
+
+
 @dataclass
 class EmbeddedStack:
     log: Path
@@ -69,14 +79,9 @@ class EmbeddedStack:
             QUATRO_LOBBY_IDLE=str(self.lobby_idle_s),
             QUATRO_OVER_IDLE=str(self.lobby_idle_s),
             QUATRO_LOG_LEVEL="warning",
-            # Every simulated player comes from 127.0.0.1: the per-IP socket cap (1,000) would
-            # stop the capacity steps (400 tables of 6); the gateway's total cap still holds.
-            QUATRO_MAX_CONNS_PER_IP="20000",
             PYTHONPATH=str(ROOT),
         )
-        # Likewise the per-IP quotas: a capacity step opens ~1,000 sessions in a minute or two.
-        for kind in ("SESSION", "TABLE", "LOOKUP"):
-            env[f"QUATRO_{kind}_RATE"] = env[f"QUATRO_{kind}_BURST"] = "100000"
+        one_address_crowd(env)
         if self.data_dir is not None:
             env["QUATRO_DATA_DIR"] = str(self.data_dir)
         if self.test_hooks:
