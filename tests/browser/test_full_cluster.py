@@ -89,7 +89,11 @@ def full(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ful
     gw = stack.gateway(
         tmp_path_factory.mktemp("full"),
         REDIS_URL=own_db,
+        # No ready actor kept: the pool follows demand, so after the first test's table it would
+        # hold one, started once there was room again, and a pooled actor already has its slot
+        # (a "full" cluster then rightly opens one more table).
         QUATRO_POOL_SIZE="0",
+        QUATRO_POOL_MAX="0",
         QUATRO_SLOT_RESERVE=str(reserve),
         QUATRO_RETRY_AFTER=str(RETRY_AFTER_S),
     )
