@@ -131,9 +131,12 @@ def swap_by_drag(page: Page, rank: str, slot: int) -> None:
     page.mouse.up()
 
 
-def wait_swap_ready(page: Page) -> None:
-    expect(page.locator(".hand-wrap.cooling")).to_have_count(0)
-    expect(page.locator(".hand-card").first).to_be_enabled()
+def wait_swap_ready(page: Page, timeout: float = 5_000) -> None:
+    """Until the hand takes a swap: the cooldown over (R10) *and* the last swap acknowledged (the
+    client holds the next one while a command is pending, and under load the ack can come after
+    the cooldown's end)."""
+    expect(page.locator(".hand-wrap.cooling")).to_have_count(0, timeout=timeout)
+    expect(page.locator(".hand-card").first).to_be_enabled(timeout=timeout)
 
 
 def start_with_bots(host: Player, base: str, before_start: Any = None) -> str:

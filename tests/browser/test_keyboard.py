@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, ViewportSize, expect
 
-from tests.browser.players import RIGGED_4, new_player, wait_hand
+from tests.browser.players import RIGGED_4, new_player, wait_hand, wait_swap_ready
 from tests.browser.test_languages import catalog, run_i18n
 from tests.browser.test_match import severe_violations
 
@@ -132,7 +132,7 @@ def test_a_whole_round_from_the_keyboard_with_focus_always_somewhere(
         assert now["rank"] == "J"
 
         # Without shortcuts: Enter on the card, an arrow to the next centre card, Enter.
-        expect(page.locator(".hand-wrap.cooling")).to_have_count(0, timeout=10_000)
+        wait_swap_ready(page, timeout=10_000)
         keys.press("Escape")
         before = keys.count
         keys.press("Enter")
@@ -146,7 +146,7 @@ def test_a_whole_round_from_the_keyboard_with_focus_always_somewhere(
         assert active(page)["rank"] == "A"
 
         # Escape lets go of a chosen card.
-        expect(page.locator(".hand-wrap.cooling")).to_have_count(0, timeout=10_000)
+        wait_swap_ready(page, timeout=10_000)
         keys.press("2")
         expect(page.locator(".hand-card[aria-pressed='true']")).to_have_count(1)
         keys.press("Escape")
