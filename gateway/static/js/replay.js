@@ -104,9 +104,18 @@ function Player({ data, own, canOwn, onOwn, notice }) {
   const [match, setMatch] = useState(data.matches.length - 1);
   const span = spanOf(data, match);
   const [pos, setPos] = useState(span.from);
-  const [playing, setPlaying] = useState(false);
+  const [playing, setPlayingState] = useState(false);
   const [speed, setSpeed] = useState(1);
   const timer = useRef(null);
+  // Whether the replay runs, as of now: read by a move's timer when it fires. Clearing the
+  // timer on pause is not enough, since a render that is still to come may arm the next one
+  // (its effect was captured while playing) after the pause: seen as one move more on a
+  // loaded machine.
+  const running = useRef(false);
+  function setPlaying(on) {
+    running.current = on;
+    setPlayingState(on);
+  }
 
   // The countdowns read the server's clock: in a replay, the clock of the moment shown.
   const at = data.events[Math.max(0, pos - 1)]?.at;
@@ -127,7 +136,9 @@ function Player({ data, own, canOwn, onOwn, notice }) {
     }
     const gap = (data.events[pos]?.at ?? 0) - (data.events[pos - 1]?.at ?? 0);
     const wait = Math.min(Math.max(gap, 0), LONGEST_WAIT_MS) / speed;
-    timer.current = setTimeout(() => setPos((p) => Math.min(p + 1, span.to)), wait);
+    timer.current = setTimeout(() => {
+      if (running.current) setPos((p) => Math.min(p + 1, span.to));
+    }, wait);
     return () => clearTimeout(timer.current);
   }, [playing, pos, speed, match]);
 
