@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from tests.cluster.client import Player, table_with
 from tests.conftest import Stack
 
 
-async def play_match(host: Player, partner: Player) -> dict[str, object]:
+async def play_match(
+    host: Player,
+    partner: Player,
+    before_call: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+) -> dict[str, object]:
     """Each round: both humans ready; the host calls Quatro! at once (unless a bot called
-    first); the host skips the pause. Until `over`."""
+    first), after `before_call(round event)` if given; the host skips the pause. Until `over`."""
     async with asyncio.timeout(150):
         seen = host.last_seq
         while True:
@@ -27,6 +33,8 @@ async def play_match(host: Player, partner: Player) -> dict[str, object]:
                     answer = await p.request("ready")
                     assert answer["type"] == "ack" or answer["code"] == "wrong_phase", answer
             elif e["type"] == "round":
+                if before_call is not None:
+                    await before_call(e)
                 answer = await host.request("quatro")
                 assert answer["type"] == "ack" or answer["code"] == "wrong_phase", answer
             elif e["type"] == "pause":

@@ -58,7 +58,16 @@ async def test_r30_a_spectator_sees_a_whole_match_and_never_a_hand_or_a_sign(
         assert welcome["table"]["phase"] == "lobby"
         await watching(host, code, 1)
         assert (await host.rest("POST", f"/api/tables/{code}/start")).is_success
-        over = await play_match(host, partner)
+
+        async def swap_once(round_event: dict[str, Any]) -> None:
+            # The host calls at once, often before any bot swaps (always, on a fast machine):
+            # one swap of the host's own each round, so the watcher has swaps to be audited on.
+            hand, center = round_event["hand"], round_event["center"]
+            answer = await host.request("swap", card=hand[0]["id"], slot=0, expect=center[0]["id"])
+            refused = answer.get("code") in ("stale", "wrong_phase", "cooldown")
+            assert answer["type"] == "ack" or refused, answer
+
+        over = await play_match(host, partner, before_call=swap_once)
         seen = await watcher.wait_event(lambda e: e["type"] == "over")
         assert seen["scores"] == over["scores"]
         counts = audit(watcher.events, players)
@@ -67,6 +76,7 @@ async def test_r30_a_spectator_sees_a_whole_match_and_never_a_hand_or_a_sign(
         assert [e["scores"] for e in watcher.events if e["type"] == "reveal"] == reveals
         assert counts.get("round", 0) >= len(reveals)
         assert counts.get("swapped", 0) > 0
+        assert counts["swapped"] == sum(1 for e in host.events if e["type"] == "swapped")
         # Watching plays for nobody.
         answer = await watcher.request("ready")
         assert answer["type"] == "error"
