@@ -45,6 +45,8 @@ CODE_LENGTH = 6
 RESTART_WAIT_S = 40.0
 SCAN_ROUNDS = 5  # SCAN calls a readiness probe may make looking for a live table
 PROBE_NAMES = 8  # actor names a readiness probe may look up before it gives up on records
+PROBE_TRIES = 3  # actors a readiness probe pings, each within a third of its time, when one
+# does not answer (its node lost)
 OPEN_TRIES = 3  # pooled actors a creation tries (one that already serves a table is dropped)
 ANSWER_FRESH_S = 10.0  # a table actor's answer this recent proves this gateway can reach tables
 DEFAULT_SLOT_RESERVE = 4
@@ -162,26 +164,40 @@ class Directory:
             return "ok"
         if self.pool_size <= 0:
             return "ok"  # no pool to probe (QUATRO_POOL_SIZE=0): the Ray check stands alone
+        why = "down: no answer from a table actor"
         try:
             async with asyncio.timeout(wait_s):
-                handle = await self._probe_target()
-                if handle is None:
-                    self.refill_soon()
-                    return "down: no table actor started yet"
-                await handle.ping.remote()
+                for _ in range(PROBE_TRIES):
+                    name, handle = await self._probe_target()
+                    if handle is None:
+                        self.refill_soon()
+                        return "down: no table actor started yet"
+                    try:
+                        async with asyncio.timeout(wait_s / PROBE_TRIES):
+                            await handle.ping.remote()
+                    except (*ActorGone, TimeoutError) as exc:
+                        # Its node lost (a call hangs until Ray declares it dead, ~15 s, then
+                        # fails while the actor restarts elsewhere): not a reason to leave
+                        # traffic while other actors answer. A pooled one goes to the far
+                        # end, so that neither this probe nor a creation asks it first again.
+                        if not isinstance(exc, TimeoutError):
+                            why = f"down: {type(exc).__name__}"
+                        if name is not None:
+                            await self.pool.to_tail(name)
+                        continue
+                    self.heard_from_table()
+                    return "ok"
         except TimeoutError:
-            return "down: no answer from a table actor"
-        except ActorGone as exc:
-            return f"down: {type(exc).__name__}"
-        self.heard_from_table()
-        return "ok"
+            pass
+        return why
 
-    async def _probe_target(self) -> ActorHandle[Any] | None:
+    async def _probe_target(self) -> tuple[str | None, ActorHandle[Any] | None]:
         """The actor a readiness probe pings: the pool's first live one (dead names before it
-        are dropped, so that no gateway stays unready on a record it can repair); with the
-        pool used up (every slot of a full cluster taken), any live table: one this gateway
-        serves, else any other. A full cluster must not make every gateway unready and lock
-        out players coming back to their tables. None: no actor to ask (a refill starts one)."""
+        are dropped, so that no gateway stays unready on a record it can repair), with its
+        name; with the pool used up (every slot of a full cluster taken), any live table: one
+        this gateway serves, else any other (no name). A full cluster must not make every
+        gateway unready and lock out players coming back to their tables. No handle: no actor
+        to ask (a refill starts one)."""
         for _ in range(PROBE_NAMES):
             name = await self.redis.lindex(keys.POOL, 0)
             if name is None:
@@ -191,12 +207,12 @@ class Directory:
                 break
             handle = await self.actor(str(name))
             if handle is not None:
-                return handle
+                return str(name), handle
             await self.pool.drop(str(name))
         served = next(iter(self._handles.values()), None)
         if served is not None:
-            return served
-        return await self._any_table_actor()
+            return None, served
+        return None, await self._any_table_actor()
 
     async def _any_table_actor(self) -> ActorHandle[Any] | None:
         """Some live table's actor, looked for in a bounded part of the keyspace (a probe
@@ -243,9 +259,22 @@ class Directory:
                     break
             else:  # pragma: no cover - 31**6 codes
                 raise RuntimeError("no free table code")
-            reply = await handle.open.remote(
-                code, {"players": players, **config}, host, name, self.idle, self.replay_ttl_s
-            )
+            try:
+                reply = await handle.open.remote(
+                    code, {"players": players, **config}, host, name, self.idle, self.replay_ttl_s
+                )
+            except ActorGone as exc:
+                # Its node was lost while it waited in the pool (a worker replaced, a crash):
+                # the creation takes the next one rather than answering `unavailable`.
+                await self._drop_stale_table(keys=[keys.table(code)], args=[record])
+                if not isinstance(exc, ActorDiedError) or restarting(exc):
+                    await self.pool.requeue(actor_name)
+                log.warning(
+                    "pooled actor %s did not answer (%s): the next one",
+                    actor_name,
+                    type(exc).__name__,
+                )
+                continue
             if reply["ok"]:
                 self._handles[code] = handle
                 return code

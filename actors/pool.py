@@ -183,6 +183,19 @@ class Pool:
             return str(name), handle
         return None
 
+    async def requeue(self, name: str) -> None:
+        """Put a pooled actor that could not answer (its node lost, Ray restarting it elsewhere)
+        back at the far end: it still holds a slot and will serve once it is back, by which
+        time the actors ahead of it have been used."""
+        with contextlib.suppress(Exception):  # Redis out of reach: the actor is left idle
+            await self.redis.rpush(keys.POOL, name)
+
+    async def to_tail(self, name: str) -> None:
+        """Move a pooled actor that could not answer to the far end, if it is still pooled."""
+        with contextlib.suppress(Exception):
+            if await self.redis.lrem(keys.POOL, 1, name):
+                await self.redis.rpush(keys.POOL, name)
+
     async def _give_back(self, name: str) -> None:
         with contextlib.suppress(Exception):  # Redis out of reach: the actor is left idle
             await self.redis.lpush(keys.POOL, name)

@@ -15,12 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import redis
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors import keys
 from actors.directory import new_code
-from actors.table_actor import record_json
+from actors.table_actor import actor_class, record_json
+from cluster.procs import RayWorkerNode
 from tests.cluster.client import Player, table_with
+from tests.cluster.test_data_plane import _node_of, ray_get
 from tests.cluster.test_resilience import actor_pid
 from tests.cluster.test_restore import until
 from tests.conftest import Gateway, Stack
@@ -295,3 +299,74 @@ async def test_a_pooled_name_whose_actor_already_serves_a_table_is_passed_over(
         await host.close()
         for c in [code, *opened]:
             forget_table(stack, c)
+
+
+def kill_node(node: RayWorkerNode) -> None:
+    """SIGKILL of every process of a worker node, as a lost machine: `ray start`, its raylet and
+    its workers (which start sessions of their own, so not one process group)."""
+    assert node.proc is not None
+    procs = [psutil.Process(node.proc.pid)]
+    with contextlib.suppress(psutil.Error):
+        procs += procs[0].children(recursive=True)
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            p.kill()
+    node.proc.wait(10)
+    node.proc = None
+
+
+async def test_a_pooled_actor_whose_node_is_lost_fails_no_creation_nor_readiness(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """The pool names live actors whose node then dies (a worker replaced, a machine lost):
+    until Ray declares the node dead and restarts them elsewhere (~15 s), a call to one hangs,
+    then fails. A creation must take the next actor, and a readiness probe must not wait on
+    one: every gateway probing the shared pool would leave traffic at once."""
+    node = RayWorkerNode(stack.head, table_slots=4, num_cpus=1, object_store_mb=80).start()
+    ray = stack.driver()
+    first, second = ghost(), ghost()  # names of actors on that node, for a creation, a probe
+    r = store(stack)
+    gw = stack.gateway(tmp_path)  # serves no table: its probe pings the pool's head
+    opened: list[str] = []
+    try:
+        node_id = await _node_of(stack, node.manager_port)
+        placement = NodeAffinitySchedulingStrategy(node_id, soft=True)
+        for name in (first, second):
+            handle = (
+                actor_class()
+                .options(
+                    name=name,
+                    namespace=stack.namespace,
+                    lifetime="detached",
+                    scheduling_strategy=placement,
+                )
+                .remote(name, stack.redis.url)
+            )
+            assert ray_get(stack, handle.ping.remote())["node"] == node_id
+        gw.wait_ready()
+        r.lpush(keys.POOL, first)  # at the head: the next creation takes it
+        kill_node(node)
+        lost_at = time.monotonic()
+        creating = asyncio.create_task(create(gw.url))
+        await until(lambda: r.lpos(keys.POOL, first) is None, 10, "the creation takes it")
+        r.lpush(keys.POOL, second)  # at the head: the probes ask it first
+        # Every probe answers 200 from the loss until well past the gateway's last answer
+        # (FRESH_S) and the creation's end. Before: 503, "down: no answer from a table actor".
+        await ready_throughout(
+            [gw, stack.a, stack.b],
+            lambda: creating.done() and time.monotonic() - lost_at > FRESH_S + 5,
+            FRESH_S + 60,
+        )
+        _, code = await creating  # before: 503 `unavailable`
+        opened.append(code)
+        assert json.loads(r.get(keys.table(code)) or "{}")["actor"] not in (first, second)
+        print(f"a creation across a lost pooled actor: {time.monotonic() - lost_at:.1f} s")
+    finally:
+        for name in (first, second):
+            r.lrem(keys.POOL, 0, name)
+            with contextlib.suppress(Exception):
+                ray.kill(ray.get_actor(name, namespace=stack.namespace), no_restart=True)
+        for c in opened:
+            forget_table(stack, c)
+        gw.stop()
+        node.stop()
