@@ -35,11 +35,13 @@ T = TypeVar("T")
 
 
 async def _within(svc: Svc, call: Awaitable[T], limit: float | None = None) -> T:
-    """A table actor's answer within `limit` (default `actor_timeout_s`); 503 `unavailable`
-    otherwise (a call through the hub is shielded: its events still reach the players when it
-    ends later)."""
+    """A table actor's answer within `limit`; 503 `unavailable` otherwise (a call through the
+    hub is shielded: its events still reach the players when it ends later). By default
+    (`table_wait_s`) a call waits through a restart of the table's actor, as commands over
+    the socket do: a lost node's tables run elsewhere 14-25 s later, and a 15 s limit had
+    answered `unavailable` while the cluster had room and the table was coming back."""
     try:
-        async with asyncio.timeout(limit or svc.settings.actor_timeout_s):
+        async with asyncio.timeout(limit or svc.settings.table_wait_s):
             return await call
     except BACKEND_DOWN as exc:
         raise ApiError(
@@ -92,7 +94,10 @@ async def _phase(svc: Svc, code: str) -> str | None:
     """A table's phase, None when it is gone; "lobby" when it does not answer (kept, to be
     checked again next time)."""
     try:
-        summary = await _within(svc, svc.directory.call(code, "summary"))
+        # Not through a restart: a creation asks this of the caller's other lobbies first.
+        summary = await _within(
+            svc, svc.directory.call(code, "summary"), svc.settings.actor_timeout_s
+        )
     except TableGone:
         return None
     except ApiError:

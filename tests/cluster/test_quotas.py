@@ -67,7 +67,7 @@ def tight(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ga
 def slow(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     """A gateway that gives table actors one second to answer."""
     logs: Path = tmp_path_factory.mktemp("slow")
-    gw = stack.gateway(logs, QUATRO_ACTOR_TIMEOUT="1", QUATRO_POOL_SIZE="0")
+    gw = stack.gateway(logs, QUATRO_ACTOR_TIMEOUT="1", QUATRO_TABLE_WAIT="1", QUATRO_POOL_SIZE="0")
     try:
         gw.wait_ready()
         yield gw

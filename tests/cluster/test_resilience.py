@@ -146,3 +146,28 @@ async def test_redis_restarted_under_a_running_table(stack: Stack) -> None:
     for p in (host, other):
         assert not p.problems
         await p.close()
+
+
+async def test_a_rest_call_waits_through_a_table_out_of_reach_for_longer_than_15_s(
+    stack: Stack,
+) -> None:
+    """A table's actor out of reach for a while (its node lost: 14-25 s until Ray restarts it
+    elsewhere; here SIGSTOP for 18 s) must not fail a REST call while the cluster has room: it
+    waits, as a command over the socket does. Before: 503 `unavailable` after 15 s."""
+    code, (host,) = await table_with(stack.a.url, 4, 1)
+    pid = actor_pid(stack, code)
+    loop = asyncio.get_running_loop()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = loop.time()
+        looking = asyncio.create_task(host.rest("GET", f"/api/tables/{code}"))
+        # The fault's length, not a wait for a condition: the table stays out of reach 18 s.
+        done, _ = await asyncio.wait([looking], timeout=18)
+        assert not done, looking.result().text  # it waited while the actor was stopped
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    r = await looking
+    assert r.status_code == 200, r.text
+    assert r.json()["code"] == code
+    assert loop.time() - started >= 18
+    await host.close()
