@@ -12,8 +12,10 @@ import logging
 import os
 import secrets
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cluster.settings import Settings
+if TYPE_CHECKING:  # not at run time: table actors import this, and pydantic is ~10 MiB each
+    from cluster.settings import Settings
 
 log = logging.getLogger("quatro.cluster")
 

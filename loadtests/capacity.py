@@ -14,6 +14,19 @@ second; at each step that held (every step with `--keep-going`) it records a py-
 the gateway and of one table actor (`--profile-seconds 0` to skip). SIGINT or SIGTERM stop the
 run cleanly: the stack and Locust are stopped by their PIDs.
 
+Three figures judge the node apart from the instrument and against itself:
+- **The ramp.** While a step's new tables are being created, the p99 `swap→ack` of the tables
+  that were already in play before it began (`ramp ack p99`), beside the hold's: starting
+  tables must not disturb play (goal: the hold's bound).
+- **The instrument.** Locust's own event-loop lag over the hold (`lag p99`: how late its
+  greenlets wake, a delay inside every latency it reports) and the gateway's own time for the
+  same swaps, from its `quatro_command_seconds` histogram (`server ack p99`: frame in → answer
+  out), so that a step is judged on what players on machines of their own would see.
+- **The ceiling.** The node's fixed cost is measured before the first table (`--baseline`
+  seconds: gateway, Redis, Ray and the pool, idle); each step's CPU above it, divided by its
+  tables, is what one live table costs (its idle floor and its commands); the ceiling is the
+  tables that would fill every core at that cost. The last line prints capacity ÷ ceiling.
+
 Results go to `--out` (default `results/capacity-<time>/`): capacity.md and capacity.json (the
 table of steps), steps.png, the run's latency/activity/node plots, Locust's CSV and HTML, and
 `profile-<tables>/` for the profiles.
@@ -56,6 +69,7 @@ from loadtests.runner import (
     actor_commands,
     locust_command,
     scrape,
+    server_quantile,
     stop_on_signals,
     stream_batches,
 )
@@ -81,6 +95,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--keep-going", action="store_true", help="run every step, even past a failure")
     p.add_argument("--quiet-ray", default="1", choices=("0", "1"), help="Ray's quiet settings")
     p.add_argument("--nodes", type=int, default=1, help="local Ray nodes, the head included")
+    p.add_argument(
+        "--baseline", type=float, default=20.0, help="seconds of the idle node before the steps"
+    )
     p.add_argument("--out", type=Path, default=None)
     return p.parse_args(argv)
 
@@ -159,9 +176,13 @@ def run(argv: list[str] | None = None) -> int:
         env = dict(os.environ, QUATRO_LOAD_CONTROL=str(control.path))
         locust = subprocess.Popen(cmd, env=env, start_new_session=True)
         sampler = NodeSampler(out / "node.csv", stack.pid, locust.pid).start()
+        fixed = baseline(out, a.baseline)
+        print(f"the idle node (fixed parts): {fixed:.1f} % of one core", flush=True)
+        before = 0
         for n in steps:
-            row = step(a, out, stack, control, n, t_start)
+            row = step(a, out, stack, control, n, t_start, before, fixed)
             results.append(row)
+            before = n if row["held"] or "exchanges" in row else before
             write_report(out, a, results, t_start)
             print(f"step {n}: {'held' if row['held'] else 'FAILED: ' + '; '.join(row['why'])}")
             if not row["held"] and not a.keep_going:
@@ -180,9 +201,45 @@ def run(argv: list[str] | None = None) -> int:
             sampler.stop()
         stack.stop()
         write_report(out, a, results, t_start, final=True)
-    held = [r["tables"] for r in results if r["held"]]
-    print(f"capacity: {max(held) if held else 0} live tables of {a.players} — see {out}")
+    print(capacity_line(results, a.players) + f" — see {out}")
     return 0
+
+
+def capacity_line(results: list[dict[str, Any]], players: int) -> str:
+    """`Capacity: N live tables of P`, and N against the node's ceiling as measured at the
+    largest step that held (the cost per table is steadiest where most tables share it)."""
+    held = [r for r in results if r["held"]]
+    if not held:
+        return f"Capacity: 0 live tables of {players}"
+    best = max(held, key=lambda r: r["tables"])
+    line = f"Capacity: {best['tables']} live tables of {players}"
+    ceiling = best.get("ceiling")
+    if ceiling:
+        share = 100 * best["tables"] / ceiling
+        line += f" — ceiling {ceiling:.0f} at 100 % CPU, capacity ÷ ceiling {share:.0f} %"
+    return line
+
+
+def node_cpu(means: dict[str, dict[str, float]]) -> float:
+    """The node's own CPU (% of one core): every group but the load generator."""
+    return sum(means.get(g, {}).get("cpu", 0.0) for g in NODE_GROUPS)
+
+
+def baseline(out: Path, seconds: float) -> float:
+    """The node's CPU with no table in play (gateway, Redis, Ray, the pool): its fixed parts."""
+    t0 = time.time()
+    time.sleep(seconds)
+    return node_cpu(node_means(read_node(out / "node.csv"), t0, time.time()))
+
+
+def ceiling(cpu: float, fixed: float, tables: int) -> tuple[float, float] | None:
+    """(CPU per live table, tables at 100 % of every core) from a step's CPU; None when the
+    step's tables cost nothing measurable above the fixed parts."""
+    per_table = (cpu - fixed) / tables if tables else 0.0
+    if per_table <= 0:
+        return None
+    cores = psutil.cpu_count() or 1
+    return per_table, (100.0 * cores - fixed) / per_table
 
 
 def step(
@@ -192,6 +249,8 @@ def step(
     control: Control,
     n: int,
     t_start: float,
+    live_before: int = 0,
+    fixed: float = 0.0,
 ) -> dict[str, Any]:
     users = n * a.players
     control.set(users=users, spawn_rate=a.spawn_rate)
@@ -203,9 +262,24 @@ def step(
         live = live_tables(out, t_ramp)
         if live >= n:
             break
-    ramp_s = time.time() - t_ramp
+    t_live = time.time()
+    ramp_s = t_live - t_ramp
+    # The tables already in play while this step's were created (none before the first step).
+    ramp_w = window(read_samples(out), t_ramp, t_live, live_before=t_ramp)
+    ramp = {
+        "seconds": round(ramp_s, 1),
+        "new_tables_per_s": round((live - live_before) / ramp_s, 2) if ramp_s > 0 else None,
+        "live_tables": live_before,
+        "swap→ack": ramp_w.stat("swap→ack").row(),
+        "lag": ramp_w.lag_row(),
+    }
     if live < n:
-        return {"tables": n, "held": False, "why": [f"only {live:.0f} tables went live"]}
+        return {
+            "tables": n,
+            "held": False,
+            "why": [f"only {live:.0f} tables went live"],
+            "ramp": ramp,
+        }
     time.sleep(a.settle)
     before = scrape(stack.url)
     t0 = time.time()
@@ -225,6 +299,11 @@ def step(
         if a.nodes > 1 and stack.ray_address
         else None
     )
+    cost = ceiling(node_cpu(means), fixed, n)
+    server = {
+        f"p{q}": round(server_quantile(before, after, "quatro_command_seconds", "swap", q / 100), 1)
+        for q in (50, 99)
+    }
     return {
         "tables": n,
         "players": users,
@@ -241,6 +320,13 @@ def step(
         "actor_calls_per_s": round(calls, 1),
         "stream_batches_per_s": None if batches is None else round(batches / seconds, 1),
         "tables_per_node": None if per_node is None else [v["tables"] for v in per_node.values()],
+        "ramp": ramp,
+        "lag": w.lag_row(),
+        "server_swap→ack": server,
+        "node_cpu": round(node_cpu(means), 1),
+        "fixed_cpu": round(fixed, 1),
+        "cpu_per_table": None if cost is None else round(cost[0], 2),
+        "ceiling": None if cost is None else round(cost[1], 1),
     }
 
 
@@ -287,12 +373,18 @@ def write_report(
             continue
         ex = r["exchanges"]
         node = r["node"]
+        ramp = r.get("ramp") or {}
+        server = r["server_swap→ack"]
         rows.append(
             {
                 "tables": r["tables"],
                 "players": r["players"],
                 "held": "yes" if r["held"] else "no",
                 "ack p50/p95/p99": _ppp(ex["swap→ack"]),
+                "ramp ack p99 (live)": ramp.get("swap→ack", {}).get("p99", math.nan),
+                "ramp tables/s": ramp.get("new_tables_per_s"),
+                "server ack p50/p99": f"{server['p50']}/{server['p99']}",
+                "lag p99": r["lag"]["p99"],
                 "seen p50/p95/p99": _ppp(ex["swap→seen"]),
                 "floor p99": ex["floor→ack"]["p99"],
                 "emit p99": ex["emit→ack"]["p99"],
@@ -311,6 +403,11 @@ def write_report(
                     else {}
                 ),
                 "load avg": r["load_avg"][0],
+                "CPU/table": r["cpu_per_table"],
+                "ceiling": r["ceiling"],
+                "of ceiling %": (
+                    round(100 * r["tables"] / r["ceiling"], 1) if r["ceiling"] else None
+                ),
             }
         )
     cols = list(rows[-1].keys()) if rows and len(rows[-1]) > 2 else ["tables", "held"]
@@ -324,8 +421,14 @@ def write_report(
         f"Steps {a.steps}, hold {a.hold:g} s after {a.settle:g} s of settling, pace {a.pace:g}.",
         f"Bounds: p99 swap→ack ≤ {a.max_p99_ack:g} ms, p99 swap→seen ≤ {a.max_p99_seen:g} ms, "
         f"failures ≤ {100 * a.max_failures:g}%. CPU in % of one core (200 = the whole machine).",
+        "`ramp ack p99 (live)`: the tables in play before a step's ramp, while its tables were "
+        "created. `server ack`: the gateway's own time for a swap (its histogram). `lag p99`: "
+        "the load generator's event-loop lag. `ceiling`: the tables that would fill every core "
+        "at the step's CPU per table above the idle node's.",
         "",
         table(rows, cols),
+        "",
+        capacity_line(results, a.players),
     ]
     (out / "capacity.md").write_text("\n".join(text) + "\n")
     if final:

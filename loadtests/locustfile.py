@@ -38,6 +38,11 @@ through the next one when theirs is gone; a socket lost or a connection refused 
 under request type `LOST` (`ws:lost@<port>`, `connect:refused@<port>`), not as a failure: the
 soak counts it as one unless a gateway it killed explains it.
 
+Each sample of the raw CSV (`--samples-dir`) also says since when its table has been in play
+(so a capacity step can judge the tables already live during a ramp apart from the new ones),
+and the process measures its own event loop's lag (`LAG`/`loop`: how late a 50 ms sleep wakes),
+which is the load generator's share of every latency it reports.
+
 Locust and gevent live only in this file and the process that runs it (gevent monkey-patches
 the standard library); nothing imports it.
 """
@@ -85,6 +90,7 @@ CONNECT_TIMEOUT_S = 15.0
 SEEN_TTL_S = 30.0
 FLUSH_EVERY_S = 1.0
 GAUGE_EVERY_S = 2.0
+LAG_TICK_S = 0.05  # the loop-lag probe sleeps this long and records how late it woke
 
 # Refusals the rules produce in normal play between simultaneous players: not failures.
 GAME_REFUSALS = frozenset(
@@ -204,22 +210,38 @@ class Options:
 # -- raw samples, for plots and the capacity steps --------------------------------------------
 class Samples:
     """Every request event and a few gauges, appended to one CSV per process:
-    `t (epoch s), kind (WS/REFUSED/POST/…/gauge:<pid>), name, value (ms or count), failed (0/1)`."""
+    `t (epoch s), kind (WS/REFUSED/POST/…/LAG/gauge:<pid>), name, value (ms or count), failed
+    (0/1), since` — `since`: when the sample's table went into play (epoch s; empty before, or
+    for what no table owns)."""
 
     def __init__(self, directory: str) -> None:
         self.path = Path(directory) / f"samples-{os.getpid()}.csv" if directory else None
         self.buf: list[str] = []
         self._flusher: Any = None
+        self._lag: Any = None
 
     def start(self) -> None:
         if self.path is None or self._flusher is not None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._flusher = gevent.spawn(self._run)
+        self._lag = gevent.spawn(self._probe_lag)
 
-    def add(self, kind: str, name: str, value: float, failed: bool) -> None:
+    def add(
+        self, kind: str, name: str, value: float, failed: bool, since: float | None = None
+    ) -> None:
         if self.path is not None:
-            self.buf.append(f"{time.time():.3f},{kind},{name},{value:.2f},{int(failed)}\n")
+            tail = "" if since is None else f"{since:.3f}"
+            self.buf.append(f"{time.time():.3f},{kind},{name},{value:.2f},{int(failed)},{tail}\n")
+
+    def _probe_lag(self) -> None:
+        """How late this process's event loop wakes a greenlet: every latency measured here
+        includes that much of the generator's own delay, which no player would see."""
+        while True:
+            asked = time.perf_counter()
+            gevent.sleep(LAG_TICK_S)
+            late = (time.perf_counter() - asked - LAG_TICK_S) * 1000
+            self.add("LAG", "loop", max(0.0, late), False)
 
     def flush(self) -> None:
         if self.path is None or not self.buf:
@@ -258,10 +280,12 @@ def _on_request(
     name: str,
     response_time: float,
     exception: BaseException | None = None,
+    context: dict[str, Any] | None = None,
     **_: Any,
 ) -> None:
     if SAMPLES is not None:
-        SAMPLES.add(request_type, name, response_time or 0.0, exception is not None)
+        since = (context or {}).get("live_since")
+        SAMPLES.add(request_type, name, response_time or 0.0, exception is not None, since)
 
 
 def _on_quit(environment: Environment, **_: Any) -> None:
@@ -291,6 +315,7 @@ class Group:
     connected: set[int] = field(default_factory=set)
     all_connected: Event = field(default_factory=Event)
     started: bool = False
+    live_since: float | None = None  # epoch s: when its host started the match
     closed: bool = False
 
 
@@ -679,6 +704,7 @@ class QuatroPlayer(HttpUser):
         )
         r.raise_for_status()
         group.started = True
+        group.live_since = time.time()
 
     # -- the socket ---------------------------------------------------------------------------
     def _reset(self) -> None:
@@ -743,6 +769,10 @@ class QuatroPlayer(HttpUser):
         self.call_sent = None
         self.echo = None
 
+    def _context(self) -> dict[str, Any]:
+        group = self.table_group
+        return {"live_since": None if group is None else group.live_since}
+
     def _fire(self, name: str, ms: float, exc: BaseException | None = None) -> None:
         self.environment.events.request.fire(
             request_type="WS",
@@ -750,7 +780,7 @@ class QuatroPlayer(HttpUser):
             response_time=ms,
             response_length=0,
             exception=exc,
-            context={},
+            context=self._context(),
         )
 
     def _lost(self, name: str) -> None:
@@ -762,7 +792,7 @@ class QuatroPlayer(HttpUser):
             response_time=0.0,
             response_length=0,
             exception=None,
-            context={},
+            context=self._context(),
         )
 
     def _refused(self, name: str, ms: float) -> None:
@@ -772,7 +802,7 @@ class QuatroPlayer(HttpUser):
             response_time=ms,
             response_length=0,
             exception=None,
-            context={},
+            context=self._context(),
         )
 
     # -- frames (in the reader greenlet; nothing here yields) ---------------------------------

@@ -29,6 +29,7 @@ class Sample:
     name: str
     value: float
     failed: bool
+    since: float | None = None  # when the sample's table went into play (epoch s)
 
 
 def read_samples(folder: Path) -> list[Sample]:
@@ -36,10 +37,13 @@ def read_samples(folder: Path) -> list[Sample]:
     for path in sorted(folder.glob("samples-*.csv")):
         with path.open(encoding="utf-8") as f:
             for row in csv.reader(f):
-                if len(row) != 5:
+                if len(row) not in (5, 6):
                     continue  # a line cut by a kill
                 try:
-                    out.append(Sample(float(row[0]), row[1], row[2], float(row[3]), row[4] == "1"))
+                    since = float(row[5]) if len(row) == 6 and row[5] else None
+                    out.append(
+                        Sample(float(row[0]), row[1], row[2], float(row[3]), row[4] == "1", since)
+                    )
                 except ValueError:
                     continue
     out.sort(key=lambda s: s.t)
@@ -86,6 +90,7 @@ class Window:
     stats: dict[str, Stat] = field(default_factory=dict)
     refusals: dict[str, int] = field(default_factory=dict)
     rest: dict[str, Stat] = field(default_factory=dict)
+    lag: list[float] = field(default_factory=list)  # the load generator's loop lag (ms)
 
     @property
     def seconds(self) -> float:
@@ -109,11 +114,29 @@ class Window:
     def stat(self, name: str) -> Stat:
         return self.stats.get(name) or Stat(name)
 
+    def lag_row(self) -> dict[str, float]:
+        """The load generator's event-loop lag over the window (ms): how much of each latency
+        above is the generator's own delay."""
+        return {
+            "p50": round(percentile(self.lag, 50), 1),
+            "p99": round(percentile(self.lag, 99), 1),
+            "max": round(max(self.lag), 1) if self.lag else math.nan,
+        }
 
-def window(samples: Iterable[Sample], t0: float, t1: float) -> Window:
+
+def window(
+    samples: Iterable[Sample], t0: float, t1: float, live_before: float | None = None
+) -> Window:
+    """The samples of [t0, t1). With `live_before`, only the exchanges of tables that were
+    already in play at that instant (the players seated before a ramp began)."""
     w = Window(t0, t1)
     for s in samples:
         if not t0 <= s.t < t1 or s.kind.startswith("gauge"):
+            continue
+        if s.kind == "LAG":
+            w.lag.append(s.value)
+            continue
+        if live_before is not None and (s.since is None or s.since >= live_before):
             continue
         if s.kind == "REFUSED":
             w.refusals[s.name] = w.refusals.get(s.name, 0) + 1

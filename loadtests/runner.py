@@ -3,6 +3,7 @@ and reading the gateway's own Prometheus counters around a run."""
 
 from __future__ import annotations
 
+import math
 import re
 import signal
 import sys
@@ -85,12 +86,18 @@ _LINE = re.compile(r"^(?P<name>[a-zA-Z_:][\w:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P
 
 
 def scrape(url: str) -> dict[str, float]:
-    """The gateway's counters, summed over labels except `type` (kept as `name[type]`)."""
+    """The gateway's counters, summed over labels except `type` (kept as `name[type]`) and a
+    histogram bucket's `le` (`name[type]@le`)."""
     try:
         with urllib.request.urlopen(url.rstrip("/") + "/metrics", timeout=5) as r:
             text = r.read().decode()
     except OSError:
         return {}
+    return parse_metrics(text)
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    """Prometheus' text format, keyed as `scrape` says."""
     out: dict[str, float] = {}
     for line in text.splitlines():
         m = _LINE.match(line)
@@ -100,6 +107,9 @@ def scrape(url: str) -> dict[str, float]:
         labels = m["labels"] or ""
         kind = re.search(r'type="([^"]*)"', labels)
         key = f"{name}[{kind.group(1)}]" if kind else name
+        le = re.search(r'le="([^"]*)"', labels)
+        if le is not None:
+            key += f"@{le.group(1)}"  # a histogram's bucket: kept apart per bound
         try:
             out[key] = out.get(key, 0.0) + float(m["value"])
         except ValueError:
@@ -129,3 +139,32 @@ def stream_batches(before: dict[str, float], after: dict[str, float]) -> float |
     if key not in after:
         return None
     return after[key] - before.get(key, 0.0)
+
+
+def server_quantile(
+    before: dict[str, float], after: dict[str, float], metric: str, kind: str, q: float
+) -> float:
+    """The `q` quantile (0-1, in ms) of a gateway histogram between two scrapes, interpolated
+    within its bucket as Prometheus' histogram_quantile does; NaN without observations. The
+    server's side of an exchange: from the frame's arrival to its answer's departure."""
+    prefix = f"{metric}_bucket[{kind}]@"
+    bounds: list[tuple[float, float]] = []
+    for key, value in after.items():
+        if key.startswith(prefix):
+            le = key[len(prefix) :]
+            bound = math.inf if le == "+Inf" else float(le)
+            bounds.append((bound, value - before.get(key, 0.0)))
+    bounds.sort()
+    if not bounds or bounds[-1][1] <= 0:
+        return math.nan
+    rank = q * bounds[-1][1]
+    lower, below = 0.0, 0.0
+    for bound, count in bounds:
+        if count >= rank:
+            if math.isinf(bound):
+                return lower * 1000  # past the last finite bound: that bound, at least
+            inside = count - below
+            share = (rank - below) / inside if inside > 0 else 1.0
+            return (lower + (bound - lower) * share) * 1000
+        lower, below = bound, count
+    return math.nan

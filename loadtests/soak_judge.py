@@ -37,8 +37,8 @@ def requests(samples: list[Sample], faults: list[Fault]) -> dict[str, Any]:
     failures: list[dict[str, Any]] = []
     killed = [f for f in faults if f.kind == "gateway_kill"]
     for s in samples:
-        if s.kind.startswith("gauge"):
-            continue
+        if s.kind.startswith("gauge") or s.kind == "LAG":
+            continue  # the load generator's own gauges and loop lag: no request
         if s.kind == "REFUSED":
             refusals[s.name] += 1
             continue
