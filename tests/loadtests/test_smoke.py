@@ -53,3 +53,8 @@ def test_two_tables_of_locust_players(stack: Stack, tmp_path: Path) -> None:
     assert len(swaps) >= int(stats[("WS", "swap→ack")]["Request Count"]) > 0
     live = [s.value for s in samples if s.kind.startswith("gauge") and s.name == "tables_live"]
     assert max(live, default=0) == TABLES
+    # Each swap says since when its table plays (a capacity ramp judges the older tables
+    # apart), and the generator measured its own loop's lag all along (a probe every 50 ms).
+    assert all(s.since is not None and s.since <= s.t for s in swaps)
+    lags = [s for s in samples if s.kind == "LAG" and s.name == "loop"]
+    assert len(lags) >= SECONDS * 5, len(lags)
