@@ -73,7 +73,6 @@ from engine.commands import (
     CastVote,
     ChooseSign,
     Command,
-    Emit,
     NextRound,
     Ready,
     Rematch,
@@ -83,6 +82,7 @@ from engine.commands import (
 )
 from engine.config import Timings
 from engine.phase import Phase
+from engine.wire import client_frame
 
 ANSWER_TIMEOUT_S = 10.0  # an answer later than this is a failure
 GROUP_WAIT_S = 120.0  # a group that does not fill (or connect) within this is abandoned
@@ -505,34 +505,6 @@ ECHOES: dict[type[Command], tuple[frozenset[str], bool]] = {
 ECHO_WAIT_S = 2.0
 
 
-def frame_of(command: Command) -> dict[str, Any]:
-    """The wire frame for a policy's command (PROTOCOL.md)."""
-    match command:
-        case Ready():
-            return {"type": "ready"}
-        case ChooseSign(emoji=emoji):
-            return {"type": "sign", "emoji": emoji}
-        case Swap(card=card, slot=slot, expect=expect):
-            return {"type": "swap", "card": card, "slot": slot, "expect": expect}
-        case SetFloor(open=is_open):
-            return {"type": "floor", "open": is_open}
-        case Emit(emoji=emoji):
-            return {"type": "emit", "emoji": emoji}
-        case CallQuatro():
-            return {"type": "quatro"}
-        case CallContre(team=team):
-            return {"type": "contre", "team": team}
-        case RequestVote():
-            return {"type": "vote_request"}
-        case CastVote(accept=accept):
-            return {"type": "vote", "accept": accept}
-        case NextRound():
-            return {"type": "next_round"}
-        case Rematch():
-            return {"type": "rematch"}
-    raise ValueError(f"no frame for {command!r}")
-
-
 class Link:
     """One WebSocket and its reader greenlet. The reader folds every frame into the player's
     state and wakes the player's task; only the task sends commands."""
@@ -937,7 +909,7 @@ class QuatroPlayer(HttpUser):
     # -- the player's task --------------------------------------------------------------------
     def _send(self, command: Command) -> None:
         assert self.link is not None
-        frame = frame_of(command)
+        frame = dict(client_frame(command))
         fid = str(next(self.ids))
         verb = str(frame["type"])
         key = None
