@@ -46,6 +46,11 @@ FAULTS = (
 RECOVER_LIMIT_S = 120.0  # a fault not recovered from within this is reported as not recovered
 POLL_S = 0.25
 
+# A creation may wait for a ready actor (QUATRO_POOL_WAIT + QUATRO_ACTOR_TIMEOUT, 45 s) and a
+# call to a table through its restart (QUATRO_TABLE_WAIT, 40 s): the soak's own requests wait
+# longer than the server does, so that only the server's answer can fail them.
+REST_TIMEOUT_S = 60.0
+
 
 @dataclass
 class Fault:
@@ -261,7 +266,7 @@ class Injector:
             url = self.stack.gateways[i % 2].url
             started = time.perf_counter()
             try:
-                with httpx.Client(base_url=url, timeout=30) as c:
+                with httpx.Client(base_url=url, timeout=REST_TIMEOUT_S) as c:
                     token = c.post("/api/sessions", json={"name": f"burst{i}"}).json()["token"]
                     res = c.post(
                         "/api/tables",

@@ -47,7 +47,14 @@ from typing import Any
 
 import httpx
 
-from loadtests.faults import FAULTS, RECOVER_LIMIT_S, Fault, Injector, clear_control
+from loadtests.faults import (
+    FAULTS,
+    RECOVER_LIMIT_S,
+    REST_TIMEOUT_S,
+    Fault,
+    Injector,
+    clear_control,
+)
 from loadtests.node import machine
 from loadtests.report import read_samples
 from loadtests.runner import Play, locust_command, stop_on_signals
@@ -210,7 +217,7 @@ def final_tables(
     codes = sorted({e["code"] for e in read_ledger(folder)} - set(burst_codes))
     final: dict[str, dict[str, Any] | None] = {}
     url = next(g.url for g in stack.gateways if g.alive)
-    with httpx.Client(base_url=url, timeout=30) as c:
+    with httpx.Client(base_url=url, timeout=REST_TIMEOUT_S) as c:
         for code in codes:
             r = c.get(f"/api/tables/{code}")
             final[code] = r.json() if r.status_code == 200 else None

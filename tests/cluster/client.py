@@ -18,6 +18,10 @@ from engine.cards import ranks_for
 
 Frame = dict[str, Any]
 WAIT_S = 15.0
+# A REST call may take as long as the server waits for a table (QUATRO_TABLE_WAIT, 40 s, through
+# a restart) or for a ready actor (a creation: QUATRO_POOL_WAIT + QUATRO_ACTOR_TIMEOUT, 45 s):
+# a client that gives up sooner turns the server's late answer into a failure of its own.
+REST_TIMEOUT_S = 60.0
 
 
 class Player:
@@ -45,7 +49,7 @@ class Player:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
     async def rest(self, method: str, path: str, **kw: Any) -> httpx.Response:
-        async with httpx.AsyncClient(base_url=self.base, timeout=30) as c:
+        async with httpx.AsyncClient(base_url=self.base, timeout=REST_TIMEOUT_S) as c:
             return await c.request(method, path, headers=self.auth, **kw)
 
     async def register(self) -> Player:

@@ -20,7 +20,7 @@ import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection
 
-from tests.cluster.client import Player, table_with
+from tests.cluster.client import REST_TIMEOUT_S, Player, table_with
 from tests.cluster.test_resilience import actor_pid
 from tests.conftest import Gateway, Stack
 
@@ -79,7 +79,7 @@ async def post(base: str, path: str, ip: str, token: str = "", **kw: Any) -> htt
     headers = {"X-Forwarded-For": ip}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    async with httpx.AsyncClient(base_url=base, timeout=30) as c:
+    async with httpx.AsyncClient(base_url=base, timeout=REST_TIMEOUT_S) as c:
         return await c.post(path, headers=headers, **kw)
 
 

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection
 
 from engine.events import Audience
+from tests.cluster.client import REST_TIMEOUT_S
 from tests.conftest import Gateway, Stack
 
 SCENARIOS_PER_EXAMPLE = 10
@@ -108,7 +109,7 @@ class Scenario:
     async def rest(self, who: int, method: str, path: str, gw: int, **kw: Any) -> httpx.Response:
         p = self.people[who]
         return await self.http.request(
-            method, self.gws[gw].url + path, headers=p.auth, timeout=30, **kw
+            method, self.gws[gw].url + path, headers=p.auth, timeout=REST_TIMEOUT_S, **kw
         )
 
     async def setup(self) -> None:
