@@ -4,6 +4,7 @@ is not enough (a gateway whose calls cannot reach a worker would take players it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -42,17 +43,21 @@ async def test_ready_means_a_table_actor_answers(stack: Stack, tmp_path: Path) -
         assert body == {"ready": True, "redis": "ok", "ray": "ok", "tables": "ok"}
         # Ready may come from another live table while the pool refills (a test before this one
         # may have left the cluster full, then the pool used up): wait for a pooled actor.
-        pool = redis.Redis.from_url(stack.redis.url)
+        pool = redis.Redis.from_url(stack.redis.url, decode_responses=True)
         deadline = time.monotonic() + 30
-        while (name := pool.lindex(keys.POOL, 0)) is None:
+        while pool.lindex(keys.POOL, 0) is None:
             assert time.monotonic() < deadline, "the pool was not refilled"
             await asyncio.sleep(0.2)
+        # Every pooled actor (the pool is shared by the stack's gateways) holds its sockets
+        # and answers nothing: from here this gateway can reach no table actor. One hung actor
+        # among live ones is not enough: the probe then asks the next (test_stale_records).
         ray = stack.driver()
-        actor = ray.get_actor(
-            name.decode() if isinstance(name, bytes) else name, namespace=stack.namespace
-        )
-        pid = int(ray_get(stack, actor.ping.remote())["pid"])
-        os.kill(pid, signal.SIGSTOP)  # the actor's process holds its sockets and answers nothing
+        pids = [
+            int(ray_get(stack, ray.get_actor(n, namespace=stack.namespace).ping.remote())["pid"])
+            for n in pool.lrange(keys.POOL, 0, -1)
+        ]
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
         try:
             # Once the pool's last answer is older than the freshness window, the probe pings.
             body = await _ready_until(gw.url, 503, 40)
@@ -60,7 +65,8 @@ async def test_ready_means_a_table_actor_answers(stack: Stack, tmp_path: Path) -
             assert body["redis"] == "ok", body
             assert body["ray"] == "ok", body
         finally:
-            os.kill(pid, signal.SIGCONT)
+            for pid in pids:
+                os.kill(pid, signal.SIGCONT)
         body = await _ready_until(gw.url, 200, 30)
         assert body["tables"] == "ok"
     finally:
@@ -80,8 +86,14 @@ async def test_with_no_pool_left_any_live_table_proves_the_workers_reachable(
     spawned: list[Any] = []
     try:
 
-        def directory() -> Directory:
-            return Directory(client, stack.namespace, own.url, 1, 60.0, 60.0, 60.0)
+        def directory(start: bool = True) -> Directory:
+            """`start=False`: a directory whose pool may start no actor (a full cluster: its
+            slot gate keeps more slots in reserve than any cluster has), so that the only
+            actor a probe can find is the table's."""
+            reserve = 4 if start else 10**9
+            return Directory(
+                client, stack.namespace, own.url, 1, 60.0, 60.0, 60.0, slot_reserve=reserve
+            )
 
         d = directory()
         assert await d.reach_tables(wait_s=3) == "down: no table actor started yet"
@@ -91,13 +103,20 @@ async def test_with_no_pool_left_any_live_table_proves_the_workers_reachable(
         name = str(popped[1])
         actor = ray.get_actor(name, namespace=stack.namespace)
         spawned.append(actor)
+        # That directory's refill would start the next pooled actor, which any probe would then
+        # find: stop it, and clear what it had already started.
+        await d.close()
+        for extra in await client.lrange(keys.POOL, 0, -1):
+            with contextlib.suppress(ValueError):
+                spawned.append(ray.get_actor(str(extra), namespace=stack.namespace))
+        await client.delete(keys.POOL)
         # ...and that actor now serves a table, found through its directory record.
         await client.set(keys.table("FULL22"), record_json(name, 4))
-        assert await directory().reach_tables(wait_s=3) == "ok"
+        assert await directory(start=False).reach_tables(wait_s=3) == "ok"
         pid = int(ray_get(stack, actor.ping.remote())["pid"])
         os.kill(pid, signal.SIGSTOP)
         try:
-            assert await directory().reach_tables(wait_s=3) == (
+            assert await directory(start=False).reach_tables(wait_s=3) == (
                 "down: no answer from a table actor"
             )
         finally:
