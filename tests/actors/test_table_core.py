@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import redis
 
-from actors import keys
+from actors import keys, watchers
 from actors.protocol import Act, Join, Leave, Outcome
 from actors.store import STOPPED_TTL_S
 from actors.table_core import TableCore
@@ -270,3 +270,27 @@ async def test_an_idle_table_stops_itself_through_its_clock(redis_url: str) -> N
     assert core.tasks.running() == []
     assert core.table is not None
     assert core.table.phase.name == "LOBBY"
+
+
+@pytest.mark.asyncio
+async def test_the_count_of_watchers_is_announced_through_the_one_path(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The announcement waits QUATRO_WATCHING_ANNOUNCE (2 s) to gather a crowd: none here.
+    monkeypatch.setattr(watchers, "WATCHING_ANNOUNCE_S", 0.0)
+    clock = Clock()
+    core = await opened(redis_url, clock)
+    try:
+        version, seq = core.version, core.feed.seq
+        for n in range(3):
+            await core.serve(Join(f"w-{n}", "gw", f"gw/w{n}", f"watcher{n}", watch=True))
+        announcing = [t for t in core.tasks.running() if "announce" in t.get_name()]
+        assert len(announcing) == 1
+        async with asyncio.timeout(10):
+            await asyncio.gather(*announcing)
+        told = [e for e in core.feed.since(seq, core.feed.seq) if e.wire["type"] == "watching"]
+        assert [e.wire["count"] for e in told] == [3]  # once, whatever arrived meanwhile
+        assert core.version > version
+        in_step(core, redis_url)
+    finally:
+        await core.stop()
