@@ -81,10 +81,6 @@ class TableActor:
             # and the idle stop go on (or a lost table retires) without waiting for a player.
             self._kick_clock()
 
-    @property
-    def code(self) -> str:
-        return self.core.code
-
     def _kick_clock(self) -> None:
         """Call `ping` on ourselves until it is answered, from a thread of its own. A single
         call sent from __init__ was not enough: a restarted table once stayed alive and silent
@@ -192,8 +188,11 @@ class TableActor:
         async for batch in self.core.follow(gateway, after, True):
             yield batch
 
-    def follow(self, gateway: str, after: int, leased: bool) -> AsyncIterator[Batch]:
-        return self.core.follow(gateway, after, leased)
+    async def follow(self, gateway: str, after: int, leased: bool) -> AsyncIterator[Batch]:
+        """Batches of events for one gateway (`Leases.follow`; the data plane follows through
+        the core itself)."""
+        async for batch in self.core.follow(gateway, after, leased):
+            yield batch
 
     async def renew(self, gateway: str) -> bool:
         return self.core.leases.renew(gateway)
