@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from actors.protocol import (
+    CLOSE_REPLACED,
+    WATCHING,
     Act,
     Entry,
     ErrorBody,
@@ -19,7 +21,6 @@ from actors.protocol import (
     Views,
     ViewSet,
 )
-from actors.watchers import CLOSE_REPLACED, WATCHING
 from engine import CancelClaim, ClaimSeat, Command, Connect, Disconnect, Refusal, Table, TakeSeat
 from engine.seating import team_of
 from engine.wire import command_from_frame

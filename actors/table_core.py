@@ -25,7 +25,7 @@ from actors.bots import BotDriver
 from actors.clock import Clock
 from actors.feed import Feed
 from actors.leases import Leases
-from actors.protocol import Batch, Entry, Outcome, Reply, Request
+from actors.protocol import CLOSE_SEAT_CHANGED, Batch, Entry, Outcome, Reply, Request
 from actors.requests import Requests
 from actors.store import (
     DEFAULT_IDLE,
@@ -36,7 +36,7 @@ from actors.store import (
     load,
 )
 from actors.tasks import Tasks
-from actors.watchers import CLOSE_SEAT_CHANGED, Watchers
+from actors.watchers import Watchers
 from engine import Outbound, Table, TableConfig, TakeSeat
 
 log = logging.getLogger("quatro.table")

@@ -13,18 +13,12 @@ import asyncio
 import os
 from typing import TYPE_CHECKING
 
-from actors.protocol import Entry
+from actors.protocol import CLOSE_SEAT_GIVEN, Entry
 from engine import CancelClaim
 
 if TYPE_CHECKING:
     from actors.table_core import TableCore
 
-# The seat (and team) of a connection that watches.
-WATCHING = -1
-# Close codes the actor asks a gateway to use on one connection (gateway/errors.py names them).
-CLOSE_REPLACED = 4409  # a newer connection of the same player took the seat
-CLOSE_SEAT_CHANGED = 4410  # the seat changed hands: this connection's player no longer holds it
-CLOSE_SEAT_GIVEN = 4411  # a watcher's request for a bot's seat came true: hello again, seated
 # How long a request for a bot's seat outlives its claimant's last watching connection (scaled
 # by the table's time_scale): a reload or a network change is back well within it.
 CLAIM_GRACE_S = 20.0

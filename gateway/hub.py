@@ -25,14 +25,24 @@ from typing import Any
 from ray.exceptions import ActorDiedError
 
 from actors.directory import Directory, TableGone, restarting
-from actors.protocol import Batch, Entry, Joined, Outcome, Reply, Request, Views, ViewSet
+from actors.protocol import (
+    CLOSE_REPLACED,
+    CLOSE_SEAT_CHANGED,
+    CLOSE_SEAT_GIVEN,
+    WATCHING,
+    Batch,
+    Entry,
+    Joined,
+    Outcome,
+    Reply,
+    Request,
+    Views,
+    ViewSet,
+)
 from gateway import metrics
 from gateway.connection import Connection, body_of
 from gateway.errors import (
     CLOSE_GOING_AWAY,
-    CLOSE_REPLACED,
-    CLOSE_SEAT_CHANGED,
-    CLOSE_SEAT_GIVEN,
     CLOSE_UNKNOWN_TABLE,
     CLOSE_WATCHING_OFF,
     close_reason,
@@ -43,7 +53,6 @@ from gateway.table_link import Link
 log = logging.getLogger("quatro.hub")
 
 GAP_WAIT_S = 2.0
-WATCHING = -1  # the seat of a watcher in a table's answers
 # Events kept after fanning out, so that a watcher can start from a public view fetched before
 # them; past this many, the next watcher asks the table for a fresh one.
 RECENT = 512
