@@ -45,14 +45,9 @@ def entry_from_json(raw: Any) -> Entry:
     return Entry(int(seq), scope, int(index), dict(wire), int(at), str(origin), holders)
 
 
-# -- numbers both sides read ------------------------------------------------------------------
+# -- numbers both sides read (the close codes of orders: actors/orders.py) ---------------------
 # The seat (and team) of a connection that watches, in a table's answers (`Joined`, `Views`).
 WATCHING = -1
-# The WebSocket close codes a table asks a gateway to use on one connection; the gateway's own
-# codes are in gateway/errors.py, which names these too.
-CLOSE_REPLACED = 4409  # a newer connection of the same player took the seat
-CLOSE_SEAT_CHANGED = 4410  # the seat changed hands (freed, kicked, a bot, another player)
-CLOSE_SEAT_GIVEN = 4411  # (ext) a watcher's request for a bot's seat came true: hello, seated
 
 
 # -- requests: a gateway asks a table ---------------------------------------------------------

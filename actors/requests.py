@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from actors.orders import CLOSE_REPLACED
 from actors.protocol import (
-    CLOSE_REPLACED,
     WATCHING,
     Act,
     Entry,

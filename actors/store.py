@@ -20,6 +20,7 @@ import redis
 import redis.asyncio as aioredis
 
 from actors import keys
+from actors.orders import is_order
 from actors.protocol import Entry, entry_from_json
 from cluster.redis_client import async_redis
 from engine import Table, TableConfig
@@ -208,7 +209,7 @@ class TableStore:
         restarted incarnation starts after the snapshot's seq, so nothing is appended twice.
         The replay is not expired when the table stops (`retire`): it outlives the table."""
         replay = keys.replay(self.name)
-        kept = [e for e in new if not str(e.wire.get("type", "")).startswith("_")]
+        kept = [e for e in new if not is_order(e.wire)]
         if kept:
             pipe.rpush(replay, *(json.dumps(e) for e in kept))
             pipe.ltrim(replay, 0, REPLAY_CAP - 1)

@@ -25,7 +25,8 @@ from actors.bots import BotDriver
 from actors.clock import Clock
 from actors.feed import Feed
 from actors.leases import Leases
-from actors.protocol import CLOSE_SEAT_CHANGED, Batch, Entry, Outcome, Reply, Request
+from actors.orders import CLOSE_SEAT_CHANGED, Close, Order, order_wire
+from actors.protocol import Batch, Entry, Outcome, Reply, Request
 from actors.requests import Requests
 from actors.store import (
     DEFAULT_IDLE,
@@ -181,14 +182,14 @@ class TableCore:
         ]
         return entries + [self.feed.append("all", -1, dict(w), at, "") for w in own]
 
-    def order(self, wire: dict[str, Any], now: int) -> Entry:
-        """An order to every gateway (`_close`, `_unwatch`), in the feed among the events; it
+    def order(self, order: Order, now: int) -> Entry:
+        """An order to every gateway (actors/orders.py), in the feed among the events; it
         changes nothing saved, so no version of its own (a commit always comes with it)."""
-        return self.feed.append("all", -1, wire, now, "")
+        return self.feed.append("all", -1, order_wire(order), now, "")
 
     def close_conn(self, conn: str, code: int, now: int) -> Entry:
         """Ask every gateway to close one connection (only the one holding it acts)."""
-        return self.order({"type": "_close", "conn": conn, "code": code}, now)
+        return self.order(Close(conn, code), now)
 
     def release_changed_seats(self, before: tuple[str | None, ...], now: int) -> list[Entry]:
         """R30: a seat that changed hands (freed, kicked, given to a bot or to someone else)

@@ -13,7 +13,8 @@ import asyncio
 import os
 from typing import TYPE_CHECKING
 
-from actors.protocol import CLOSE_SEAT_GIVEN, Entry
+from actors.orders import CLOSE_SEAT_GIVEN, Unwatch
+from actors.protocol import Entry
 from engine import CancelClaim
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ class Watchers:
             entries += self.stop_watching(conn, now, at_once=True)
         self.at.clear()
         self.changed()
-        return [*entries, self.core.order({"type": "_unwatch"}, now)]
+        return [*entries, self.core.order(Unwatch(), now)]
 
     def _end_claim_later(self, player: str) -> None:
         old = self._claim_checks.pop(player, None)

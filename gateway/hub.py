@@ -25,10 +25,8 @@ from typing import Any
 from ray.exceptions import ActorDiedError
 
 from actors.directory import Directory, TableGone, restarting
+from actors.orders import CLOSE_SEAT_CHANGED, Close, Unwatch, is_order, order_of
 from actors.protocol import (
-    CLOSE_REPLACED,
-    CLOSE_SEAT_CHANGED,
-    CLOSE_SEAT_GIVEN,
     WATCHING,
     Batch,
     Entry,
@@ -254,20 +252,13 @@ class TableHub:
 
     def _fan_out(self, entry: Entry) -> None:
         wire = entry.wire
-        kind = wire.get("type")
-        if isinstance(kind, str) and kind.startswith("_"):
-            # Orders for one connection, never forwarded. `_kick` is `_close` 4409 as tables
-            # saved before `_close` existed still say it.
-            if kind in ("_close", "_kick"):
-                conn = self.conns.get(str(wire.get("conn")))
-                code = wire.get("code", CLOSE_REPLACED)
-                if conn is not None and code in (
-                    CLOSE_REPLACED,
-                    CLOSE_SEAT_CHANGED,
-                    CLOSE_SEAT_GIVEN,
-                ):
-                    conn.close(code, close_reason(code))
-            elif kind == "_unwatch":
+        if is_order(wire):  # for the gateways, never forwarded to a client
+            order = order_of(wire)
+            if isinstance(order, Close):
+                conn = self.conns.get(order.conn)
+                if conn is not None:
+                    conn.close(order.code, close_reason(order.code))
+            elif isinstance(order, Unwatch):
                 self._unwatch(entry.seq)
             return
         self.recent.append(entry)
