@@ -37,6 +37,7 @@ from actors.protocol import (
     Views,
     ViewSet,
 )
+from actors.tasks import Tasks
 from gateway import metrics
 from gateway.connection import Connection, body_of
 from gateway.errors import (
@@ -90,6 +91,10 @@ class TableHub:
         self.recent: deque[Entry] = deque(maxlen=RECENT)
         self.public: Joined | None = None  # the latest public view, shared by new watchers
         self.unwatched = 0  # seq of the last `_unwatch`: a public view from before it is void
+        # The one owner of this hub's tasks: its link's sessions and their follower, a resync,
+        # the gap timer, a shared public view being fetched, the count being reported. `stop`
+        # closes it and waits; the fields below only say which of its tasks is which.
+        self.tasks = Tasks(f"hub {code}", report=False)
         self._fetching: asyncio.Task[Joined | None] | None = None
         self._reporting: asyncio.Task[None] | None = None
         self.reported = 0
@@ -100,38 +105,33 @@ class TableHub:
         self._task: asyncio.Task[None] | None = None
         self._session: asyncio.Task[None] | None = None
         self._resyncing: asyncio.Task[None] | None = None
-        self._gap_timer: asyncio.TimerHandle | None = None
+        self._gap_timer: asyncio.Task[None] | None = None
 
     # -- life ---------------------------------------------------------------------------------
     async def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._follow())
+            self._task = self.tasks.spawn(self._follow(), "follow")
         async with asyncio.timeout(START_WAIT_S):
             await self.ready.wait()
         if self.failed is not None:
             raise self.failed
 
     async def stop(self) -> None:
-        if self._gap_timer is not None:
-            self._gap_timer.cancel()
-        for pending in (self._reporting, self._fetching):
-            if pending is not None:
-                pending.cancel()
+        # First what could start a new session or send a request while the link says goodbye
+        # (a gap timer restarts the session); the link needs its session to send its Bye; then
+        # the owner cancels every task left and waits for them all.
+        for first in (self._gap_timer, self._reporting, self._fetching):
+            if first is not None:
+                first.cancel()
         with contextlib.suppress(Exception):
             await self.link.close()
-        for task in (self._resyncing, self._task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        await self.tasks.close()
 
     async def _follow(self) -> None:
         """The link's owner: one session after another until the table is gone."""
         delay = 0.1
-        while True:
-            session = self._session = asyncio.get_running_loop().create_task(
-                self.link.session(self)
-            )
+        while not self.tasks.closed:  # a closed owner cancels each new session at once
+            session = self._session = self.tasks.spawn(self.link.session(self), "session")
             try:
                 await asyncio.wait([session])
             except asyncio.CancelledError:
@@ -189,7 +189,7 @@ class TableHub:
         elif batch.resync or batch.head < self.delivered:
             # The table came back without the events we miss (or behind what we sent): a new
             # snapshot for everyone is the whole truth (R25). Until it is here, events wait.
-            self._resyncing = asyncio.get_running_loop().create_task(self._resync(batch))
+            self._resyncing = self.tasks.spawn(self._resync(batch), "resync")
             return
         self.feed(list(batch.events))
         self.ready.set()
@@ -240,8 +240,11 @@ class TableHub:
             self.delivered += 1
             self._fan_out(nxt)
         if self.pending and self._gap_timer is None:
-            at = self.delivered
-            self._gap_timer = asyncio.get_running_loop().call_later(GAP_WAIT_S, self._gap_check, at)
+            self._gap_timer = self.tasks.spawn(self._gap_wait(self.delivered), "gap")
+
+    async def _gap_wait(self, at: int) -> None:
+        await asyncio.sleep(GAP_WAIT_S)
+        self._gap_check(at)
 
     def _gap_check(self, at: int) -> None:
         self._gap_timer = None
@@ -279,7 +282,7 @@ class TableHub:
             joined = self.public
             if joined is None or not self._covers(joined.seq):
                 if self._fetching is None or self._fetching.done():
-                    self._fetching = asyncio.get_running_loop().create_task(self._fetch_public())
+                    self._fetching = self.tasks.spawn(self._fetch_public(), "fetch-public")
                 joined = await asyncio.shield(self._fetching)
             if joined is None or joined.seq < self.unwatched:
                 return None
@@ -314,7 +317,7 @@ class TableHub:
     def watchers_changed(self) -> None:
         """Tell the table our count of watchers soon, once for all the changes till then."""
         if self._reporting is None or self._reporting.done():
-            self._reporting = asyncio.get_running_loop().create_task(self._report())
+            self._reporting = self.tasks.spawn(self._report(), "report")
 
     async def _report(self) -> None:
         while True:
@@ -338,7 +341,8 @@ class Hubs:
         self.links = links
         self.gateway = gateway
         self.hubs: dict[str, TableHub] = {}
-        self._background: set[asyncio.Task[Any]] = set()
+        # The owner of the hubs' stops and of the calls through them (shielded: see `call`).
+        self.tasks = Tasks("hubs", report=False)
 
     async def attach(self, code: str, conn: Connection) -> TableHub:
         hub = self.hubs.get(code)
@@ -363,11 +367,7 @@ class Hubs:
         if not hub.conns:
             del self.hubs[code]
             metrics.TABLES.set(len(self.hubs))
-            self._own(asyncio.get_running_loop().create_task(hub.stop()))
-
-    def _own(self, task: asyncio.Task[Any]) -> None:
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+            self.tasks.spawn(hub.stop(), f"stop {code}")
 
     async def call(self, code: str, request: Request) -> Reply:
         """Ask the table, through its hub's link when this gateway follows it (Ray otherwise:
@@ -381,8 +381,7 @@ class Hubs:
             if hub is not None
             else self.directory.call(code, "serve", request)
         )
-        task: asyncio.Task[Reply] = asyncio.get_running_loop().create_task(asking)
-        self._own(task)
+        task: asyncio.Task[Reply] = self.tasks.spawn(asking, f"call {code}")
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -411,11 +410,15 @@ class Hubs:
         conns = [c for hub in self.hubs.values() for c in hub.conns.values()]
         self.going_away()
         if conns:
-            await asyncio.wait([asyncio.ensure_future(c.gone.wait()) for c in conns], timeout=limit)
+            gone = [self.tasks.spawn(c.gone.wait(), "gone") for c in conns]
+            await asyncio.wait(gone, timeout=limit)
+            for waiting in gone:
+                waiting.cancel()  # a socket that never closed is the server's to drop
 
     async def close(self) -> None:
         for hub in list(self.hubs.values()):
             await hub.stop()
         self.hubs.clear()
-        if self._background:
-            await asyncio.wait(self._background, timeout=5)
+        # Calls in flight and hubs still stopping get 5 s to end by themselves, as before;
+        # what is left then is cancelled, so nothing of this gateway runs on unowned.
+        await self.tasks.close(grace=5)
