@@ -20,7 +20,8 @@ from actors.protocol import Act, Entry, Outcome
 from actors.table_core import TableCore
 from cluster.procs import RedisServer
 from gateway.connection import Connection
-from gateway.hub import Hubs, TableHub
+from gateway.hub import TableHub
+from gateway.hubs import Hubs
 from gateway.table_link import SocketLink
 
 CODE = "HUBS"
