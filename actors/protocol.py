@@ -45,6 +45,11 @@ def entry_from_json(raw: Any) -> Entry:
     return Entry(int(seq), scope, int(index), dict(wire), int(at), str(origin), holders)
 
 
+# -- numbers both sides read (the close codes of orders: actors/orders.py) ---------------------
+# The seat (and team) of a connection that watches, in a table's answers (`Joined`, `Views`).
+WATCHING = -1
+
+
 # -- requests: a gateway asks a table ---------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Act:

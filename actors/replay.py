@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from actors.orders import is_order
 from actors.protocol import Entry, entry_from_json
 
 
@@ -56,8 +57,8 @@ def finished(entries: list[Entry]) -> list[Entry]:
 
 def visible(entry: Entry, player_id: str | None) -> bool:
     """Whether the public view (player_id None) or a player's own view holds this entry. The
-    table's orders to gateways (`_close`, `_unwatch`: they name connections) are nobody's."""
-    if str(entry.wire.get("type", "")).startswith("_"):
+    table's orders to gateways (actors/orders.py: they name connections) are nobody's."""
+    if is_order(entry.wire):
         return False
     if entry.scope == "all":
         return True

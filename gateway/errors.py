@@ -13,6 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
 
+from actors.orders import CLOSE_REPLACED, CLOSE_SEAT_CHANGED, CLOSE_SEAT_GIVEN
 from gateway import metrics
 
 log = logging.getLogger("quatro.errors")
@@ -40,9 +41,7 @@ CLOSE_TRY_AGAIN = 1013
 CLOSE_BAD_TOKEN = 4401
 CLOSE_NO_SEAT = 4403
 CLOSE_UNKNOWN_TABLE = 4404
-CLOSE_REPLACED = 4409
-CLOSE_SEAT_CHANGED = 4410  # the seat changed hands (freed, kicked, a bot, another player)
-CLOSE_SEAT_GIVEN = 4411  # (ext) a watcher's request for a bot's seat came true: hello, seated
+# 4409, 4410 and 4411 are the table's to ask for: defined in actors/orders.py.
 CLOSE_WATCHING_OFF = 4412  # the host closed the table to watchers
 
 _REASONS = {

@@ -19,20 +19,24 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable
 from typing import Any
 
 from ray.exceptions import ActorDiedError
 
 from actors.directory import Directory, TableGone, restarting
-from actors.protocol import Batch, Entry, Joined, Outcome, Reply, Request, Views, ViewSet
+from actors.orders import CLOSE_SEAT_CHANGED, Close, Unwatch, is_order, order_of
+from actors.protocol import (
+    WATCHING,
+    Batch,
+    Entry,
+    Joined,
+    Views,
+    ViewSet,
+)
+from actors.tasks import Tasks
 from gateway import metrics
 from gateway.connection import Connection, body_of
 from gateway.errors import (
-    CLOSE_GOING_AWAY,
-    CLOSE_REPLACED,
-    CLOSE_SEAT_CHANGED,
-    CLOSE_SEAT_GIVEN,
     CLOSE_UNKNOWN_TABLE,
     CLOSE_WATCHING_OFF,
     close_reason,
@@ -43,7 +47,6 @@ from gateway.table_link import Link
 log = logging.getLogger("quatro.hub")
 
 GAP_WAIT_S = 2.0
-WATCHING = -1  # the seat of a watcher in a table's answers
 # Events kept after fanning out, so that a watcher can start from a public view fetched before
 # them; past this many, the next watcher asks the table for a fresh one.
 RECENT = 512
@@ -51,8 +54,6 @@ REPORT_EVERY_S = 0.5
 START_WAIT_S = 30.0
 TABLE_LOST_MESSAGE = "this table was lost: its saved state could not be read back"
 WATCHING_OFF_MESSAGE = "the host does not let anyone watch this table"
-
-LinkFactory = Callable[[str], Link]
 
 
 def welcome_frame(frame_id: str | None, joined: Joined, player_id: str) -> dict[str, Any]:
@@ -83,6 +84,10 @@ class TableHub:
         self.recent: deque[Entry] = deque(maxlen=RECENT)
         self.public: Joined | None = None  # the latest public view, shared by new watchers
         self.unwatched = 0  # seq of the last `_unwatch`: a public view from before it is void
+        # The one owner of this hub's tasks: its link's sessions and their follower, a resync,
+        # the gap timer, a shared public view being fetched, the count being reported. `stop`
+        # closes it and waits; the fields below only say which of its tasks is which.
+        self.tasks = Tasks(f"hub {code}", report=False)
         self._fetching: asyncio.Task[Joined | None] | None = None
         self._reporting: asyncio.Task[None] | None = None
         self.reported = 0
@@ -93,38 +98,33 @@ class TableHub:
         self._task: asyncio.Task[None] | None = None
         self._session: asyncio.Task[None] | None = None
         self._resyncing: asyncio.Task[None] | None = None
-        self._gap_timer: asyncio.TimerHandle | None = None
+        self._gap_timer: asyncio.Task[None] | None = None
 
     # -- life ---------------------------------------------------------------------------------
     async def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._follow())
+            self._task = self.tasks.spawn(self._follow(), "follow")
         async with asyncio.timeout(START_WAIT_S):
             await self.ready.wait()
         if self.failed is not None:
             raise self.failed
 
     async def stop(self) -> None:
-        if self._gap_timer is not None:
-            self._gap_timer.cancel()
-        for pending in (self._reporting, self._fetching):
-            if pending is not None:
-                pending.cancel()
+        # First what could start a new session or send a request while the link says goodbye
+        # (a gap timer restarts the session); the link needs its session to send its Bye; then
+        # the owner cancels every task left and waits for them all.
+        for first in (self._gap_timer, self._reporting, self._fetching):
+            if first is not None:
+                first.cancel()
         with contextlib.suppress(Exception):
             await self.link.close()
-        for task in (self._resyncing, self._task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        await self.tasks.close()
 
     async def _follow(self) -> None:
         """The link's owner: one session after another until the table is gone."""
         delay = 0.1
-        while True:
-            session = self._session = asyncio.get_running_loop().create_task(
-                self.link.session(self)
-            )
+        while not self.tasks.closed:  # a closed owner cancels each new session at once
+            session = self._session = self.tasks.spawn(self.link.session(self), "session")
             try:
                 await asyncio.wait([session])
             except asyncio.CancelledError:
@@ -182,7 +182,7 @@ class TableHub:
         elif batch.resync or batch.head < self.delivered:
             # The table came back without the events we miss (or behind what we sent): a new
             # snapshot for everyone is the whole truth (R25). Until it is here, events wait.
-            self._resyncing = asyncio.get_running_loop().create_task(self._resync(batch))
+            self._resyncing = self.tasks.spawn(self._resync(batch), "resync")
             return
         self.feed(list(batch.events))
         self.ready.set()
@@ -233,8 +233,11 @@ class TableHub:
             self.delivered += 1
             self._fan_out(nxt)
         if self.pending and self._gap_timer is None:
-            at = self.delivered
-            self._gap_timer = asyncio.get_running_loop().call_later(GAP_WAIT_S, self._gap_check, at)
+            self._gap_timer = self.tasks.spawn(self._gap_wait(self.delivered), "gap")
+
+    async def _gap_wait(self, at: int) -> None:
+        await asyncio.sleep(GAP_WAIT_S)
+        self._gap_check(at)
 
     def _gap_check(self, at: int) -> None:
         self._gap_timer = None
@@ -245,20 +248,13 @@ class TableHub:
 
     def _fan_out(self, entry: Entry) -> None:
         wire = entry.wire
-        kind = wire.get("type")
-        if isinstance(kind, str) and kind.startswith("_"):
-            # Orders for one connection, never forwarded. `_kick` is `_close` 4409 as tables
-            # saved before `_close` existed still say it.
-            if kind in ("_close", "_kick"):
-                conn = self.conns.get(str(wire.get("conn")))
-                code = wire.get("code", CLOSE_REPLACED)
-                if conn is not None and code in (
-                    CLOSE_REPLACED,
-                    CLOSE_SEAT_CHANGED,
-                    CLOSE_SEAT_GIVEN,
-                ):
-                    conn.close(code, close_reason(code))
-            elif kind == "_unwatch":
+        if is_order(wire):  # for the gateways, never forwarded to a client
+            order = order_of(wire)
+            if isinstance(order, Close):
+                conn = self.conns.get(order.conn)
+                if conn is not None:
+                    conn.close(order.code, close_reason(order.code))
+            elif isinstance(order, Unwatch):
                 self._unwatch(entry.seq)
             return
         self.recent.append(entry)
@@ -279,7 +275,7 @@ class TableHub:
             joined = self.public
             if joined is None or not self._covers(joined.seq):
                 if self._fetching is None or self._fetching.done():
-                    self._fetching = asyncio.get_running_loop().create_task(self._fetch_public())
+                    self._fetching = self.tasks.spawn(self._fetch_public(), "fetch-public")
                 joined = await asyncio.shield(self._fetching)
             if joined is None or joined.seq < self.unwatched:
                 return None
@@ -314,7 +310,7 @@ class TableHub:
     def watchers_changed(self) -> None:
         """Tell the table our count of watchers soon, once for all the changes till then."""
         if self._reporting is None or self._reporting.done():
-            self._reporting = asyncio.get_running_loop().create_task(self._report())
+            self._reporting = self.tasks.spawn(self._report(), "report")
 
     async def _report(self) -> None:
         while True:
@@ -328,94 +324,3 @@ class TableHub:
                 log.info("table %s: watcher count not told (%r)", self.code, exc)
                 return
             self.reported = count
-
-
-class Hubs:
-    """Every table this gateway follows, by code."""
-
-    def __init__(self, directory: Directory, links: LinkFactory, gateway: str = "") -> None:
-        self.directory = directory
-        self.links = links
-        self.gateway = gateway
-        self.hubs: dict[str, TableHub] = {}
-        self._background: set[asyncio.Task[Any]] = set()
-
-    async def attach(self, code: str, conn: Connection) -> TableHub:
-        hub = self.hubs.get(code)
-        if hub is None:
-            hub = self.hubs[code] = TableHub(code, self.directory, self.links(code), self.gateway)
-            metrics.TABLES.set(len(self.hubs))
-        hub.conns[conn.conn_id] = conn
-        try:
-            await hub.start()
-        except BaseException:
-            self.detach(code, conn)
-            raise
-        return hub
-
-    def detach(self, code: str, conn: Connection) -> None:
-        hub = self.hubs.get(code)
-        if hub is None:
-            return
-        hub.conns.pop(conn.conn_id, None)
-        if conn.watching and not conn.registered:
-            hub.watchers_changed()
-        if not hub.conns:
-            del self.hubs[code]
-            metrics.TABLES.set(len(self.hubs))
-            self._own(asyncio.get_running_loop().create_task(hub.stop()))
-
-    def _own(self, task: asyncio.Task[Any]) -> None:
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def call(self, code: str, request: Request) -> Reply:
-        """Ask the table, through its hub's link when this gateway follows it (Ray otherwise:
-        a REST lobby call from a player with no socket here). The events a command causes are
-        left out of our stream (they travel in the reply), so they must reach our players even
-        when the caller is cancelled meanwhile (a socket closing mid-command): the call is
-        shielded, and an abandoned reply is still fanned out when it arrives."""
-        hub = self.hubs.get(code)
-        asking = (
-            hub.link.request(request)
-            if hub is not None
-            else self.directory.call(code, "serve", request)
-        )
-        task: asyncio.Task[Reply] = asyncio.get_running_loop().create_task(asking)
-        self._own(task)
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            task.add_done_callback(lambda t: self._feed_abandoned(code, t))
-            raise
-
-    def _feed_abandoned(self, code: str, task: asyncio.Task[Reply]) -> None:
-        if task.cancelled() or task.exception() is not None:
-            return
-        reply = task.result()
-        if isinstance(reply, (Outcome, Joined)):
-            self.feed(code, list(reply.events))
-
-    def feed(self, code: str, entries: list[Entry]) -> None:
-        hub = self.hubs.get(code)
-        if hub is not None and entries:
-            hub.feed(entries)
-
-    def going_away(self) -> None:
-        for hub in self.hubs.values():
-            for conn in hub.conns.values():
-                conn.close(CLOSE_GOING_AWAY, "server going away: reconnect")
-
-    async def send_going_away(self, limit: float) -> None:
-        """`going_away`, then wait (at most `limit` s) until every socket has sent its close."""
-        conns = [c for hub in self.hubs.values() for c in hub.conns.values()]
-        self.going_away()
-        if conns:
-            await asyncio.wait([asyncio.ensure_future(c.gone.wait()) for c in conns], timeout=limit)
-
-    async def close(self) -> None:
-        for hub in list(self.hubs.values()):
-            await hub.stop()
-        self.hubs.clear()
-        if self._background:
-            await asyncio.wait(self._background, timeout=5)

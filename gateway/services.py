@@ -16,7 +16,7 @@ from cluster.settings import Settings
 from gateway import metrics
 from gateway.client_ip import Network, networks
 from gateway.conn_caps import ConnectionCaps
-from gateway.hub import Hubs, LinkFactory
+from gateway.hubs import Hubs, LinkFactory
 from gateway.lobbies import OpenLobbies
 from gateway.quickplay import QuickQueue
 from gateway.rate_limit import Bucket, RateLimits

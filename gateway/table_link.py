@@ -42,6 +42,7 @@ from actors.protocol import (
     decode,
     encode,
 )
+from actors.tasks import Tasks
 from gateway import metrics
 
 log = logging.getLogger("quatro.link")
@@ -226,16 +227,17 @@ class RayLink:
     async def session(self, follower: Follower) -> None:
         handle = await self.directory.handle(self.code)
         gen: Any = handle.subscribe.remote(self.gateway, follower.delivered)
-        renew = asyncio.get_running_loop().create_task(self._renew(handle))
+        renewing = Tasks(f"ray link {self.code}", report=False)  # lives as long as the session
+        renewing.spawn(self._renew(handle), "renew")
         try:
             async for ref in gen:
                 batch: Batch = await ref
                 metrics.STREAM_BATCHES.inc()
                 follower.on_batch(batch)
         finally:
-            renew.cancel()
             with contextlib.suppress(Exception):
                 ray.cancel(gen)
+            await renewing.close()
         raise LinkFault("the subscription ended")
 
     async def _renew(self, handle: Any) -> None:

@@ -1,0 +1,198 @@
+"""A gateway's requests of a table (actors/protocol.py): a command, a connection joining or
+leaving, and fresh views. Each change goes through the core's one path (`TableCore.change`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from actors.orders import CLOSE_REPLACED
+from actors.protocol import (
+    WATCHING,
+    Act,
+    Entry,
+    ErrorBody,
+    Join,
+    Joined,
+    Leave,
+    Outcome,
+    Reply,
+    Request,
+    Views,
+    ViewSet,
+)
+from engine import CancelClaim, ClaimSeat, Command, Connect, Disconnect, Refusal, Table, TakeSeat
+from engine.seating import team_of
+from engine.wire import command_from_frame
+
+if TYPE_CHECKING:
+    from actors.table_core import TableCore
+
+# Made-up codes the gateway maps like the engine's: the player holds no seat here.
+NO_SEAT = ErrorBody("no_seat", "you hold no seat at this table")
+NOT_OPEN = ErrorBody("unknown_table", "this table is not open")
+EXPIRED = ErrorBody("expired", "this action arrived after its expiry and was not applied")
+WATCHING_OFF = ErrorBody("watching_off", "the host does not let anyone watch this table")
+# Commands of someone who holds no seat here: taking one in the lobby, asking for a bot's during
+# the match (engine.latejoin), and withdrawing that request.
+SEATLESS_KINDS = ("take_seat", "claim_seat", "cancel_claim")
+
+
+class Requests:
+    def __init__(self, core: TableCore) -> None:
+        self.core = core
+
+    async def serve(self, request: Request) -> Reply:
+        if isinstance(request, Act):
+            return await self._act(request)
+        if isinstance(request, Join):
+            return await self._join(request)
+        if isinstance(request, Leave):
+            return await self._leave(request)
+        return self._views(request)
+
+    async def _act(self, req: Act) -> Outcome:
+        """Judge one command of a seated player. The answer: `ok`, the `error` (wire) when
+        refused, and the events it caused (those go to its gateway here, not through its
+        stream)."""
+        core = self.core
+        if req.cmd_id in core.done:
+            return _outcome(core.done[req.cmd_id], replayed=True)
+        if core.table is None:
+            return Outcome(False, NOT_OPEN)
+        t = core.table
+        now = core.now()
+        if req.expires is not None and now > req.expires:
+            # Held in a dead link, delivered late: its player was told it did not happen.
+            late = Outcome(False, EXPIRED, t.seat_of(req.player_id))
+            core.remember(req.cmd_id, late)
+            return late
+        seat = t.seat_of(req.player_id)
+        if req.kind not in SEATLESS_KINDS and seat is None:
+            return Outcome(False, NO_SEAT)
+        # Saved when it caused events or was applied; a plain refusal changed nothing.
+        return await core.change(
+            lambda: self._judge(req, t, seat, now),
+            touch=True,
+            save=lambda reply: bool(reply.events) or reply.ok,
+        )
+
+    def _judge(self, req: Act, t: Table, seat: int | None, now: int) -> Outcome:
+        core = self.core
+        error: ErrorBody | None = None
+        owners = t.owners()
+        watchable = t.settings.watchers
+        try:
+            entries = core.commit(t.apply(self._command(req, seat), now), req.origin)
+        except Refusal as refusal:
+            entries = core.commit(refusal.events, req.origin) if refusal.events else []
+            error = ErrorBody.from_wire(refusal.to_wire())
+        entries += core.release_changed_seats(owners, now)
+        if watchable and not t.settings.watchers:
+            entries += core.watchers.close_all(now)
+        # Remembered before saving, so the saved snapshot knows this id if we die right after.
+        reply = Outcome(error is None, error, t.seat_of(req.player_id), tuple(entries))
+        core.remember(req.cmd_id, reply)
+        return reply
+
+    def _command(self, req: Act, seat: int | None) -> Command:
+        args = req.args
+        if req.kind == "take_seat":
+            return TakeSeat(seat=args["seat"], player_id=req.player_id, name=args["name"])
+        if req.kind == "claim_seat":
+            # The seat is handed to a watching connection (4411), so one must be there,
+            # known to this actor (a `claimant` hello), and leaving ends the request.
+            return ClaimSeat(
+                seat=args["seat"],
+                player_id=req.player_id,
+                name=args["name"],
+                watching=self.core.watchers.watches(req.player_id),
+            )
+        if req.kind == "cancel_claim":
+            return CancelClaim(seat=-1, player_id=req.player_id)
+        assert seat is not None
+        return command_from_frame(req.kind, seat, req.args)
+
+    async def _join(self, req: Join) -> Joined | Outcome:
+        """A player's connection (re)takes their seat (R25): the answer is their snapshot and
+        the seq it stands at. An older connection to the same seat is told to go (4409)."""
+        core = self.core
+        if core.table is None:
+            return Outcome(False, NOT_OPEN)
+        t = core.table
+        if req.watch:
+            # Nothing changes at the table: a watcher is no seat's connection (R30: it gets the
+            # public view, and the stream's public and watchers' events only). Gateways of today
+            # ask with Views instead, once for many watchers.
+            if not t.settings.watchers:
+                return Outcome(False, WATCHING_OFF)
+            core.watchers.join(req.conn, req.origin, req.player_id)
+            # Theirs only: which bot's seat they asked for (joining late), so a reload knows.
+            view = {**core.view(None), "my_claim": t.claim_of(req.player_id)}
+            return Joined(WATCHING, WATCHING, view, core.feed.seq)
+        seat = t.seat_of(req.player_id)
+        if seat is None:
+            return Outcome(False, NO_SEAT)
+
+        def connect() -> list[Entry]:
+            old = core.conns.get(seat)
+            core.conns[seat] = req.conn
+            now = core.now()
+            entries = core.commit(t.apply(Connect(seat=seat), now), req.origin)
+            if old is not None and old != req.conn:
+                entries.append(core.close_conn(old, CLOSE_REPLACED, now))
+            return entries
+
+        entries = await core.change(connect, touch=True)
+        return Joined(
+            seat, team_of(seat, t.players), core.view(seat), core.feed.seq, tuple(entries)
+        )
+
+    async def _leave(self, req: Leave) -> Outcome:
+        core = self.core
+        if req.conn in core.watchers.conns:
+            # A watcher's request for a bot's seat ends only after a grace (`stop_watching`),
+            # so nothing is committed here: nothing to save unless it did.
+            now = core.now()
+            entries = await core.change(
+                lambda: core.watchers.stop_watching(req.conn, now), touch=False, save=bool
+            )
+            return Outcome(True, events=tuple(entries))
+        seat = next((s for s, c in core.conns.items() if c == req.conn), None)
+        t = core.table
+        if seat is None or t is None:
+            return Outcome(True)
+
+        def disconnect() -> list[Entry]:
+            del core.conns[seat]
+            return core.commit(t.apply(Disconnect(seat=seat), core.now()), req.origin)
+
+        entries = await core.change(disconnect, touch=True)
+        return Outcome(True, events=tuple(entries))
+
+    def _views(self, req: Views) -> ViewSet:
+        """Fresh snapshots for a gateway that lost track, all at one seq: one per (seat,
+        player) asked for, and only while that player still holds that seat (R30)."""
+        core = self.core
+        if core.table is None:
+            return ViewSet(core.feed.seq, core.now())
+        t = core.table
+        if req.watching is not None and req.origin:
+            core.watchers.counted(req.origin, req.watching)
+        seats = {s for s, player in req.wanted if t.seat_of(player) == s}
+        owners = t.owners()
+        seq = core.feed.seq
+        joined = {s: Joined(s, team_of(s, t.players), core.view(s), seq) for s in seats}
+        if t.settings.watchers and any(s == WATCHING for s, _ in req.wanted):
+            joined[WATCHING] = Joined(WATCHING, WATCHING, core.view(None), seq)
+        return ViewSet(seq, core.now(), joined, {s: str(owners[s]) for s in seats})
+
+
+def _outcome(saved: dict[str, Any], replayed: bool) -> Outcome:
+    error = saved.get("error")
+    return Outcome(
+        bool(saved.get("ok")),
+        None if error is None else ErrorBody.from_wire(error),
+        saved.get("seat"),
+        replayed=replayed,
+    )

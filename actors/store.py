@@ -1,0 +1,238 @@
+"""A table's records in Redis: its snapshot and recent log (read back by a restarted
+incarnation), its replay (every event, kept after the table stops), and the directory's record.
+
+The snapshot holds scores, hands, signs, clocks and the recent command ids, so a command retried
+by a gateway is never applied twice. Older snapshot formats are migrated on the way in; one that
+cannot be read buries the table: its records go and a tombstone says why (`table_lost`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+import redis.asyncio as aioredis
+
+from actors import keys
+from actors.orders import is_order
+from actors.protocol import Entry, entry_from_json
+from cluster.redis_client import async_redis
+from engine import Table, TableConfig
+
+log = logging.getLogger("quatro.table")
+
+STORED_LOG = 256  # events kept in Redis for resubscription after a restart
+KEY_TTL_S = 24 * 3600  # refreshed at every save; a stopped table's keys go in minutes
+STOPPED_TTL_S = 300
+SAVE_TIMEOUT_S = 2.0
+RESTORE_WAIT_S = 120.0
+# The snapshot's layout. 1: before `format` existed; 2: adds it, and holders in the log.
+SNAPSHOT_FORMAT = 2
+LOST_TTL_S = 24 * 3600  # how long `hello` can still say why a lost table is gone
+# over, lobby, abandoned: how long a table waits before it stops (see `Clock.idle_due`).
+DEFAULT_IDLE = (600.0, 600.0, 1800.0)
+# Replays: every event of the table, public and private, is appended to `keys.replay` (the REST
+# endpoint filters by audience); the list is kept this long after the table's last event.
+DEFAULT_REPLAY_TTL_S = 7 * 24 * 3600
+# At most this many events per table are kept for its replay: a 4-seat match to 5 points makes
+# from about 75 (quick calls: tests/cluster/test_replays.py) to a few hundred (rounds of swaps,
+# every seat's deal and the watchers' copy), so this is a long evening of rematches. Past it
+# the oldest are kept and the newest dropped, so every match stored stays whole from its start.
+REPLAY_CAP = 20_000
+
+
+class SnapshotUnreadable(Exception):
+    """The saved table cannot be read back (corrupt, or a format this code does not know)."""
+
+
+@dataclass
+class Saved:
+    """A table as its snapshot and log had it."""
+
+    table: Table
+    seq: int
+    entries: list[Entry]
+    conns: dict[int, str]
+    done: OrderedDict[str, dict[str, Any]]
+    policy: str
+    idle: tuple[float, ...]
+    replay_ttl: int
+
+
+def record_json(actor_name: str, players: int) -> str:
+    """The directory's record of a table: how gateways find its actor."""
+    return json.dumps({"table_id": actor_name, "actor": actor_name, "players": players})
+
+
+def migrate(snap: Any) -> dict[str, Any]:
+    """A snapshot of any known format, in today's layout. Raises SnapshotUnreadable for one
+    that is not a snapshot or comes from a newer (unknown) format."""
+    if not isinstance(snap, dict):
+        raise SnapshotUnreadable("not a JSON object")
+    version = snap.get("format", 1)
+    if version == 1:
+        # Format 1 differs only by its missing version and its log entries without holders
+        # (entry_from_json gives those none), and by a two-value idle.
+        snap = {**snap, "format": SNAPSHOT_FORMAT}
+        version = SNAPSHOT_FORMAT
+    if version != SNAPSHOT_FORMAT:
+        raise SnapshotUnreadable(f"unknown snapshot format {version!r}")
+    return dict(snap)
+
+
+def load(raw: str, raw_log: list[str]) -> Saved:
+    """Rebuild the table from its snapshot and log; SnapshotUnreadable if they cannot be read.
+    Older formats are migrated on the way in."""
+    try:
+        snap = migrate(json.loads(raw))
+        table = Table.from_snapshot(snap["table"])
+        seq = int(snap["seq"])
+        entries = [entry_from_json(json.loads(x)) for x in raw_log]
+        conns = {int(k): str(v) for k, v in snap["conns"].items()}
+        done = OrderedDict((str(k), dict(v)) for k, v in snap["done"])
+        policy = str(snap.get("bot_policy", "smart"))
+        idle = tuple(float(x) for x in snap.get("idle", DEFAULT_IDLE))
+        replay_ttl = int(snap.get("replay_ttl", DEFAULT_REPLAY_TTL_S))
+    except SnapshotUnreadable:
+        raise
+    except Exception as exc:  # whatever a damaged blob makes the parsers raise
+        raise SnapshotUnreadable(f"{type(exc).__name__}: {exc}") from exc
+    return Saved(table, seq, entries, conns, done, policy, idle, replay_ttl)
+
+
+class TableStore:
+    """The Redis side of one table actor (`name`) and the table it holds (`code`)."""
+
+    def __init__(self, name: str, redis_url: str) -> None:
+        self.name = name
+        self.redis_url = redis_url
+        self.replay_meta_saved = False  # this incarnation wrote the replay's meta once
+        self._redis: aioredis.Redis | None = None
+
+    @property
+    def redis(self) -> aioredis.Redis:
+        """Made at the first use, on the actor's event loop (which __init__ does not run on)."""
+        if self._redis is None:
+            self._redis = async_redis(self.redis_url, SAVE_TIMEOUT_S)
+        return self._redis
+
+    def read(self) -> tuple[str, str, list[str]] | None:
+        """The saved code, snapshot and log of this actor's table (plain blocking Redis: once,
+        when an incarnation starts). Redis may be restarting too: wait for it rather than come
+        back without the table (an exception here would end the actor for good: Ray does not
+        restart a failed creation)."""
+        deadline = time.monotonic() + RESTORE_WAIT_S
+        delay = 0.1
+        while True:
+            try:
+                return self._read()
+            except (redis.ConnectionError, redis.TimeoutError):
+                if time.monotonic() > deadline:
+                    raise
+                log.warning("table actor %s: Redis unreachable, retrying", self.name)
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
+
+    def _read(self) -> tuple[str, str, list[str]] | None:
+        r = redis.Redis.from_url(self.redis_url, decode_responses=True, socket_timeout=5)
+        try:
+            code = r.get(keys.actor(self.name))
+            if not code:
+                return None
+            raw = r.get(keys.snapshot(str(code)))
+            if raw is None:
+                return None
+            entries = [str(x) for x in r.lrange(keys.log(str(code)), 0, -1)]
+        finally:
+            r.close()
+        return str(code), str(raw), entries
+
+    def bury(self, code: str, why: str) -> None:
+        """The table cannot come back: say so loudly, delete its records so that no gateway
+        waits for it, and leave a tombstone that tells its players why (`table_lost`)."""
+        log.error(
+            "TABLE %s IS LOST: its saved state cannot be read (%s). Its records are deleted; "
+            "its players are told `table_lost`.",
+            code,
+            why,
+        )
+        r = redis.Redis.from_url(self.redis_url, decode_responses=True, socket_timeout=5)
+        try:
+            pipe = r.pipeline(transaction=True)
+            pipe.delete(keys.table(code), keys.actor(self.name))
+            pipe.delete(keys.snapshot(code), keys.log(code))
+            pipe.set(keys.lost(code), why[:200], ex=LOST_TTL_S)
+            pipe.execute()
+        finally:
+            r.close()
+
+    async def claim(self, code: str) -> None:
+        """This actor holds `code` now: a restart finds the table through this key."""
+        await self.redis.set(keys.actor(self.name), code, ex=KEY_TTL_S)
+
+    async def write(
+        self, code: str, snapshot: dict[str, Any], new: list[Entry], players: int, replay_ttl: int
+    ) -> bool:
+        """Save the snapshot, append the events `new` since the last save to the log and the
+        replay, and renew the records, in one transaction. False (logged) when Redis failed."""
+        blob = json.dumps(snapshot, separators=(",", ":"))
+        try:
+            async with asyncio.timeout(SAVE_TIMEOUT_S):
+                pipe = self.redis.pipeline(transaction=True)
+                pipe.set(keys.snapshot(code), blob, ex=KEY_TTL_S)
+                if new:
+                    pipe.rpush(keys.log(code), *(json.dumps(e) for e in new))
+                    pipe.ltrim(keys.log(code), -STORED_LOG, -1)
+                pipe.expire(keys.log(code), KEY_TTL_S)
+                self._write_replay(pipe, code, new, players, replay_ttl)
+                # Written anew, not only refreshed: after a loss of Redis data the table is
+                # found again by its code, and finds itself again after a restart.
+                pipe.set(keys.table(code), record_json(self.name, players), ex=KEY_TTL_S)
+                pipe.set(keys.actor(self.name), code, ex=KEY_TTL_S)
+                await pipe.execute()
+        except (redis.RedisError, OSError, TimeoutError) as exc:
+            log.warning("table %s: snapshot not saved (%s); will retry", code, exc)
+            return False
+        self.replay_meta_saved = True
+        return True
+
+    def _write_replay(
+        self, pipe: Any, code: str, new: list[Entry], players: int, replay_ttl: int
+    ) -> None:
+        """Append the new events to the table's replay, in the snapshot's transaction: a
+        restarted incarnation starts after the snapshot's seq, so nothing is appended twice.
+        The replay is not expired when the table stops (`retire`): it outlives the table."""
+        replay = keys.replay(self.name)
+        kept = [e for e in new if not is_order(e.wire)]
+        if kept:
+            pipe.rpush(replay, *(json.dumps(e) for e in kept))
+            pipe.ltrim(replay, 0, REPLAY_CAP - 1)
+        pipe.expire(replay, replay_ttl)
+        if self.replay_meta_saved:
+            pipe.expire(keys.replay_meta(self.name), replay_ttl)
+        else:
+            pipe.set(keys.replay_meta(self.name), replay_meta(code, players), ex=replay_ttl)
+
+    async def retire(self, code: str) -> None:
+        """The table stops: nobody finds it any more, and its snapshot and log go in minutes.
+        Best effort: a Redis outage must not keep a stopped table alive."""
+        try:
+            await self.redis.delete(keys.table(code), keys.actor(self.name))
+            for key in (keys.snapshot(code), keys.log(code)):
+                await self.redis.expire(key, STOPPED_TTL_S)
+        except (redis.RedisError, OSError, TimeoutError):
+            pass
+
+
+def replay_meta(code: str, players: int) -> str:
+    """What a replay starts from: the public view of this table before anyone sat (the
+    engine's, so the client's reducer starts from the same shape as a live `welcome`)."""
+    empty = Table(TableConfig(code=code, players=players, seed=0))
+    meta = {"code": code, "players": players, "start": empty.view(None)}
+    return json.dumps(meta, separators=(",", ":"))

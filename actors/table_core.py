@@ -1,0 +1,335 @@
+"""The table core: one table's engine state, its feed, its bots, and the one path every change
+follows. Plain Python, no Ray: `actors.table_actor` wraps it in a Ray actor, and
+tests/actors/test_table_core.py runs it against a real redis-server alone.
+
+The path (`change`): judge and apply (engine, synchronously: no `await` between reading and
+changing the table, though Ray runs many calls of an async actor at once) and `commit` (the
+version bumps, the events get their seq in the feed) → persist a snapshot to Redis → publish to
+the gateways' subscriptions. A restarted incarnation (Ray restarts it after a crash) reads the
+snapshot back (`actors.store`).
+
+Its rooms, each owned by the core: `store` (Redis), `watchers` (and their seat claims),
+`leases` (the gateways that follow it), `clock`, and `tasks`, which owns every task of them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from actors.bots import BotDriver
+from actors.clock import Clock
+from actors.feed import Feed
+from actors.leases import Leases
+from actors.orders import CLOSE_SEAT_CHANGED, Close, Order, order_wire
+from actors.protocol import Batch, Entry, Outcome, Reply, Request
+from actors.requests import Requests
+from actors.store import (
+    DEFAULT_IDLE,
+    DEFAULT_REPLAY_TTL_S,
+    SNAPSHOT_FORMAT,
+    SnapshotUnreadable,
+    TableStore,
+    load,
+)
+from actors.tasks import Tasks
+from actors.watchers import Watchers
+from engine import Outbound, Table, TableConfig, TakeSeat
+
+log = logging.getLogger("quatro.table")
+
+REMEMBERED_COMMANDS = 256  # recent command ids (and their answers) kept for retries
+SAVED_COMMANDS = 64  # of which the snapshot keeps the newest: a retry comes within seconds
+
+R = TypeVar("R")
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class TableCore:
+    """One table, or none yet: a pooled actor's core is empty until `open` gives it one.
+    `on_stop`: what the wrapper does once the table stopped by itself (the actor ends)."""
+
+    def __init__(
+        self,
+        name: str,
+        redis_url: str,
+        on_stop: Callable[[], Awaitable[None]] | None = None,
+        now: Callable[[], int] = now_ms,
+    ) -> None:
+        self.name = name
+        self.now = now
+        # How long an over table, a lobby, and a table nobody is connected to wait before they
+        # stop; set by `open`.
+        self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s = DEFAULT_IDLE
+        self.replay_ttl_s = DEFAULT_REPLAY_TTL_S
+        self.code = ""
+        self.lost = False  # the snapshot could not be read: this incarnation only retires
+        self.table: Table | None = None
+        self.feed = Feed()
+        self.conns: dict[int, str] = {}  # seat -> the connection id that holds it
+        self.done: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.version = 0  # bumps with every change; `saved` is the version in Redis
+        self.saved = 0
+        self.stored_seq = 0
+        self.last_activity = time.monotonic()
+        self.bots: BotDriver | None = None
+        self.tasks = Tasks(f"table {name}")
+        self.store = TableStore(name, redis_url)
+        self.watchers = Watchers(self)
+        self.leases = Leases(self)
+        self.clock = Clock(self)
+        self.requests = Requests(self)
+        self._save_lock = asyncio.Lock()
+        self._retry: asyncio.Task[None] | None = None
+        self._on_stop = on_stop
+        self._restore()
+
+    # -- restore ------------------------------------------------------------------------------
+    def _restore(self) -> None:
+        """A restarted incarnation finds its table again."""
+        found = self.store.read()
+        if found is None:
+            return
+        code, raw, raw_log = found
+        self.code = code
+        try:
+            saved = load(raw, raw_log)
+        except SnapshotUnreadable as exc:
+            self.lost = True
+            self.store.bury(code, str(exc))
+            return
+        self.table = saved.table
+        self.feed = Feed(saved.seq, [e for e in saved.entries if e.seq <= saved.seq])
+        self.stored_seq = saved.seq
+        self.conns = saved.conns
+        self.done = saved.done
+        self.bots = BotDriver(saved.table, saved.policy)
+        self._set_idle(saved.idle, saved.replay_ttl)
+        log.info("table %s restored at seq %d", self.code, self.feed.seq)
+
+    def _set_idle(self, idle: tuple[float, ...], replay_ttl: int) -> None:
+        self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s = (*idle, *DEFAULT_IDLE[2:])[:3]
+        self.replay_ttl_s = int(replay_ttl)
+
+    def snapshot(self) -> dict[str, Any]:
+        assert self.table is not None
+        done = list(self.done.items())[-SAVED_COMMANDS:]
+        return {
+            "format": SNAPSHOT_FORMAT,
+            "table": self.table.to_snapshot(),
+            "seq": self.feed.seq,
+            "conns": {str(k): v for k, v in self.conns.items()},
+            "done": done,
+            "bot_policy": self.bots.policy if self.bots else "smart",
+            "idle": [self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s],
+            "replay_ttl": self.replay_ttl_s,
+        }
+
+    def start(self) -> None:
+        """Tasks need the actor's event loop, which __init__ does not run on: every call starts
+        the clock if it is not running yet."""
+        if self.table is not None:
+            self.clock.start()
+
+    # -- the one change path ------------------------------------------------------------------
+    async def change(
+        self, step: Callable[[], R], *, touch: bool, save: Callable[[R], bool] | None = None
+    ) -> R:
+        """Every change of the table: `step` judges, applies and commits, synchronously (no
+        `await` between reading and changing the table); a change by someone (`touch`) moves
+        the idle clock; then the table is persisted and its events published, unless `save`
+        says nothing happened."""
+        result = step()
+        if touch:
+            self.touch()
+        if save is None or save(result):
+            await self._persist()
+        return result
+
+    def commit(
+        self,
+        outs: list[Outbound],
+        origin: str,
+        own: Sequence[dict[str, Any]] = (),
+        at: int = 0,
+    ) -> list[Entry]:
+        """Give events their seq and log them, and bump the version. `own`: events of the actor
+        (to everyone, at `at`) rather than of the engine, like the count of watchers."""
+        self.version += 1
+        if self.bots is not None:
+            self.bots.observe(outs)
+        t = self.table
+        assert t is not None
+        # Holders as the engine stamped them when the event happened, else as the seats are now
+        # (nothing changed hands since: engine.table stamps every step that could).
+        entries = [
+            self.feed.append(
+                o.to.scope,
+                o.to.index,
+                o.event.to_wire(),
+                o.at,
+                origin,
+                t.holders(o.to) if o.holders is None else o.holders,
+            )
+            for o in outs
+        ]
+        return entries + [self.feed.append("all", -1, dict(w), at, "") for w in own]
+
+    def order(self, order: Order, now: int) -> Entry:
+        """An order to every gateway (actors/orders.py), in the feed among the events; it
+        changes nothing saved, so no version of its own (a commit always comes with it)."""
+        return self.feed.append("all", -1, order_wire(order), now, "")
+
+    def close_conn(self, conn: str, code: int, now: int) -> Entry:
+        """Ask every gateway to close one connection (only the one holding it acts)."""
+        return self.order(Close(conn, code), now)
+
+    def release_changed_seats(self, before: tuple[str | None, ...], now: int) -> list[Entry]:
+        """R30: a seat that changed hands (freed, kicked, given to a bot or to someone else)
+        loses the connection that held it, at once and before any later event."""
+        assert self.table is not None
+        after = self.table.owners()
+        entries = []
+        for seat, (was, now_owner) in enumerate(zip(before, after, strict=True)):
+            if was != now_owner and seat in self.conns:
+                entries.append(self.close_conn(self.conns.pop(seat), CLOSE_SEAT_CHANGED, now))
+            if was == "bot" and now_owner not in (None, "bot"):
+                entries += self.watchers.seat_given(str(now_owner), now)
+        return entries
+
+    def touch(self) -> None:
+        self.last_activity = time.monotonic()
+        self.clock.wake.set()  # the next deadline may have moved
+
+    def remember(self, cmd_id: str, reply: Outcome) -> None:
+        error = None if reply.error is None else reply.error.to_wire()
+        self.done[cmd_id] = {"ok": reply.ok, "error": error, "seat": reply.seat}
+        while len(self.done) > REMEMBERED_COMMANDS:
+            self.done.popitem(last=False)
+
+    async def _persist(self) -> None:
+        """Persist the table as it is now, then let subscribers see events up to that point."""
+        async with self._save_lock:
+            if self.saved >= self.version:
+                self.feed.publish(self.feed.seq)
+                return
+            version, seq = self.version, self.feed.seq
+            ok = await self._write()
+            if ok:
+                self.saved = version
+            elif self._retry is None or self._retry.done():
+                self._retry = self.tasks.spawn(self._retry_save(), "retry-save")
+            # A Redis outage must not stop the game: publish what is applied all the same.
+            self.feed.publish(seq)
+
+    async def _write(self) -> bool:
+        assert self.table is not None
+        snap = self.snapshot()
+        new = self.feed.since(self.stored_seq, self.feed.seq)
+        seq = self.feed.seq
+        players = self.table.players
+        if not await self.store.write(self.code, snap, new, players, self.replay_ttl_s):
+            return False
+        self.stored_seq = seq
+        return True
+
+    async def _retry_save(self) -> None:
+        delay = 0.2
+        while self.saved < self.version:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+            async with self._save_lock:
+                version = self.version
+                if await self._write():
+                    self.saved = version
+
+    # -- open, hand over, stop ----------------------------------------------------------------
+    async def open(
+        self,
+        code: str,
+        config: dict[str, Any],
+        host: str,
+        name: str,
+        idle: tuple[float, ...],
+        replay_ttl: int = DEFAULT_REPLAY_TTL_S,
+    ) -> dict[str, Any]:
+        """Give this pooled actor its table; the creator takes seat 0 and hosts. `idle`: how
+        long the table lives once over, in its lobby, and with nobody connected; `replay_ttl`:
+        how long its replay is kept after its last event."""
+        if self.table is not None:
+            return {"ok": False, "error": {"code": "not_allowed", "message": "already open"}}
+        config = dict(config)
+        policy = str(config.pop("bot_policy", "smart"))
+        table = Table(TableConfig(code=code, **config))
+        outs = table.apply(TakeSeat(seat=0, player_id=host, name=name), self.now())
+        self.code, self.table, self.bots = code, table, BotDriver(table, policy)
+        self._set_idle(idle, replay_ttl)
+        # A pooled actor may have waited long: its table's idle clock starts now.
+        self.last_activity = time.monotonic()
+        self.start()
+        await self.store.claim(code)
+        await self.change(lambda: self.commit(outs, ""), touch=True)
+        return {"ok": True, "summary": table.summary()}
+
+    async def hand_over(self) -> dict[str, Any]:
+        """Before this actor is stopped to restart on another node (its node is drained): make
+        sure everything applied is in Redis, where the next incarnation reads it. Every answer
+        already waits for its save, so this only matters while saves are failing; `saved`
+        False says the move would lose the latest changes."""
+        if self.table is None:
+            return {"code": "", "saved": True}
+        async with self._save_lock:
+            if self.saved < self.version:
+                version = self.version
+                if await self._write():
+                    self.saved = version
+            return {"code": self.code, "saved": self.saved >= self.version}
+
+    async def stop(self) -> None:
+        """The table stopped (idle): its tasks end first, so that none writes to Redis after
+        its records went; every follower is told; then the wrapper ends the actor."""
+        log.info("table %s idle: stopping", self.code)
+        await self.tasks.close()
+        await self.store.retire(self.code)
+        self.leases.end_all()
+        if self._on_stop is not None:
+            await self._on_stop()
+
+    # -- what gateways ask --------------------------------------------------------------------
+    async def serve(self, request: Request) -> Reply:
+        """One request of a gateway, from either plane (`LinkServer`, or a Ray call)."""
+        self.start()
+        return await self.requests.serve(request)
+
+    def follow(self, gateway: str, after: int, leased: bool) -> AsyncIterator[Batch]:
+        return self.leases.follow(gateway, after, leased)
+
+    def link_ended(self, gateway: str, orderly: bool) -> None:
+        self.leases.link_ended(gateway, orderly)
+
+    def summary(self) -> dict[str, Any] | None:
+        if self.table is None:
+            return None
+        return {**self.table.summary(), "watching": self.watchers.count()}
+
+    def seat_of(self, player_id: str) -> dict[str, Any] | None:
+        """Where `player_id` sits here: `{"seat", "players", "phase"}`; None when they hold no
+        seat (or the actor has no table)."""
+        seat = None if self.table is None else self.table.seat_of(player_id)
+        if self.table is None or seat is None:
+            return None
+        summary = self.table.summary()
+        return {"seat": seat, "players": summary["players"], "phase": summary["phase"]}
+
+    def view(self, seat: int | None) -> dict[str, Any]:
+        """A `welcome` snapshot: the engine's view of a seat (None: the public one), with
+        **(ext)** `table_id` (the name of this table's replay) and how many watch."""
+        assert self.table is not None
+        return {**self.table.view(seat), "table_id": self.name, "watching": self.watchers.count()}

@@ -1,0 +1,298 @@
+"""The table core without Ray, against a real redis-server: every change goes through one path
+(version, feed and snapshot advance together), a restarted core finds its table again, a refused
+command changes nothing, the clock lets time pass at an injected time, and a stopped core leaves
+no task behind."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from actors import keys, watchers
+from actors.protocol import Act, Join, Leave, Outcome
+from actors.store import STOPPED_TTL_S
+from actors.table_core import TableCore
+from cluster.procs import RedisServer
+
+CODE = "CORE"
+NAME = "T-core"
+START = 1_800_000_000_000  # the injected clock's start (ms)
+_ids = itertools.count()
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    server = RedisServer().start()
+    try:
+        yield server.url
+    finally:
+        server.cleanup()
+
+
+class Clock:
+    """The table's time, moved by the test: nothing here waits for a real deadline."""
+
+    def __init__(self) -> None:
+        self.ms = START
+
+    def __call__(self) -> int:
+        return self.ms
+
+
+def saved(url: str, code: str = CODE) -> dict[str, Any]:
+    r = redis.Redis.from_url(url, decode_responses=True)
+    try:
+        raw = r.get(keys.snapshot(code))
+        assert isinstance(raw, str), "no snapshot in Redis"
+        return dict(json.loads(raw))
+    finally:
+        r.close()
+
+
+def stored_log(url: str, code: str = CODE) -> list[list[Any]]:
+    r = redis.Redis.from_url(url, decode_responses=True)
+    try:
+        return [json.loads(x) for x in r.lrange(keys.log(code), 0, -1)]
+    finally:
+        r.close()
+
+
+def act(player: str, kind: str, **args: Any) -> Act:
+    return Act(f"cmd-{next(_ids)}", "gw", player, kind, args)
+
+
+async def opened(url: str, clock: Clock, players: int = 4) -> TableCore:
+    core = TableCore(NAME, url, now=clock)
+    answer = await core.open(CODE, {"players": players, "seed": 7}, "p0", "Ann", (600.0, 600.0))
+    assert answer["ok"], answer
+    return core
+
+
+def in_step(core: TableCore, url: str) -> None:
+    """The one path's promise: what is applied is committed, saved and published together.
+    (Not `saved == version`: the clock's empty ticks bump the version and save nothing.)"""
+    assert core.feed.published == core.feed.seq
+    snap = saved(url)
+    assert snap["seq"] == core.feed.seq
+    assert core.table is not None
+    # The table's injected time stands still, so the clock's empty ticks leave this equal.
+    assert snap["table"] == core.table.to_snapshot()
+    assert stored_log(url)[-1][0] == core.feed.seq
+
+
+@pytest.mark.asyncio
+async def test_each_change_advances_version_feed_and_snapshot_together(redis_url: str) -> None:
+    clock = Clock()
+    core = await opened(redis_url, clock)
+    try:
+        in_step(core, redis_url)
+        for seat in (1, 2, 3):
+            before = (core.version, core.feed.seq)
+            reply = await core.serve(act("p0", "add_bot", seat=seat))
+            assert isinstance(reply, Outcome)
+            assert reply.ok, reply
+            assert reply.events, "an applied command's events come back in its reply"
+            assert core.version > before[0]
+            assert core.feed.seq > before[1]
+            assert [e.seq for e in reply.events] == list(range(before[1] + 1, core.feed.seq + 1))
+            in_step(core, redis_url)
+        joined = await core.serve(Join("j-1", "gw", "gw/c0", "p0"))
+        assert core.conns == {0: "gw/c0"}, joined
+        in_step(core, redis_url)
+        assert saved(redis_url)["conns"] == {"0": "gw/c0"}
+        await core.serve(Leave("gw", "gw/c0"))
+        assert core.conns == {}
+        in_step(core, redis_url)
+    finally:
+        await core.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_refused_command_changes_nothing(redis_url: str) -> None:
+    clock = Clock()
+    core = await opened(redis_url, clock)
+    try:
+        before = (core.version, core.feed.seq, json.dumps(saved(redis_url), sort_keys=True))
+        view = core.view(0)
+        # Seat 2 holds no bot: the engine refuses, and says so in the reply only.
+        reply = await core.serve(act("p0", "remove_bot", seat=2))
+        assert isinstance(reply, Outcome)
+        assert not reply.ok
+        assert reply.error is not None
+        assert reply.events == ()
+        # Someone with no seat here may not act for one either.
+        stranger = await core.serve(act("p9", "start"))
+        assert isinstance(stranger, Outcome)
+        assert stranger.error is not None
+        assert stranger.error.code == "no_seat"
+        after = (core.version, core.feed.seq, json.dumps(saved(redis_url), sort_keys=True))
+        assert after == before
+        assert core.view(0) == view
+    finally:
+        await core.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_restarted_core_finds_its_table_and_its_answers_again(redis_url: str) -> None:
+    clock = Clock()
+    core = await opened(redis_url, clock)
+    first = act("p0", "add_bot", seat=1)
+    await core.serve(first)
+    await core.serve(Join("j-1", "gw", "gw/c0", "p0"))
+    seq, view = core.feed.seq, core.view(0)
+    await core.tasks.close()  # the process dies: its tasks end, its records stay
+
+    again = TableCore(NAME, redis_url, now=clock)  # a new incarnation of the same actor
+    try:
+        assert again.code == CODE
+        assert not again.lost
+        assert again.feed.seq == seq
+        assert again.stored_seq == seq
+        assert again.view(0) == view
+        assert again.conns == {0: "gw/c0"}
+        # A gateway's retry of a command judged before the restart is not applied twice.
+        retried = await again.serve(first)
+        assert isinstance(retried, Outcome)
+        assert retried.ok
+        assert retried.replayed
+        assert again.feed.seq == seq
+        # And the log a gateway resubscribes from came back with it.
+        assert again.feed.covers(seq - 3)
+    finally:
+        await again.stop()
+
+
+@pytest.mark.asyncio
+async def test_an_unreadable_snapshot_leaves_a_lost_core_and_a_tombstone(redis_url: str) -> None:
+    r = redis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        r.set(keys.actor(NAME), CODE)
+        r.set(keys.snapshot(CODE), json.dumps({"format": 99, "table": {}}))
+        core = TableCore(NAME, redis_url)
+        assert core.lost
+        assert core.table is None
+        assert r.get(keys.snapshot(CODE)) is None
+        assert r.get(keys.actor(NAME)) is None
+        assert "unknown snapshot format" in str(r.get(keys.lost(CODE)))
+    finally:
+        r.close()
+
+
+@pytest.mark.asyncio
+async def test_the_clock_lets_time_pass_at_an_injected_time(redis_url: str) -> None:
+    clock = Clock()
+    core = await opened(redis_url, clock)
+    try:
+        for seat in (1, 2, 3):
+            await core.serve(act("p0", "add_bot", seat=seat))
+        reply = await core.serve(act("p0", "start"))
+        assert isinstance(reply, Outcome)
+        assert reply.ok, reply
+        seq = core.feed.seq
+        # Nothing is due yet at the time the match started: a tick changes nothing in the feed.
+        assert await core.clock.tick(clock.ms) == []
+        assert core.feed.seq == seq
+        moves = 0
+        for _ in range(40):  # bounded: each step jumps to the next thing due
+            due = core.clock.next_due(clock.ms)
+            assert due is not None, "a match in play always has something due"
+            clock.ms = max(clock.ms, due)
+            moves += len(await core.clock.tick(clock.ms))
+        assert moves > 0
+        assert core.feed.seq == seq + moves
+        in_step(core, redis_url)
+        assert clock.ms > START  # time passed only as the test moved it
+    finally:
+        await core.stop()
+
+
+@pytest.mark.asyncio
+async def test_a_stopped_core_leaves_no_task_behind(redis_url: str) -> None:
+    ended: list[str] = []
+
+    async def on_stop() -> None:
+        ended.append("stopped")
+
+    clock = Clock()
+    core = TableCore(NAME, redis_url, on_stop=on_stop, now=clock)
+    await core.open(CODE, {"players": 4}, "p0", "Ann", (600.0, 600.0))  # watchers welcome
+    # Give it one of each task: its clock, a count of watchers to announce, a gateway whose link
+    # broke (its lease grace), and the follower of another.
+    await core.serve(Join("j-1", "gw2", "gw2/w1", "p5", watch=True))
+    core.link_ended("gw3", orderly=False)
+    follower = core.follow("gw4", -1, leased=True)
+    first = await follower.__anext__()
+    assert first.head == core.feed.published
+    mine = core.tasks.running()
+    assert {t.get_name().split(":")[-1] for t in mine} >= {
+        "clock",
+        "announce-watching",
+        "gone-check",
+    }
+    await core.stop()
+    assert ended == ["stopped"]
+    assert core.tasks.running() == []
+    left = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    assert left == [], left
+    # Its follower was told to end, and its records are gone or going.
+    with pytest.raises(StopAsyncIteration):
+        await follower.__anext__()
+    r = redis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        assert r.get(keys.table(CODE)) is None
+        assert r.get(keys.actor(NAME)) is None
+        assert 0 < int(r.ttl(keys.snapshot(CODE))) <= STOPPED_TTL_S
+    finally:
+        r.close()
+    # A call arriving as the actor ends starts nothing that would outlive it.
+    core.start()
+    assert core.tasks.running() == []
+
+
+@pytest.mark.asyncio
+async def test_an_idle_table_stops_itself_through_its_clock(redis_url: str) -> None:
+    stopped = asyncio.Event()
+
+    async def on_stop() -> None:
+        stopped.set()
+
+    core = TableCore(NAME, redis_url, on_stop=on_stop)
+    # A lobby that may wait no time at all: its clock stops it at its first look.
+    await core.open(CODE, {"players": 4}, "p0", "Ann", (0.0, 0.0))
+    async with asyncio.timeout(10):
+        await stopped.wait()
+    async with asyncio.timeout(10):
+        await asyncio.gather(*core.tasks.running())  # the clock returns once it stopped the table
+    assert core.tasks.running() == []
+    assert core.table is not None
+    assert core.table.phase.name == "LOBBY"
+
+
+@pytest.mark.asyncio
+async def test_the_count_of_watchers_is_announced_through_the_one_path(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The announcement waits QUATRO_WATCHING_ANNOUNCE (2 s) to gather a crowd: none here.
+    monkeypatch.setattr(watchers, "WATCHING_ANNOUNCE_S", 0.0)
+    clock = Clock()
+    core = await opened(redis_url, clock)
+    try:
+        version, seq = core.version, core.feed.seq
+        for n in range(3):
+            await core.serve(Join(f"w-{n}", "gw", f"gw/w{n}", f"watcher{n}", watch=True))
+        announcing = [t for t in core.tasks.running() if "announce" in t.get_name()]
+        assert len(announcing) == 1
+        async with asyncio.timeout(10):
+            await asyncio.gather(*announcing)
+        told = [e for e in core.feed.since(seq, core.feed.seq) if e.wire["type"] == "watching"]
+        assert [e.wire["count"] for e in told] == [3]  # once, whatever arrived meanwhile
+        assert core.version > version
+        in_step(core, redis_url)
+    finally:
+        await core.stop()

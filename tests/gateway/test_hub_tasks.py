@@ -1,0 +1,140 @@
+"""A gateway hub owns every task it starts, and a stopped hub leaves none behind: a real hub
+following a real table core over a loopback link (`LinkServer` ↔ `SocketLink`) and a real
+redis-server. Only the Ray directory is left out (the machine cannot run Ray for these): the
+one thing the hub and its link ask of it here is where the table listens, answered by
+`Endpoints` below as the actor's `endpoint` answers it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, cast
+
+import pytest
+import pytest_asyncio
+
+from actors.directory import Directory
+from actors.link_server import LinkServer
+from actors.protocol import Act, Entry, Outcome
+from actors.table_core import TableCore
+from cluster.procs import RedisServer
+from gateway.connection import Connection
+from gateway.hub import TableHub
+from gateway.hubs import Hubs
+from gateway.table_link import SocketLink
+
+CODE = "HUBS"
+SECRET = "s3cret"
+INCARNATION = "inc-1"
+GATEWAY = "gw-t"
+
+
+class Endpoints:
+    """Where the one table of a test listens: what `Directory` answers from the actor."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    async def call(self, code: str, method: str, *args: Any) -> Any:
+        assert (code, method) == (CODE, "endpoint")
+        return {"host": "127.0.0.1", "port": self.port, "incarnation": INCARNATION}
+
+    async def record(self, code: str) -> dict[str, Any] | None:
+        return {"code": code}  # the table exists: a broken link is followed again
+
+    async def lost(self, code: str) -> bool:
+        return False
+
+    def forget(self, code: str) -> None:
+        pass
+
+    def heard_from_table(self) -> None:
+        pass
+
+
+@dataclass
+class Table:
+    core: TableCore
+    server: LinkServer
+    directory: Directory
+
+    def link(self, code: str = CODE) -> SocketLink:
+        return SocketLink(code, self.directory, GATEWAY, SECRET)
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    server = RedisServer().start()
+    try:
+        yield server.url
+    finally:
+        server.cleanup()
+
+
+@pytest_asyncio.fixture
+async def table(redis_url: str) -> AsyncIterator[Table]:
+    core = TableCore("T-hub", redis_url)
+    server = LinkServer(core, SECRET, INCARNATION, silence_s=20.0)
+    await core.open(CODE, {"players": 4}, "p0", "Ann", (600.0, 600.0))
+    port = await server.start("127.0.0.1", (0, 0))
+    try:
+        yield Table(core, server, cast(Directory, Endpoints(port)))
+    finally:
+        await core.stop()
+        await server.close()
+
+
+async def until(ok: Callable[[], bool], what: str) -> None:
+    for _ in range(500):  # 5 s at most
+        if ok():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never true: {what}")
+
+
+def left(prefix: str) -> list[str]:
+    """The names of the tasks of this event loop that belong to an owner named `prefix`."""
+    return sorted(t.get_name() for t in asyncio.all_tasks() if t.get_name().startswith(prefix))
+
+
+def core_tasks(core: TableCore) -> list[str]:
+    return sorted(t.get_name().split(":")[-1] for t in core.tasks.running())
+
+
+@pytest.mark.asyncio
+async def test_a_stopped_hub_leaves_no_task_and_says_bye_first(table: Table) -> None:
+    hub = TableHub(CODE, table.directory, table.link(), GATEWAY)
+    conn = Connection(f"{GATEWAY}/1", "p0", 64)
+    hub.conns[conn.conn_id] = conn
+    await hub.start()  # a session is up: the table's first batch came
+    hub.watchers_changed()  # a report of the count of watchers, due in half a second
+    hub.feed([Entry(hub.delivered + 2, "all", -1, {"type": "ready", "seat": 0}, 0, "")])  # a gap
+    prefix = f"hub {CODE}:"
+    running = left(prefix)
+    assert running == [f"{prefix}{n}" for n in ("follow", "gap", "report", "session")]
+    await until(lambda: table.server.links == 1, "the table serves the hub's link")
+
+    await hub.stop()
+    assert left(prefix) == []
+    assert hub.tasks.running() == []
+    # The link said goodbye before its session was cancelled: the table waits out no grace.
+    await until(lambda: table.server.links == 0, "the link ended")
+    assert "gone-check" not in core_tasks(table.core)
+
+
+@pytest.mark.asyncio
+async def test_hubs_own_the_calls_and_the_stops_and_close_leaves_none(table: Table) -> None:
+    hubs = Hubs(table.directory, table.link, GATEWAY)
+    conn = Connection(f"{GATEWAY}/1", "p0", 64)
+    hub = await hubs.attach(CODE, conn)
+    reply = await hubs.call(CODE, Act("c-1", GATEWAY, "p0", "add_bot", {"seat": 1}))
+    assert isinstance(reply, Outcome)
+    assert reply.ok
+    assert left("hubs:") == []  # the call's task ended with its reply
+    hubs.detach(CODE, conn)  # the last connection: the hub stops, in a task of `hubs`
+    assert left("hubs:") == [f"hubs:stop {CODE}"]
+    await hubs.close()
+    assert left("hubs:") == []
+    assert left("hub ") == []
+    assert hub.tasks.closed
