@@ -2,6 +2,7 @@
 
     python -m loadtests.flakes                          # tests/cluster, 5 runs
     python -m loadtests.flakes --runs 3 tests/cluster/test_restore.py
+    python -m loadtests.flakes --read results/flakes-20261201-132210   # a folder's reports again
 
 Each run is a plain `python -m pytest` of the same paths, one after the other (never side by
 side: on a small machine two runs would each slow the other's timers), with a JUnit XML report
@@ -89,6 +90,33 @@ def summary(runs: list[Run]) -> dict[str, object]:
     }
 
 
+def reread(folder: Path) -> int:
+    """The summary of the runs whose reports are in `folder` (a measurement stopped early)."""
+    runs = []
+    for report in sorted(folder.glob("run-*.xml"), key=lambda p: int(p.stem.split("-")[1])):
+        run = Run(int(report.stem.split("-")[1]), _seconds(report), 0)
+        read_report(report, run)
+        runs.append(run)
+    for run in runs:
+        print(
+            f"run {run.index}: {run.passed} passed, {len(run.failed)} failed in "
+            f"{run.seconds / 60:.1f} min"
+        )
+        for name, message in run.failed.items():
+            print(f"  FAILED {name}: {message}")
+    result = summary(runs)
+    print(json.dumps(result), flush=True)
+    return 1 if result["failures"] else 0
+
+
+def _seconds(report: Path) -> float:
+    suite = ET.parse(report).getroot()
+    if suite.tag != "testsuite":  # pytest wraps its one suite in <testsuites>
+        found = suite.find("testsuite")
+        suite = found if found is not None else suite
+    return float(suite.get("time", "0") or 0)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         prog="python -m loadtests.flakes",
@@ -99,7 +127,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--out", type=Path, default=None, help="default: results/flakes-<time>/")
     parser.add_argument("--pytest-arg", action="append", default=[], help="passed to pytest")
+    parser.add_argument(
+        "--read", type=Path, default=None, help="summarise the run-N.xml reports of a folder"
+    )
     args = parser.parse_args()
+    if args.read is not None:
+        return reread(args.read)
     out: Path = args.out or Path("results") / time.strftime("flakes-%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
     runs: list[Run] = []

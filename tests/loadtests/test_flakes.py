@@ -5,8 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from loadtests.flakes import Run, read_report, summary
+from loadtests.flakes import Run, read_report, reread, summary
 
 SUITE = """
 def test_passes():
@@ -63,3 +64,13 @@ def test_a_test_failing_in_some_runs_is_flaky_and_in_all_broken(tmp_path: Path) 
     assert got["broken"] == [next(iter(first.failed))]
     assert got["flaky"] == ["x::test_once"]
     assert got["runs_green"] == 0
+
+
+def test_a_folder_of_reports_is_summarised_again(tmp_path: Path, capsys: Any) -> None:
+    run_of(tmp_path, 1)
+    run_of(tmp_path, 2)
+    assert reread(tmp_path) == 1  # a test failed
+    out = capsys.readouterr().out
+    assert "run 2: 1 passed, 1 failed" in out
+    assert '"runs": 2' in out
+    assert '"failures": 2' in out
