@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-import pytest
-
 from actors.directory import Directory
 from actors.orders import Close, Unwatch, order_wire
 from actors.protocol import WATCHING, Entry
@@ -44,7 +42,6 @@ def at(seq: int, wire: dict[str, Any]) -> Entry:
     return Entry(seq, "all", -1, wire, 1000 + seq, "")
 
 
-@pytest.mark.asyncio
 async def test_a_close_reaches_only_its_connection_and_no_client_sees_an_order() -> None:
     hub, (seated, other, watcher) = hub_of(0, 1, WATCHING)
     hub.feed(
@@ -62,7 +59,6 @@ async def test_a_close_reaches_only_its_connection_and_no_client_sees_an_order()
     assert list(hub.recent) == [at(5, {"type": "ready", "seat": 2})]
 
 
-@pytest.mark.asyncio
 async def test_unwatch_closes_the_watchers_and_voids_an_older_public_view() -> None:
     hub, (seated, watcher) = hub_of(0, WATCHING)
     hub.feed([at(1, order_wire(Unwatch()))])

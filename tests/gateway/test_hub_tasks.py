@@ -7,12 +7,12 @@ one thing the hub and its link ask of it here is where the table listens, answer
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
 import pytest
-import pytest_asyncio
 
 from actors.directory import Directory
 from actors.link_server import LinkServer
@@ -72,8 +72,8 @@ def redis_url() -> Iterator[str]:
         server.cleanup()
 
 
-@pytest_asyncio.fixture
-async def table(redis_url: str) -> AsyncIterator[Table]:
+@contextlib.asynccontextmanager
+async def serving(redis_url: str) -> AsyncIterator[Table]:
     core = TableCore("T-hub", redis_url)
     server = LinkServer(core, SECRET, INCARNATION, silence_s=20.0)
     await core.open(CODE, {"players": 4}, "p0", "Ann", (600.0, 600.0))
@@ -102,8 +102,12 @@ def core_tasks(core: TableCore) -> list[str]:
     return sorted(t.get_name().split(":")[-1] for t in core.tasks.running())
 
 
-@pytest.mark.asyncio
-async def test_a_stopped_hub_leaves_no_task_and_says_bye_first(table: Table) -> None:
+async def test_a_stopped_hub_leaves_no_task_and_says_bye_first(redis_url: str) -> None:
+    async with serving(redis_url) as table:
+        await _a_stopped_hub_leaves_no_task(table)
+
+
+async def _a_stopped_hub_leaves_no_task(table: Table) -> None:
     hub = TableHub(CODE, table.directory, table.link(), GATEWAY)
     conn = Connection(f"{GATEWAY}/1", "p0", 64)
     hub.conns[conn.conn_id] = conn
@@ -123,8 +127,12 @@ async def test_a_stopped_hub_leaves_no_task_and_says_bye_first(table: Table) -> 
     assert "gone-check" not in core_tasks(table.core)
 
 
-@pytest.mark.asyncio
-async def test_hubs_own_the_calls_and_the_stops_and_close_leaves_none(table: Table) -> None:
+async def test_hubs_own_the_calls_and_the_stops_and_close_leaves_none(redis_url: str) -> None:
+    async with serving(redis_url) as table:
+        await _hubs_own_the_calls(table)
+
+
+async def _hubs_own_the_calls(table: Table) -> None:
     hubs = Hubs(table.directory, table.link, GATEWAY)
     conn = Connection(f"{GATEWAY}/1", "p0", 64)
     hub = await hubs.attach(CODE, conn)
