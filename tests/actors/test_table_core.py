@@ -86,7 +86,6 @@ def in_step(core: TableCore, url: str) -> None:
     assert stored_log(url)[-1][0] == core.feed.seq
 
 
-@pytest.mark.asyncio
 async def test_each_change_advances_version_feed_and_snapshot_together(redis_url: str) -> None:
     clock = Clock()
     core = await opened(redis_url, clock)
@@ -113,7 +112,6 @@ async def test_each_change_advances_version_feed_and_snapshot_together(redis_url
         await core.stop()
 
 
-@pytest.mark.asyncio
 async def test_a_refused_command_changes_nothing(redis_url: str) -> None:
     clock = Clock()
     core = await opened(redis_url, clock)
@@ -138,7 +136,6 @@ async def test_a_refused_command_changes_nothing(redis_url: str) -> None:
         await core.stop()
 
 
-@pytest.mark.asyncio
 async def test_a_restarted_core_finds_its_table_and_its_answers_again(redis_url: str) -> None:
     clock = Clock()
     core = await opened(redis_url, clock)
@@ -168,7 +165,6 @@ async def test_a_restarted_core_finds_its_table_and_its_answers_again(redis_url:
         await again.stop()
 
 
-@pytest.mark.asyncio
 async def test_an_unreadable_snapshot_leaves_a_lost_core_and_a_tombstone(redis_url: str) -> None:
     r = redis.Redis.from_url(redis_url, decode_responses=True)
     try:
@@ -184,7 +180,6 @@ async def test_an_unreadable_snapshot_leaves_a_lost_core_and_a_tombstone(redis_u
         r.close()
 
 
-@pytest.mark.asyncio
 async def test_the_clock_lets_time_pass_at_an_injected_time(redis_url: str) -> None:
     clock = Clock()
     core = await opened(redis_url, clock)
@@ -212,7 +207,6 @@ async def test_the_clock_lets_time_pass_at_an_injected_time(redis_url: str) -> N
         await core.stop()
 
 
-@pytest.mark.asyncio
 async def test_a_stopped_core_leaves_no_task_behind(redis_url: str) -> None:
     ended: list[str] = []
 
@@ -255,7 +249,6 @@ async def test_a_stopped_core_leaves_no_task_behind(redis_url: str) -> None:
     assert core.tasks.running() == []
 
 
-@pytest.mark.asyncio
 async def test_an_idle_table_stops_itself_through_its_clock(redis_url: str) -> None:
     stopped = asyncio.Event()
 
@@ -274,7 +267,6 @@ async def test_an_idle_table_stops_itself_through_its_clock(redis_url: str) -> N
     assert core.table.phase.name == "LOBBY"
 
 
-@pytest.mark.asyncio
 async def test_the_count_of_watchers_is_announced_through_the_one_path(
     redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -81,7 +81,6 @@ def task_names(core: TableCore) -> list[str]:
     return sorted(t.get_name().split(":")[-1] for t in core.tasks.running())
 
 
-@pytest.mark.asyncio
 async def test_commands_and_events_travel_the_link_to_the_core(redis_url: str) -> None:
     async def end() -> None:  # what TableActor._end does, without the ray.kill
         await server.close()
