@@ -15,7 +15,7 @@ from gateway import metrics
 from gateway.connection import Connection
 from gateway.errors import CLOSE_GOING_AWAY
 from gateway.hub import TableHub
-from gateway.table_link import Link
+from gateway.table_link import Link, LinkClosed
 
 LinkFactory = Callable[[str], Link]
 
@@ -62,18 +62,22 @@ class Hubs:
         left out of our stream (they travel in the reply), so they must reach our players even
         when the caller is cancelled meanwhile (a socket closing mid-command): the call is
         shielded, and an abandoned reply is still fanned out when it arrives."""
-        hub = self.hubs.get(code)
-        asking = (
-            hub.link.request(request)
-            if hub is not None
-            else self.directory.call(code, "serve", request)
-        )
-        task: asyncio.Task[Reply] = self.tasks.spawn(asking, f"call {code}")
+        task: asyncio.Task[Reply] = self.tasks.spawn(self._ask(code, request), f"call {code}")
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
             task.add_done_callback(lambda t: self._feed_abandoned(code, t))
             raise
+
+    async def _ask(self, code: str, request: Request) -> Reply:
+        hub = self.hubs.get(code)
+        if hub is not None:
+            try:
+                return await hub.link.request(request)
+            except LinkClosed:
+                pass  # the hub stopped meanwhile: over Ray, as for a gateway with no hub
+        reply: Reply = await self.directory.call(code, "serve", request)
+        return reply
 
     def _feed_abandoned(self, code: str, task: asyncio.Task[Reply]) -> None:
         if task.cancelled() or task.exception() is not None:

@@ -65,6 +65,11 @@ class LinkFault(Exception):
     """The connection broke (EOF, reset, silence, a refused hello): start a new session."""
 
 
+class LinkClosed(Exception):
+    """The hub let its link go (its last socket left) with this request unanswered: it may or
+    may not have been applied, so ask again another way (a command's id makes that safe)."""
+
+
 class Link(Protocol):
     async def session(self, follower: Follower) -> None: ...
 
@@ -93,9 +98,12 @@ class SocketLink:
         self._ids = itertools.count(1)
         self._writer: asyncio.StreamWriter | None = None
         self._heard = 0.0
+        self.closed = False
 
     # -- requests -----------------------------------------------------------------------------
     async def request(self, req: Request) -> Reply:
+        if self.closed:
+            raise LinkClosed(self.code)
         rid = next(self._ids)
         fut: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self.pending[rid] = (req, fut)
@@ -205,7 +213,16 @@ class SocketLink:
     async def close(self) -> None:
         """The hub has no player left: say so, so the actor does not wait for us to return.
         Nothing awaited: the hub cancels the session next, and closing the socket sends what
-        is buffered before the end of the stream."""
+        is buffered before the end of the stream.
+
+        A request still unanswered fails with `LinkClosed`: its answer may be on its way, but
+        no session will read it. The table sends a command's events before its answer, so a
+        command that closes the gateway's last socket (a kick, a seat freed, a hello that
+        replaces an older one) stops the hub right before its answer arrives."""
+        self.closed = True
+        for _, fut in self.pending.values():
+            if not fut.done():
+                fut.set_exception(LinkClosed(self.code))
         writer = self._writer
         if writer is not None:
             with contextlib.suppress(Exception):
