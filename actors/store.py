@@ -47,6 +47,50 @@ DEFAULT_REPLAY_TTL_S = 7 * 24 * 3600
 REPLAY_CAP = 20_000
 
 
+# The save, as one script: SET the snapshot, append the new events to the log and the replay,
+# renew the records. A write can be sent twice (its answer late: redis-py sends it again on a
+# timeout, and so does the core's retry of a save it thinks failed): an event is appended only
+# when its seq is past the last one its list holds, so no list ever holds one twice.
+# KEYS: snapshot, log, replay, replay meta, table record, actor record.
+# ARGV: the snapshot, the records' ttl, the events the log keeps, the replay's cap, its ttl,
+# its meta ('' when saved already: only renewed), the table record, the code; then, for each new
+# event: its seq, its JSON, and '1' when it belongs in the replay (orders do not).
+SAVE = """
+local function last_seq(key)
+  local raw = redis.call('LINDEX', key, -1)
+  if not raw then return -1 end
+  return tonumber(cjson.decode(raw)[1])
+end
+local ttl = tonumber(ARGV[2])
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)
+local in_log, in_replay = last_seq(KEYS[2]), last_seq(KEYS[3])
+local pushed_log, pushed_replay = 0, 0
+for i = 9, #ARGV, 3 do
+  local seq = tonumber(ARGV[i])
+  if seq > in_log then
+    redis.call('RPUSH', KEYS[2], ARGV[i + 1])
+    pushed_log = pushed_log + 1
+  end
+  if ARGV[i + 2] == '1' and seq > in_replay then
+    redis.call('RPUSH', KEYS[3], ARGV[i + 1])
+    pushed_replay = pushed_replay + 1
+  end
+end
+if pushed_log > 0 then redis.call('LTRIM', KEYS[2], -tonumber(ARGV[3]), -1) end
+redis.call('EXPIRE', KEYS[2], ttl)
+if pushed_replay > 0 then redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[4]) - 1) end
+redis.call('EXPIRE', KEYS[3], tonumber(ARGV[5]))
+if ARGV[6] == '' then
+  redis.call('EXPIRE', KEYS[4], tonumber(ARGV[5]))
+else
+  redis.call('SET', KEYS[4], ARGV[6], 'EX', tonumber(ARGV[5]))
+end
+redis.call('SET', KEYS[5], ARGV[7], 'EX', ttl)
+redis.call('SET', KEYS[6], ARGV[8], 'EX', ttl)
+return pushed_log
+"""
+
+
 class SnapshotUnreadable(Exception):
     """The saved table cannot be read back (corrupt, or a format this code does not know)."""
 
@@ -114,6 +158,7 @@ class TableStore:
         self.redis_url = redis_url
         self.replay_meta_saved = False  # this incarnation wrote the replay's meta once
         self._redis: aioredis.Redis | None = None
+        self._script: Any = None
 
     @property
     def redis(self) -> aioredis.Redis:
@@ -121,6 +166,12 @@ class TableStore:
         if self._redis is None:
             self._redis = async_redis(self.redis_url, SAVE_TIMEOUT_S)
         return self._redis
+
+    @property
+    def _save(self) -> Any:
+        if self._script is None:
+            self._script = self.redis.register_script(SAVE)
+        return self._script
 
     def read(self) -> tuple[str, str, list[str]] | None:
         """The saved code, snapshot and log of this actor's table (plain blocking Redis: once,
@@ -173,55 +224,51 @@ class TableStore:
             r.close()
 
     async def claim(self, code: str) -> None:
-        """This actor holds `code` now: a restart finds the table through this key."""
-        await self.redis.set(keys.actor(self.name), code, ex=KEY_TTL_S)
+        """This actor holds `code` now: a restart finds the table through this key. What an
+        earlier table of that code left (its log and snapshot expire minutes after it stopped,
+        and the code may be given again) goes: a log is only appended past its last seq."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.delete(keys.snapshot(code), keys.log(code))
+        pipe.set(keys.actor(self.name), code, ex=KEY_TTL_S)
+        await pipe.execute()
 
     async def write(
         self, code: str, snapshot: dict[str, Any], new: list[Entry], players: int, replay_ttl: int
     ) -> bool:
         """Save the snapshot, append the events `new` since the last save to the log and the
-        replay, and renew the records, in one transaction. False (logged) when Redis failed."""
+        replay, and renew the records, at once (`SAVE`: sent twice, it appends nothing twice).
+        The records are written anew, not only refreshed: after a loss of Redis data the table
+        is found again by its code, and finds itself again after a restart. False (logged) when
+        Redis failed."""
         blob = json.dumps(snapshot, separators=(",", ":"))
+        meta = "" if self.replay_meta_saved else replay_meta(code, players)
+        args: list[str | int] = [
+            blob,
+            KEY_TTL_S,
+            STORED_LOG,
+            REPLAY_CAP,
+            replay_ttl,
+            meta,
+            record_json(self.name, players),
+            code,
+        ]
+        for e in new:
+            args += [e.seq, json.dumps(e), 0 if is_order(e.wire) else 1]
+        replay = keys.replay(self.name)
+        names = [keys.snapshot(code), keys.log(code), replay, keys.replay_meta(self.name)]
         try:
             async with asyncio.timeout(SAVE_TIMEOUT_S):
-                pipe = self.redis.pipeline(transaction=True)
-                pipe.set(keys.snapshot(code), blob, ex=KEY_TTL_S)
-                if new:
-                    pipe.rpush(keys.log(code), *(json.dumps(e) for e in new))
-                    pipe.ltrim(keys.log(code), -STORED_LOG, -1)
-                pipe.expire(keys.log(code), KEY_TTL_S)
-                self._write_replay(pipe, code, new, players, replay_ttl)
-                # Written anew, not only refreshed: after a loss of Redis data the table is
-                # found again by its code, and finds itself again after a restart.
-                pipe.set(keys.table(code), record_json(self.name, players), ex=KEY_TTL_S)
-                pipe.set(keys.actor(self.name), code, ex=KEY_TTL_S)
-                await pipe.execute()
+                await self._save(keys=[*names, keys.table(code), keys.actor(self.name)], args=args)
         except (redis.RedisError, OSError, TimeoutError) as exc:
             log.warning("table %s: snapshot not saved (%s); will retry", code, exc)
             return False
         self.replay_meta_saved = True
         return True
 
-    def _write_replay(
-        self, pipe: Any, code: str, new: list[Entry], players: int, replay_ttl: int
-    ) -> None:
-        """Append the new events to the table's replay, in the snapshot's transaction: a
-        restarted incarnation starts after the snapshot's seq, so nothing is appended twice.
-        The replay is not expired when the table stops (`retire`): it outlives the table."""
-        replay = keys.replay(self.name)
-        kept = [e for e in new if not is_order(e.wire)]
-        if kept:
-            pipe.rpush(replay, *(json.dumps(e) for e in kept))
-            pipe.ltrim(replay, 0, REPLAY_CAP - 1)
-        pipe.expire(replay, replay_ttl)
-        if self.replay_meta_saved:
-            pipe.expire(keys.replay_meta(self.name), replay_ttl)
-        else:
-            pipe.set(keys.replay_meta(self.name), replay_meta(code, players), ex=replay_ttl)
-
     async def retire(self, code: str) -> None:
-        """The table stops: nobody finds it any more, and its snapshot and log go in minutes.
-        Best effort: a Redis outage must not keep a stopped table alive."""
+        """The table stops: nobody finds it any more, and its snapshot and log go in minutes
+        (its replay does not: it outlives the table, and its last save set its ttl). Best
+        effort: a Redis outage must not keep a stopped table alive."""
         try:
             await self.redis.delete(keys.table(code), keys.actor(self.name))
             for key in (keys.snapshot(code), keys.log(code)):
