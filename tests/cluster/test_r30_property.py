@@ -42,6 +42,7 @@ Frame = dict[str, Any]
 Op = tuple[str, int, int, int]
 Drawn = tuple[int, list[Op], list[Op], int]  # seats, lobby ops, ops once started, a seed
 # hello waits for its welcome (or refusal) before the next step; rhello races the next step.
+OPENED = ("playing", "pause", "over")  # the phases a welcome shows once the round has opened
 LOBBY_OPS = ("take", "take", "free", "kick", "bot", "unbot", "hello", "hello", "rhello")
 
 
@@ -108,9 +109,13 @@ class Scenario:
 
     async def rest(self, who: int, method: str, path: str, gw: int, **kw: Any) -> httpx.Response:
         p = self.people[who]
-        return await self.http.request(
+        r = await self.http.request(
             method, self.gws[gw].url + path, headers=p.auth, timeout=REST_TIMEOUT_S, **kw
         )
+        # Refusals are the scenario's business (a seat taken, a bot where a player sits); a
+        # failure is not: the cluster has room for every scenario.
+        assert r.status_code < 500, (method, path, r.status_code, r.text)
+        return r
 
     async def setup(self) -> None:
         for p in self.people:
@@ -192,10 +197,13 @@ class Scenario:
                 await sock.ws.send(json.dumps({"type": "ready", "id": "r"}))
         for op in during:  # late seat changes are refused; late hellos replace (4409)
             await self.run(op)
-        # A sync point: every live socket of a seated player sees the round open.
+        # A sync point: every live socket of a seated player sees the round open, by its frame
+        # or, for a socket welcomed after it opened, by its welcome (the next round's frame is a
+        # whole round away: waiting for it made most batches 12 s longer).
         for p in seated:
             for sock in self.live(p):
-                if await self.welcomed(sock) is None:
+                welcome = await self.welcomed(sock)
+                if welcome is None or welcome["table"]["phase"] in OPENED:
                     continue
                 async with asyncio.timeout(WAIT_S):
                     while not any(f.get("type") == "round" for f in sock.frames):
