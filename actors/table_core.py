@@ -133,8 +133,8 @@ class TableCore:
         }
 
     def start(self) -> None:
-        """Tasks need the actor's event loop, which __init__ does not run on: every call starts
-        the clock if it is not running yet."""
+        """Start the clock if it is not running yet (on the running loop: the actor calls this
+        from its async constructor, `open` and every call)."""
         if self.table is not None:
             self.clock.start()
 
