@@ -14,6 +14,10 @@ if TYPE_CHECKING:
 
 
 class ErrorCode(StrEnum):
+    """Every error code of the wire, in one place (docs/protocol.md lists them all): the engine
+    raises those of the rules; the table actor and the gateway say the others, below, which
+    are about tables, sessions and the cluster rather than a rule."""
+
     BAD_MESSAGE = "bad_message"
     UNKNOWN_TYPE = "unknown_type"
     WRONG_PHASE = "wrong_phase"
@@ -41,6 +45,26 @@ class ErrorCode(StrEnum):
     ALREADY_CLAIMED = "already_claimed"
     NO_CLAIM = "no_claim"
     NOT_WATCHING = "not_watching"
+    # Said by the table actor: the table, not a rule.
+    NO_SEAT = "no_seat"
+    UNKNOWN_TABLE = "unknown_table"
+    TABLE_LOST = "table_lost"
+    EXPIRED = "expired"
+    WATCHING_OFF = "watching_off"
+    INTERNAL = "internal"
+    # Said by the gateway: sessions, limits, the cluster.
+    BAD_TOKEN = "bad_token"
+    FORBIDDEN = "forbidden"
+    NOT_FOUND = "not_found"
+    BAD_SCENARIO = "bad_scenario"
+    UNKNOWN_REPLAY = "unknown_replay"
+    NOT_FINISHED = "not_finished"
+    TOO_LARGE = "too_large"
+    RATE_LIMITED = "rate_limited"
+    FLOODING = "flooding"
+    TOO_MANY_LOBBIES = "too_many_lobbies"
+    UNAVAILABLE = "unavailable"
+    NO_ROOM = "no_room"
 
 
 class VoteRefusal(StrEnum):

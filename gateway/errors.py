@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
 
 from actors.orders import CLOSE_REPLACED, CLOSE_SEAT_CHANGED, CLOSE_SEAT_GIVEN
+from engine.errors import ErrorCode
 from gateway import metrics
 
 log = logging.getLogger("quatro.errors")
@@ -57,15 +58,15 @@ def close_reason(code: int) -> str:
 
 
 # The close code that follows a refused `hello`, by the error's code.
-_CLOSE_FOR = {
-    "bad_token": CLOSE_BAD_TOKEN,
-    "no_seat": CLOSE_NO_SEAT,
-    "watching_off": CLOSE_WATCHING_OFF,
-    "unknown_table": CLOSE_UNKNOWN_TABLE,
-    "table_lost": CLOSE_UNKNOWN_TABLE,
-    "unavailable": CLOSE_TRY_AGAIN,
-    "rate_limited": CLOSE_POLICY,
-    "flooding": CLOSE_POLICY,
+_CLOSE_FOR: dict[str, int] = {
+    ErrorCode.BAD_TOKEN: CLOSE_BAD_TOKEN,
+    ErrorCode.NO_SEAT: CLOSE_NO_SEAT,
+    ErrorCode.WATCHING_OFF: CLOSE_WATCHING_OFF,
+    ErrorCode.UNKNOWN_TABLE: CLOSE_UNKNOWN_TABLE,
+    ErrorCode.TABLE_LOST: CLOSE_UNKNOWN_TABLE,
+    ErrorCode.UNAVAILABLE: CLOSE_TRY_AGAIN,
+    ErrorCode.RATE_LIMITED: CLOSE_POLICY,
+    ErrorCode.FLOODING: CLOSE_POLICY,
 }
 
 
@@ -75,38 +76,61 @@ def close_code_for(code: str) -> int:
     return _CLOSE_FOR.get(code, CLOSE_INTERNAL)
 
 
-STATUS = {
-    "bad_message": 422,
-    "bad_seat": 422,
-    "bad_scenario": 422,
-    "bad_token": 401,
-    "forbidden": 403,
-    "not_host": 403,
-    "not_allowed": 403,
-    "no_seat": 403,
-    "unknown_table": 404,
-    "table_lost": 404,
-    "seat_empty": 404,
-    "unknown_replay": 404,
-    "seat_taken": 409,
-    "already_seated": 409,
-    "table_not_full": 409,
-    "not_a_bot": 409,
-    "already_claimed": 409,
-    "no_claim": 404,
-    "not_watching": 409,
-    "wrong_phase": 409,
-    "expired": 409,
-    "not_finished": 409,
-    "too_large": 413,
-    "rate_limited": 429,
-    "too_many_lobbies": 429,
-    "unavailable": 503,
-    "no_room": 503,
+# Every code's HTTP status (tests/gateway/test_error_codes.py: each code of the wire has one).
+# Keyed by `str`: a code from a table of a later version passes through, as a 409.
+STATUS: dict[str, int] = {
+    ErrorCode.BAD_MESSAGE: 422,
+    ErrorCode.BAD_SEAT: 422,
+    ErrorCode.BAD_SCENARIO: 422,
+    ErrorCode.BAD_TOKEN: 401,
+    ErrorCode.FORBIDDEN: 403,
+    ErrorCode.NOT_HOST: 403,
+    ErrorCode.NOT_ALLOWED: 403,
+    ErrorCode.NO_SEAT: 403,
+    ErrorCode.UNKNOWN_TABLE: 404,
+    ErrorCode.TABLE_LOST: 404,
+    ErrorCode.SEAT_EMPTY: 404,
+    ErrorCode.UNKNOWN_REPLAY: 404,
+    ErrorCode.NO_CLAIM: 404,
+    ErrorCode.SEAT_TAKEN: 409,
+    ErrorCode.ALREADY_SEATED: 409,
+    ErrorCode.TABLE_NOT_FULL: 409,
+    ErrorCode.NOT_A_BOT: 409,
+    ErrorCode.ALREADY_CLAIMED: 409,
+    ErrorCode.NOT_WATCHING: 409,
+    ErrorCode.WRONG_PHASE: 409,
+    ErrorCode.EXPIRED: 409,
+    ErrorCode.NOT_FINISHED: 409,
+    ErrorCode.COOLDOWN: 409,
+    ErrorCode.STALE: 409,
+    ErrorCode.FLOOR_COOLDOWN: 409,
+    ErrorCode.NO_FLOOR: 409,
+    ErrorCode.SIGN_TAKEN: 409,
+    ErrorCode.VOTE_REFUSED: 409,
+    # Said over the socket (or by a table's refusal passed through): over REST, a 409 as
+    # every code had by default before this map listed them all.
+    ErrorCode.UNKNOWN_TYPE: 409,
+    ErrorCode.BAD_SLOT: 409,
+    ErrorCode.BAD_EMOJI: 409,
+    ErrorCode.BAD_TEAM: 409,
+    ErrorCode.NOT_VOTER: 409,
+    ErrorCode.WATCHING_OFF: 409,
+    ErrorCode.NOT_YOUR_CARD: 409,
+    ErrorCode.FLOODING: 409,
+    ErrorCode.INTERNAL: 409,
+    ErrorCode.NOT_FOUND: 409,  # the pages route says 404 itself
+    ErrorCode.TOO_LARGE: 413,
+    ErrorCode.RATE_LIMITED: 429,
+    ErrorCode.TOO_MANY_LOBBIES: 429,
+    ErrorCode.UNAVAILABLE: 503,
+    ErrorCode.NO_ROOM: 503,
 }
 
 
 class ApiError(Exception):
+    """A refusal over REST: its code (an `ErrorCode`; a table's refusal passes its own through,
+    `from_wire`), message, status (the code's by default) and `Retry-After`."""
+
     def __init__(
         self, code: str, message: str, status: int | None = None, retry_after: int | None = None
     ) -> None:
@@ -141,7 +165,9 @@ def unavailable_handler(retry_after_s: int) -> Callable[[Request, Exception], Aw
 
     async def handler(request: Request, exc: Exception) -> Response:
         log.warning("%s %s: unavailable (%r)", request.method, request.url.path, exc)
-        error = ApiError("unavailable", "a backend is out of reach, retry", 503, retry_after_s)
+        error = ApiError(
+            ErrorCode.UNAVAILABLE, "a backend is out of reach, retry", 503, retry_after_s
+        )
         return await api_error_handler(request, error)
 
     return handler
@@ -154,7 +180,7 @@ def no_room_handler(retry_after_s: int) -> Callable[[Request, Exception], Awaita
     async def handler(request: Request, exc: Exception) -> Response:
         log.warning("%s %s: no room for a new table", request.method, request.url.path)
         metrics.ERRORS.labels("no_room").inc()
-        error = ApiError("no_room", "every table is in use, retry soon", 503, retry_after_s)
+        error = ApiError(ErrorCode.NO_ROOM, "every table is in use, retry soon", 503, retry_after_s)
         return await api_error_handler(request, error)
 
     return handler

@@ -25,6 +25,7 @@ from ray.exceptions import RayError
 
 from actors.directory import TableGone
 from actors.protocol import Act, ErrorBody, Join, Joined, Leave, Outcome
+from engine.errors import ErrorCode
 from gateway import metrics
 from gateway.client_ip import from_scope
 from gateway.connection import Close, Connection, FloodGuard
@@ -66,23 +67,23 @@ def parse(text: str) -> Frame:
     try:
         raw = json.loads(text)
     except (ValueError, RecursionError) as exc:  # RecursionError: nesting thousands deep
-        raise BadFrame(None, "bad_message", "a frame is one JSON object") from exc
+        raise BadFrame(None, ErrorCode.BAD_MESSAGE, "a frame is one JSON object") from exc
     if not isinstance(raw, dict):
-        raise BadFrame(None, "bad_message", "a frame is one JSON object")
+        raise BadFrame(None, ErrorCode.BAD_MESSAGE, "a frame is one JSON object")
     frame_id = raw.get("id") if isinstance(raw.get("id"), str) else None
     kind = raw.get("type")
     if not isinstance(kind, str):
-        raise BadFrame(frame_id, "bad_message", "a frame needs a string `type`")
+        raise BadFrame(frame_id, ErrorCode.BAD_MESSAGE, "a frame needs a string `type`")
     model = ALL_FRAMES.get(kind)
     if model is None:
-        raise BadFrame(frame_id, "unknown_type", f"unknown frame type {kind[:32]!r}")
+        raise BadFrame(frame_id, ErrorCode.UNKNOWN_TYPE, f"unknown frame type {kind[:32]!r}")
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
         where = "; ".join(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3]
         )
-        raise BadFrame(frame_id, "bad_message", where) from exc
+        raise BadFrame(frame_id, ErrorCode.BAD_MESSAGE, where) from exc
 
 
 def now_ms() -> int:
@@ -174,7 +175,7 @@ async def _handshake(
                     if guard.flooding:
                         await _flooded(ws)
                         return None
-                    answer = error_frame(_frame_id(text), "rate_limited", "too many frames")
+                    answer = error_frame(_frame_id(text), ErrorCode.RATE_LIMITED, "too many frames")
                     await ws.send_text(json.dumps(answer))
                     continue
                 try:
@@ -186,7 +187,7 @@ async def _handshake(
                 if isinstance(frame, Hello):
                     break
                 await ws.send_text(
-                    json.dumps(error_frame(frame.id, "wrong_phase", "say hello first"))
+                    json.dumps(error_frame(frame.id, ErrorCode.WRONG_PHASE, "say hello first"))
                 )
     except TimeoutError:
         await ws.close(CLOSE_POLICY, "no hello")
@@ -226,7 +227,7 @@ async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection,
     if not isinstance(reply, Joined):
         svc.hubs.detach(code, conn)
         error = reply.error if isinstance(reply, Outcome) and reply.error else None
-        error = error or ErrorBody("unknown_table", f"no table {code}")
+        error = error or ErrorBody(ErrorCode.UNKNOWN_TABLE, f"no table {code}")
         await _refuse(ws, hello.id, error.code, error.message, close_code_for(error.code))
         return None
     svc.hubs.feed(code, list(reply.events))
@@ -295,7 +296,7 @@ async def _receive(ws: WebSocket) -> str:
 
 
 async def _flooded(ws: WebSocket) -> None:
-    metrics.ERRORS.labels("flooding").inc()
+    metrics.ERRORS.labels(ErrorCode.FLOODING).inc()
     await ws.close(CLOSE_POLICY, "flooding")
 
 
@@ -324,11 +325,13 @@ async def _reader(
             if not guard.allow():
                 if guard.flooding:
                     conn.close(CLOSE_POLICY, "flooding")
-                    metrics.ERRORS.labels("flooding").inc()
+                    metrics.ERRORS.labels(ErrorCode.FLOODING).inc()
                     continue
                 metrics.ERRORS.labels("rate_limited").inc()
                 conn.answer(
-                    error_frame(_frame_id(text), "rate_limited", "too many frames", retry_in=1000)
+                    error_frame(
+                        _frame_id(text), ErrorCode.RATE_LIMITED, "too many frames", retry_in=1000
+                    )
                 )
                 continue
             started = time.perf_counter()
@@ -352,12 +355,16 @@ async def _handle(
     if frame.type == "ping":
         return {"type": "pong", "id": frame.id}, [], "ping"
     if frame.type == "hello":
-        return error_frame(frame.id, "wrong_phase", "already said hello"), [], "hello"
+        return error_frame(frame.id, ErrorCode.WRONG_PHASE, "already said hello"), [], "hello"
     assert frame.type in COMMAND_FRAMES
     if conn.seat < 0:
         # A watching connection plays for nobody, even if its player holds a seat elsewhere
         # (that seat plays from its own connection).
-        return error_frame(frame.id, "no_seat", "you are watching: take a seat to play"), [], "x"
+        return (
+            error_frame(frame.id, ErrorCode.NO_SEAT, "you are watching: take a seat to play"),
+            [],
+            "x",
+        )
     args = frame.model_dump(exclude={"type", "id", "expires"})
     cmd_id = f"{conn.conn_id}:{n}"
     try:
@@ -366,11 +373,15 @@ async def _handle(
         )
     except (RayError, TableGone, TimeoutError) as exc:
         log.warning("table %s unavailable for %s: %r", code, frame.type, exc)
-        return error_frame(frame.id, "unavailable", "the table is unavailable, retry"), [], "x"
+        return (
+            error_frame(frame.id, ErrorCode.UNAVAILABLE, "the table is unavailable, retry"),
+            [],
+            "x",
+        )
     assert isinstance(reply, Outcome)
     if reply.ok:
         return {"type": "ack", "id": frame.id}, list(reply.events), frame.type
-    error = reply.error or ErrorBody("internal", "refused without a reason")
+    error = reply.error or ErrorBody(ErrorCode.INTERNAL, "refused without a reason")
     extra = error.to_wire()
     frame_out = error_frame(frame.id, extra.pop("code"), extra.pop("message"), **extra)
     return frame_out, list(reply.events), frame.type
