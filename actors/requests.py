@@ -87,7 +87,7 @@ class Requests:
             entries = core.commit(t.apply(self._command(req, seat), now), req.origin)
         except Refusal as refusal:
             entries = core.commit(refusal.events, req.origin) if refusal.events else []
-            error = ErrorBody.from_wire(refusal.to_wire())
+            error = refusal.body
         entries += core.release_changed_seats(owners, now)
         if watchable and not t.settings.watchers:
             entries += core.watchers.close_all(now)

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from engine.errors import ErrorCode
+from engine.errors import ErrorBody, ErrorCode
 from gateway.errors import error_body
 
 
@@ -30,7 +30,7 @@ def _message(max_bytes: int) -> str:
 async def body_too_large_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, BodyTooLarge)
     return JSONResponse(
-        error_body(ErrorCode.TOO_LARGE, str(exc.detail)), 413, {"Connection": "close"}
+        error_body(ErrorBody(ErrorCode.TOO_LARGE, str(exc.detail))), 413, {"Connection": "close"}
     )
 
 
@@ -83,7 +83,7 @@ def _content_length(scope: Scope) -> int | None:
 
 
 async def _refuse(send: Send, max_bytes: int) -> None:
-    body = json.dumps(error_body(ErrorCode.TOO_LARGE, _message(max_bytes)))
+    body = json.dumps(error_body(ErrorBody(ErrorCode.TOO_LARGE, _message(max_bytes))))
     await send(
         {
             "type": "http.response.start",

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
 
 from actors.orders import CLOSE_REPLACED, CLOSE_SEAT_CHANGED, CLOSE_SEAT_GIVEN
-from engine.errors import ErrorCode
+from engine.errors import ErrorBody, ErrorCode
 from gateway import metrics
 
 log = logging.getLogger("quatro.errors")
@@ -127,9 +127,13 @@ STATUS: dict[str, int] = {
 }
 
 
+# A table's refusal that came without its reason (never, unless a table has a bug).
+NO_REASON = ErrorBody(ErrorCode.INTERNAL, "refused without a reason")
+
+
 class ApiError(Exception):
-    """A refusal over REST: its code (an `ErrorCode`; a table's refusal passes its own through,
-    `from_wire`), message, status (the code's by default) and `Retry-After`."""
+    """A refusal over REST: the `ErrorBody` it answers (its code an `ErrorCode`, or a table's
+    own passed through: `from_body`), a status (the code's by default) and `Retry-After`."""
 
     def __init__(
         self, code: str, message: str, status: int | None = None, retry_after: int | None = None
@@ -141,12 +145,17 @@ class ApiError(Exception):
         self.retry_after = retry_after  # seconds, sent as `Retry-After` (429, 503)
 
     @classmethod
-    def from_wire(cls, error: dict[str, Any]) -> ApiError:
-        return cls(str(error["code"]), str(error["message"]))
+    def from_body(cls, error: ErrorBody) -> ApiError:
+        return cls(error.code, error.message)
+
+    @property
+    def body(self) -> ErrorBody:
+        return ErrorBody(self.code, self.message)
 
 
-def error_body(code: str, message: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message}}
+def error_body(error: ErrorBody) -> dict[str, Any]:
+    """The JSON body of a refusal over REST."""
+    return {"error": error.to_wire()}
 
 
 async def api_error_handler(request: Request, exc: Exception) -> JSONResponse:
@@ -156,7 +165,7 @@ async def api_error_handler(request: Request, exc: Exception) -> JSONResponse:
         headers["WWW-Authenticate"] = "Bearer"
     if exc.retry_after is not None:
         headers["Retry-After"] = str(max(1, exc.retry_after))
-    return JSONResponse(error_body(exc.code, exc.message), exc.status, headers=headers)
+    return JSONResponse(error_body(exc.body), exc.status, headers=headers)
 
 
 def unavailable_handler(retry_after_s: int) -> Callable[[Request, Exception], Awaitable[Response]]:
@@ -191,10 +200,11 @@ async def validation_handler(request: Request, exc: Exception) -> JSONResponse:
     where = "; ".join(
         f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:5]
     )
-    return JSONResponse(error_body("bad_message", where or "malformed request"), 422)
+    return JSONResponse(
+        error_body(ErrorBody(ErrorCode.BAD_MESSAGE, where or "malformed request")), 422
+    )
 
 
-def error_frame(frame_id: str | None, code: str, message: str, **extra: Any) -> dict[str, Any]:
-    frame: dict[str, Any] = {"type": "error", "id": frame_id, "code": code, "message": message}
-    frame.update({k: v for k, v in extra.items() if v is not None})
-    return frame
+def error_frame(frame_id: str | None, error: ErrorBody) -> dict[str, Any]:
+    """The `error` frame that answers frame `frame_id` with a refusal."""
+    return {"type": "error", "id": frame_id, **error.to_wire()}

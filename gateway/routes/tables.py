@@ -12,12 +12,12 @@ from typing import Any, TypeVar
 from fastapi import APIRouter
 
 from actors.directory import TableGone
-from actors.protocol import Act, ErrorBody, Outcome
+from actors.protocol import Act, Outcome
 from engine import DealSpec, ScenarioError, TableConfig
 from engine.errors import ErrorCode
 from engine.seating import team_of
 from gateway.deps import Me, Svc, quota
-from gateway.errors import BACKEND_DOWN, ApiError
+from gateway.errors import BACKEND_DOWN, NO_REASON, ApiError
 from gateway.models import (
     BotIn,
     ClaimAnswer,
@@ -86,8 +86,7 @@ async def _act(svc: Svc, code: str, me: Me, kind: str, args: dict[str, Any]) -> 
     assert isinstance(reply, Outcome)
     svc.hubs.feed(code.upper(), list(reply.events))
     if not reply.ok:
-        error = reply.error or ErrorBody(ErrorCode.INTERNAL, "refused without a reason")
-        raise ApiError(error.code, error.message)
+        raise ApiError.from_body(reply.error or NO_REASON)
     return reply
 
 

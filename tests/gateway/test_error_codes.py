@@ -1,11 +1,12 @@
 """Every error code of the wire is one member of `ErrorCode`: each has its HTTP status, is
-written in docs/protocol.md, and the gateway's tables of codes name no other."""
+written in docs/protocol.md, and the gateway's tables of codes name no other; and a refusal is
+one `ErrorBody` in every layer."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from engine.errors import ErrorCode
+from engine.errors import ErrorBody, ErrorCode, Refusal, VoteRefusal
 from gateway import errors
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
@@ -28,6 +29,29 @@ def test_every_code_is_in_the_protocol_docs() -> None:
 
 
 def test_a_code_of_a_later_version_passes_through_as_a_409() -> None:
-    error = errors.ApiError.from_wire({"code": "some_later_code", "message": "m"})
+    body = ErrorBody.from_wire({"code": "some_later_code", "message": "m"})
+    error = errors.ApiError.from_body(body)
     assert (error.code, error.status) == ("some_later_code", 409)
     assert errors.ApiError(ErrorCode.NO_ROOM, "m").status == 503
+
+
+def test_one_refusal_type_crosses_every_layer() -> None:
+    """The engine's refusal, the table's answer, the REST body and the socket's frame are one
+    `ErrorBody` said four ways, with nothing lost on the way (a cooldown's `retry_in`, a
+    refused vote's `reason`)."""
+    refusal = Refusal(ErrorCode.VOTE_REFUSED, "no", retry_in=1500, reason=VoteRefusal.TOO_SOON)
+    body = refusal.body
+    assert ErrorBody.from_wire(body.to_wire()) == body
+    assert errors.error_frame("f1", body) == {
+        "type": "error",
+        "id": "f1",
+        "code": "vote_refused",
+        "message": "no",
+        "retry_in": 1500,
+        "reason": "too_soon",
+    }
+    api = errors.ApiError.from_body(body)
+    assert (api.status, errors.error_body(api.body)) == (
+        409,
+        {"error": {"code": "vote_refused", "message": "no"}},
+    )
