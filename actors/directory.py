@@ -14,7 +14,6 @@ record that only this gateway could repair.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import secrets
@@ -31,6 +30,7 @@ from actors.pool import NoRoom as NoRoom
 from actors.pool import Pool
 from actors.slots import Slots
 from actors.table_actor import KEY_TTL_S, actor_class, record_json
+from actors.tasks import Tasks
 
 log = logging.getLogger("quatro.directory")
 
@@ -117,6 +117,7 @@ class Directory:
         )
         self._answered_at = float("-inf")  # loop time of the last answer from any table actor
         self._probe: asyncio.Task[str] | None = None
+        self.tasks = Tasks("directory", report=False)  # the owner of the probe
         self._drop_stale_table = redis.register_script(DROP_STALE_TABLE)
 
     # -- Ray's word on a name -----------------------------------------------------------------
@@ -149,7 +150,7 @@ class Directory:
         """See `_reach_tables`. One probe at a time: `/readyz` answers anyone, and a flood of
         it must not become a flood of Ray calls and Redis scans."""
         if self._probe is None or self._probe.done():
-            self._probe = asyncio.get_running_loop().create_task(self._reach_tables(wait_s))
+            self._probe = self.tasks.spawn(self._reach_tables(wait_s), "probe")
         return await asyncio.shield(self._probe)
 
     async def _reach_tables(self, wait_s: float) -> str:
@@ -241,10 +242,7 @@ class Directory:
 
     async def close(self) -> None:
         await self.pool.close()
-        if self._probe is not None:
-            self._probe.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._probe
+        await self.tasks.close()
 
     # -- tables -------------------------------------------------------------------------------
     async def create(self, players: int, config: dict[str, Any], host: str, name: str) -> str:

@@ -41,6 +41,7 @@ from actors.protocol import (
     decode,
     encode,
 )
+from engine.errors import ErrorCode
 
 log = logging.getLogger("quatro.link")
 
@@ -254,7 +255,7 @@ class Link:
         except Exception:
             # A bug, not the peer's fault: answered (a retry would meet it again), link kept.
             log.exception("table %s: %s failed", self.server.table.code, call.request)
-            reply = Outcome(False, ErrorBody("internal", "the table could not serve this"))
+            reply = Outcome(False, ErrorBody(ErrorCode.INTERNAL, "the table could not serve this"))
         self.send(Answer(call.rid, reply))
         await self._drain()
 

@@ -35,6 +35,7 @@ from ray.actor import ActorHandle
 
 from actors import keys
 from actors.slots import Slots
+from actors.tasks import Tasks
 
 log = logging.getLogger("quatro.pool")
 
@@ -108,16 +109,17 @@ class Pool:
         self.last_target = self.minimum
         self._waiters: deque[asyncio.Future[tuple[str, Handle]]] = deque()
         self._starting = 0  # actors started and not yet placed
-        self._starts: set[asyncio.Task[None]] = set()
+        # The one owner of the pool's tasks (its refill pass, its starts, its give-backs, the
+        # pass that lets it fall back): `close` cancels them and waits for each.
+        self.tasks = Tasks("pool", report=False)
         self._full = False  # the last start was not placed in time, or no room was granted
         self._wake = asyncio.Event()
         self._refill: asyncio.Task[None] | None = None
-        self._later: asyncio.TimerHandle | None = None
+        self._later: asyncio.Task[None] | None = None
         self._alive: dict[str, float] = {}  # pooled name -> loop time last seen alive
         self._announce = redis.register_script(ANNOUNCE)
         self._trim_one = redis.register_script(TRIM_ONE)
         self._id = uuid.uuid4().hex[:10]  # this gateway's entry among the announced targets
-        self._background: set[asyncio.Task[None]] = set()
 
     # -- what the pool aims at ----------------------------------------------------------------
     def target(self) -> int:
@@ -157,9 +159,7 @@ class Pool:
             if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
                 # Handed an actor just as we gave up (timeout, or the caller went away): it
                 # goes back to the pool, it holds a slot. A task: we may be cancelled.
-                task = loop.create_task(self._give_back(waiter.result()[0]))
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
+                self.tasks.spawn(self._give_back(waiter.result()[0]), "give back")
             raise
         finally:
             if waiter in self._waiters:
@@ -246,14 +246,17 @@ class Pool:
     def refill_soon(self) -> None:
         self._wake.set()
         if self._refill is None or self._refill.done():
-            self._refill = asyncio.get_running_loop().create_task(self._refill_logged())
+            self._refill = self.tasks.spawn(self._refill_logged(), "refill")
 
     def _fall_back_later(self) -> None:
         """A pass once this creation leaves the demand window, to let the pool fall back."""
         if self._later is not None:
             self._later.cancel()
-        loop = asyncio.get_running_loop()
-        self._later = loop.call_later(DEMAND_WINDOW_S + 0.5, self.refill_soon)
+        self._later = self.tasks.spawn(self._fall_back(), "fall back")
+
+    async def _fall_back(self) -> None:
+        await asyncio.sleep(DEMAND_WINDOW_S + 0.5)
+        self.refill_soon()
 
     async def _refill_logged(self) -> None:
         try:
@@ -291,9 +294,7 @@ class Pool:
 
     def _start_one(self) -> None:
         self._starting += 1
-        task = asyncio.get_running_loop().create_task(self._start())
-        self._starts.add(task)
-        task.add_done_callback(self._starts.discard)
+        self.tasks.spawn(self._start(), "start")
 
     async def _start(self) -> None:
         try:
@@ -350,13 +351,6 @@ class Pool:
             log.info("pool above its target (%d): stopped %s", highest, name)
 
     async def close(self) -> None:
-        if self._later is not None:
-            self._later.cancel()
-        tasks = [t for t in (self._refill, *self._starts, *self._background) if t is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await self.tasks.close()
         for waiter in self._waiters:
             waiter.cancel()

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
+from engine.errors import ErrorBody as ErrorBody  # the one refusal type, the engine's
 from engine.events import Scope
 
 
@@ -101,34 +102,6 @@ Request = Act | Join | Leave | Views
 
 
 # -- replies ----------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class ErrorBody:
-    """A refusal as the player's `error` frame says it (`retry_in` for a cooldown, `reason`)."""
-
-    code: str
-    message: str
-    retry_in: int | None = None
-    reason: str | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.retry_in is not None:
-            out["retry_in"] = self.retry_in
-        if self.reason is not None:
-            out["reason"] = self.reason
-        return out
-
-    @classmethod
-    def from_wire(cls, raw: Mapping[str, Any]) -> ErrorBody:
-        retry_in, reason = raw.get("retry_in"), raw.get("reason")
-        return cls(
-            str(raw["code"]),
-            str(raw["message"]),
-            None if retry_in is None else int(retry_in),
-            None if reason is None else str(reason),
-        )
-
-
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """The answer to Act and Leave, and a refused Join: the events it caused travel here,

@@ -22,6 +22,7 @@ from actors.protocol import (
     ViewSet,
 )
 from engine import CancelClaim, ClaimSeat, Command, Connect, Disconnect, Refusal, Table, TakeSeat
+from engine.errors import ErrorCode
 from engine.seating import team_of
 from engine.wire import command_from_frame
 
@@ -29,10 +30,10 @@ if TYPE_CHECKING:
     from actors.table_core import TableCore
 
 # Made-up codes the gateway maps like the engine's: the player holds no seat here.
-NO_SEAT = ErrorBody("no_seat", "you hold no seat at this table")
-NOT_OPEN = ErrorBody("unknown_table", "this table is not open")
-EXPIRED = ErrorBody("expired", "this action arrived after its expiry and was not applied")
-WATCHING_OFF = ErrorBody("watching_off", "the host does not let anyone watch this table")
+NO_SEAT = ErrorBody(ErrorCode.NO_SEAT, "you hold no seat at this table")
+NOT_OPEN = ErrorBody(ErrorCode.UNKNOWN_TABLE, "this table is not open")
+EXPIRED = ErrorBody(ErrorCode.EXPIRED, "this action arrived after its expiry and was not applied")
+WATCHING_OFF = ErrorBody(ErrorCode.WATCHING_OFF, "the host does not let anyone watch this table")
 # Commands of someone who holds no seat here: taking one in the lobby, asking for a bot's during
 # the match (engine.latejoin), and withdrawing that request.
 SEATLESS_KINDS = ("take_seat", "claim_seat", "cancel_claim")
@@ -86,7 +87,7 @@ class Requests:
             entries = core.commit(t.apply(self._command(req, seat), now), req.origin)
         except Refusal as refusal:
             entries = core.commit(refusal.events, req.origin) if refusal.events else []
-            error = ErrorBody.from_wire(refusal.to_wire())
+            error = refusal.body
         entries += core.release_changed_seats(owners, now)
         if watchable and not t.settings.watchers:
             entries += core.watchers.close_all(now)

@@ -8,8 +8,8 @@ ids, so a command retried by a gateway is never applied twice.
 
 This module is the Ray side only: the table itself, with that path and its rooms (store,
 watchers, leases, clock, tasks), is `actors.table_core.TableCore`, plain Python. What Ray adds
-is here: the actor's options, its self-call that starts a restarted table's clock, where it
-listens (its node's address), and how it ends (`ray.kill`).
+is here: the actor's options, its constructor on the actor's loop (which starts a restarted
+table's clock), where it listens (its node's address), and how it ends (`ray.kill`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import asyncio
 import logging
 import os
 import secrets
-import threading
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -56,9 +54,6 @@ log = logging.getLogger("quatro.table")
 PORTS_ENV = "QUATRO_TABLE_PORTS"
 DEFAULT_PORTS = "20000-29999"
 LINK_SILENCE_S = float(os.environ.get("QUATRO_LINK_SILENCE", "20"))
-# A restarted table calls itself to start its clock: this many tries, each waited this long.
-KICK_TRIES = 30
-KICK_WAIT_S = 10.0
 # Once the table stopped, how long its links get to say `Gone` before the actor ends.
 GONE_WAIT_S = 0.2
 
@@ -66,7 +61,9 @@ GONE_WAIT_S = 0.2
 class TableActor:
     """One table. Created from the pool without a table; `open` gives it one."""
 
-    def __init__(self, name: str, redis_url: str) -> None:
+    # Ray runs an async actor's `async def __init__` on the actor's event loop (type checkers
+    # want __init__ to return None, hence the ignore).
+    async def __init__(self, name: str, redis_url: str) -> None:  # type: ignore[misc]
         self.name = name
         self.redis_url = redis_url
         self.core = TableCore(name, redis_url, on_stop=self._end)
@@ -75,31 +72,19 @@ class TableActor:
         self.incarnation = secrets.token_hex(8)
         self.link: LinkServer | None = None
         self._listening: asyncio.Task[tuple[str, int]] | None = None
-        if self.core.table is not None or self.core.lost:
-            # Nobody may call a restarted table for a long time (everyone left): a call to
-            # ourselves, run once __init__ returns, starts its clock at once, so bots, deadlines
-            # and the idle stop go on (or a lost table retires) without waiting for a player.
-            self._kick_clock()
+        # Nobody may call a restarted table for a long time (everyone left): its clock starts
+        # here, on the loop, so bots, deadlines and the idle stop go on without waiting for a
+        # player; a lost table retires at once. (Before async __init__, a thread called the
+        # actor until it answered: the loop ran nothing of ours until a call arrived.)
+        if self.core.lost:
+            self.core.tasks.spawn(self._retire(), "retire")
+        else:
+            self.core.start()
 
-    def _kick_clock(self) -> None:
-        """Call `ping` on ourselves until it is answered, from a thread of its own. A single
-        call sent from __init__ was not enough: a restarted table once stayed alive and silent
-        on a loaded CI run (its answer was never awaited, so a failed call went unseen). A
-        thread, not a task: __init__ does not run on the actor's event loop, and the loop runs
-        nothing of ours until a call arrives. It ends by itself, answered or after KICK_TRIES."""
-        me = ray.get_runtime_context().current_actor
-
-        def kick() -> None:
-            for _ in range(KICK_TRIES):
-                try:
-                    ray.get(me.ping.remote(), timeout=KICK_WAIT_S)
-                    return
-                except Exception as exc:  # restarting, unavailable, slow: try again
-                    log.warning("table actor %s: self-call failed (%r), retrying", self.name, exc)
-                    time.sleep(1.0)
-            log.error("table actor %s: its clock could not be started", self.name)
-
-        threading.Thread(target=kick, name="kick-clock", daemon=True).start()
+    async def _retire(self) -> None:
+        """A lost table's incarnation ends for good: its players are told `table_lost` by the
+        tombstone its restore left."""
+        ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
 
     async def _end(self) -> None:
         """The table stopped by itself (the core's tasks are closed, its records gone)."""
@@ -113,7 +98,6 @@ class TableActor:
     async def ping(self) -> dict[str, Any]:
         if self.core.lost:
             ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
-        self.core.start()
         node = ray.get_runtime_context().get_node_id()
         refused = self.link.refused if self.link is not None else 0
         return {

@@ -39,6 +39,7 @@ from actors.store import (
 from actors.tasks import Tasks
 from actors.watchers import Watchers
 from engine import Outbound, Table, TableConfig, TakeSeat
+from engine.errors import ErrorCode
 
 log = logging.getLogger("quatro.table")
 
@@ -133,8 +134,8 @@ class TableCore:
         }
 
     def start(self) -> None:
-        """Tasks need the actor's event loop, which __init__ does not run on: every call starts
-        the clock if it is not running yet."""
+        """Start the clock if it is not running yet (on the running loop: the actor calls this
+        from its async constructor, `open` and every call)."""
         if self.table is not None:
             self.clock.start()
 
@@ -264,7 +265,10 @@ class TableCore:
         long the table lives once over, in its lobby, and with nobody connected; `replay_ttl`:
         how long its replay is kept after its last event."""
         if self.table is not None:
-            return {"ok": False, "error": {"code": "not_allowed", "message": "already open"}}
+            return {
+                "ok": False,
+                "error": {"code": ErrorCode.NOT_ALLOWED.value, "message": "already open"},
+            }
         config = dict(config)
         policy = str(config.pop("bot_policy", "smart"))
         table = Table(TableConfig(code=code, **config))

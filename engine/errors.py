@@ -6,6 +6,8 @@ was judged (the table is advanced to the command's time first), so callers never
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -14,6 +16,10 @@ if TYPE_CHECKING:
 
 
 class ErrorCode(StrEnum):
+    """Every error code of the wire, in one place (docs/protocol.md lists them all): the engine
+    raises those of the rules; the table actor and the gateway say the others, below, which
+    are about tables, sessions and the cluster rather than a rule."""
+
     BAD_MESSAGE = "bad_message"
     UNKNOWN_TYPE = "unknown_type"
     WRONG_PHASE = "wrong_phase"
@@ -41,12 +47,63 @@ class ErrorCode(StrEnum):
     ALREADY_CLAIMED = "already_claimed"
     NO_CLAIM = "no_claim"
     NOT_WATCHING = "not_watching"
+    # Said by the table actor: the table, not a rule.
+    NO_SEAT = "no_seat"
+    UNKNOWN_TABLE = "unknown_table"
+    TABLE_LOST = "table_lost"
+    EXPIRED = "expired"
+    WATCHING_OFF = "watching_off"
+    INTERNAL = "internal"
+    # Said by the gateway: sessions, limits, the cluster.
+    BAD_TOKEN = "bad_token"
+    FORBIDDEN = "forbidden"
+    NOT_FOUND = "not_found"
+    BAD_SCENARIO = "bad_scenario"
+    UNKNOWN_REPLAY = "unknown_replay"
+    NOT_FINISHED = "not_finished"
+    TOO_LARGE = "too_large"
+    RATE_LIMITED = "rate_limited"
+    FLOODING = "flooding"
+    TOO_MANY_LOBBIES = "too_many_lobbies"
+    UNAVAILABLE = "unavailable"
+    NO_ROOM = "no_room"
 
 
 class VoteRefusal(StrEnum):
     VOTE_RUNNING = "vote_running"
     ALREADY_RESHUFFLED = "already_reshuffled"
     TOO_SOON = "too_soon"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorBody:
+    """A refusal as every layer passes it on, and as the player's `error` frame and a REST
+    error's body say it: its code (an `ErrorCode`, or the code of a table of a later version,
+    passed through), message, `retry_in` (ms, a cooldown) and `reason` (a vote refused). The
+    exceptions that carry one: `Refusal` here, `ApiError` in the gateway."""
+
+    code: str
+    message: str
+    retry_in: int | None = None
+    reason: str | None = None
+
+    def to_wire(self) -> dict[str, object]:
+        out: dict[str, object] = {"code": self.code, "message": self.message}
+        if self.retry_in is not None:
+            out["retry_in"] = self.retry_in
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
+
+    @classmethod
+    def from_wire(cls, raw: Mapping[str, object]) -> ErrorBody:
+        retry_in, reason = raw.get("retry_in"), raw.get("reason")
+        return cls(
+            str(raw["code"]),
+            str(raw["message"]),
+            None if retry_in is None else int(str(retry_in)),
+            None if reason is None else str(reason),
+        )
 
 
 class Refusal(Exception):
@@ -67,10 +124,10 @@ class Refusal(Exception):
         self.reason = reason
         self.events: list[Outbound] = []
 
+    @property
+    def body(self) -> ErrorBody:
+        reason = None if self.reason is None else str(self.reason)
+        return ErrorBody(str(self.code), self.message, self.retry_in, reason)
+
     def to_wire(self) -> dict[str, object]:
-        out: dict[str, object] = {"code": str(self.code), "message": self.message}
-        if self.retry_in is not None:
-            out["retry_in"] = self.retry_in
-        if self.reason is not None:
-            out["reason"] = str(self.reason)
-        return out
+        return self.body.to_wire()

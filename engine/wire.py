@@ -82,6 +82,11 @@ SOCKET_KINDS: frozenset[str] = frozenset(_SOCKET_KINDS)
 LOBBY_KINDS: frozenset[str] = frozenset(_LOBBY_KINDS)
 
 
+def fields_of(kind: str) -> frozenset[str]:
+    """The frame fields of a command kind (besides `type` and `id`); KeyError for no kind."""
+    return frozenset(_KINDS[kind][1])
+
+
 def command_from_frame(kind: str, seat: int, fields: Mapping[str, Any]) -> Command:
     """The command that `seat` asks for. Raises Refusal (`unknown_type`, `bad_message`) for a
     kind that does not exist or a field that is missing; the rules judge the values."""

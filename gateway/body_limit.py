@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from engine.errors import ErrorBody, ErrorCode
 from gateway.errors import error_body
 
 
@@ -28,7 +29,9 @@ def _message(max_bytes: int) -> str:
 
 async def body_too_large_handler(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, BodyTooLarge)
-    return JSONResponse(error_body("too_large", str(exc.detail)), 413, {"Connection": "close"})
+    return JSONResponse(
+        error_body(ErrorBody(ErrorCode.TOO_LARGE, str(exc.detail))), 413, {"Connection": "close"}
+    )
 
 
 class BodyLimit:
@@ -80,7 +83,7 @@ def _content_length(scope: Scope) -> int | None:
 
 
 async def _refuse(send: Send, max_bytes: int) -> None:
-    body = json.dumps(error_body("too_large", _message(max_bytes)))
+    body = json.dumps(error_body(ErrorBody(ErrorCode.TOO_LARGE, _message(max_bytes))))
     await send(
         {
             "type": "http.response.start",

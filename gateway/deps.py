@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request, params
 
+from engine.errors import ErrorCode
 from gateway.client_ip import from_scope
 from gateway.errors import ApiError
 from gateway.services import Services
@@ -27,7 +28,9 @@ async def current_session(
     scheme, _, token = (authorization or "").partition(" ")
     session = await svc.sessions.lookup(token.strip()) if scheme.lower() == "bearer" else None
     if session is None:
-        raise ApiError("bad_token", "send Authorization: Bearer <token> from POST /api/sessions")
+        raise ApiError(
+            ErrorCode.BAD_TOKEN, "send Authorization: Bearer <token> from POST /api/sessions"
+        )
     return session
 
 

@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
 
 from actors.orders import CLOSE_REPLACED, CLOSE_SEAT_CHANGED, CLOSE_SEAT_GIVEN
+from engine.errors import ErrorBody, ErrorCode
 from gateway import metrics
 
 log = logging.getLogger("quatro.errors")
@@ -57,15 +58,15 @@ def close_reason(code: int) -> str:
 
 
 # The close code that follows a refused `hello`, by the error's code.
-_CLOSE_FOR = {
-    "bad_token": CLOSE_BAD_TOKEN,
-    "no_seat": CLOSE_NO_SEAT,
-    "watching_off": CLOSE_WATCHING_OFF,
-    "unknown_table": CLOSE_UNKNOWN_TABLE,
-    "table_lost": CLOSE_UNKNOWN_TABLE,
-    "unavailable": CLOSE_TRY_AGAIN,
-    "rate_limited": CLOSE_POLICY,
-    "flooding": CLOSE_POLICY,
+_CLOSE_FOR: dict[str, int] = {
+    ErrorCode.BAD_TOKEN: CLOSE_BAD_TOKEN,
+    ErrorCode.NO_SEAT: CLOSE_NO_SEAT,
+    ErrorCode.WATCHING_OFF: CLOSE_WATCHING_OFF,
+    ErrorCode.UNKNOWN_TABLE: CLOSE_UNKNOWN_TABLE,
+    ErrorCode.TABLE_LOST: CLOSE_UNKNOWN_TABLE,
+    ErrorCode.UNAVAILABLE: CLOSE_TRY_AGAIN,
+    ErrorCode.RATE_LIMITED: CLOSE_POLICY,
+    ErrorCode.FLOODING: CLOSE_POLICY,
 }
 
 
@@ -75,38 +76,65 @@ def close_code_for(code: str) -> int:
     return _CLOSE_FOR.get(code, CLOSE_INTERNAL)
 
 
-STATUS = {
-    "bad_message": 422,
-    "bad_seat": 422,
-    "bad_scenario": 422,
-    "bad_token": 401,
-    "forbidden": 403,
-    "not_host": 403,
-    "not_allowed": 403,
-    "no_seat": 403,
-    "unknown_table": 404,
-    "table_lost": 404,
-    "seat_empty": 404,
-    "unknown_replay": 404,
-    "seat_taken": 409,
-    "already_seated": 409,
-    "table_not_full": 409,
-    "not_a_bot": 409,
-    "already_claimed": 409,
-    "no_claim": 404,
-    "not_watching": 409,
-    "wrong_phase": 409,
-    "expired": 409,
-    "not_finished": 409,
-    "too_large": 413,
-    "rate_limited": 429,
-    "too_many_lobbies": 429,
-    "unavailable": 503,
-    "no_room": 503,
+# Every code's HTTP status (tests/gateway/test_error_codes.py: each code of the wire has one).
+# Keyed by `str`: a code from a table of a later version passes through, as a 409.
+STATUS: dict[str, int] = {
+    ErrorCode.BAD_MESSAGE: 422,
+    ErrorCode.BAD_SEAT: 422,
+    ErrorCode.BAD_SCENARIO: 422,
+    ErrorCode.BAD_TOKEN: 401,
+    ErrorCode.FORBIDDEN: 403,
+    ErrorCode.NOT_HOST: 403,
+    ErrorCode.NOT_ALLOWED: 403,
+    ErrorCode.NO_SEAT: 403,
+    ErrorCode.UNKNOWN_TABLE: 404,
+    ErrorCode.TABLE_LOST: 404,
+    ErrorCode.SEAT_EMPTY: 404,
+    ErrorCode.UNKNOWN_REPLAY: 404,
+    ErrorCode.NO_CLAIM: 404,
+    ErrorCode.SEAT_TAKEN: 409,
+    ErrorCode.ALREADY_SEATED: 409,
+    ErrorCode.TABLE_NOT_FULL: 409,
+    ErrorCode.NOT_A_BOT: 409,
+    ErrorCode.ALREADY_CLAIMED: 409,
+    ErrorCode.NOT_WATCHING: 409,
+    ErrorCode.WRONG_PHASE: 409,
+    ErrorCode.EXPIRED: 409,
+    ErrorCode.NOT_FINISHED: 409,
+    ErrorCode.COOLDOWN: 409,
+    ErrorCode.STALE: 409,
+    ErrorCode.FLOOR_COOLDOWN: 409,
+    ErrorCode.NO_FLOOR: 409,
+    ErrorCode.SIGN_TAKEN: 409,
+    ErrorCode.VOTE_REFUSED: 409,
+    # Said over the socket (or by a table's refusal passed through): over REST, a 409 as
+    # every code had by default before this map listed them all.
+    ErrorCode.UNKNOWN_TYPE: 409,
+    ErrorCode.BAD_SLOT: 409,
+    ErrorCode.BAD_EMOJI: 409,
+    ErrorCode.BAD_TEAM: 409,
+    ErrorCode.NOT_VOTER: 409,
+    ErrorCode.WATCHING_OFF: 409,
+    ErrorCode.NOT_YOUR_CARD: 409,
+    ErrorCode.FLOODING: 409,
+    ErrorCode.INTERNAL: 409,
+    ErrorCode.NOT_FOUND: 409,  # the pages route says 404 itself
+    ErrorCode.TOO_LARGE: 413,
+    ErrorCode.RATE_LIMITED: 429,
+    ErrorCode.TOO_MANY_LOBBIES: 429,
+    ErrorCode.UNAVAILABLE: 503,
+    ErrorCode.NO_ROOM: 503,
 }
 
 
+# A table's refusal that came without its reason (never, unless a table has a bug).
+NO_REASON = ErrorBody(ErrorCode.INTERNAL, "refused without a reason")
+
+
 class ApiError(Exception):
+    """A refusal over REST: the `ErrorBody` it answers (its code an `ErrorCode`, or a table's
+    own passed through: `from_body`), a status (the code's by default) and `Retry-After`."""
+
     def __init__(
         self, code: str, message: str, status: int | None = None, retry_after: int | None = None
     ) -> None:
@@ -117,12 +145,17 @@ class ApiError(Exception):
         self.retry_after = retry_after  # seconds, sent as `Retry-After` (429, 503)
 
     @classmethod
-    def from_wire(cls, error: dict[str, Any]) -> ApiError:
-        return cls(str(error["code"]), str(error["message"]))
+    def from_body(cls, error: ErrorBody) -> ApiError:
+        return cls(error.code, error.message)
+
+    @property
+    def body(self) -> ErrorBody:
+        return ErrorBody(self.code, self.message)
 
 
-def error_body(code: str, message: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message}}
+def error_body(error: ErrorBody) -> dict[str, Any]:
+    """The JSON body of a refusal over REST."""
+    return {"error": error.to_wire()}
 
 
 async def api_error_handler(request: Request, exc: Exception) -> JSONResponse:
@@ -132,7 +165,7 @@ async def api_error_handler(request: Request, exc: Exception) -> JSONResponse:
         headers["WWW-Authenticate"] = "Bearer"
     if exc.retry_after is not None:
         headers["Retry-After"] = str(max(1, exc.retry_after))
-    return JSONResponse(error_body(exc.code, exc.message), exc.status, headers=headers)
+    return JSONResponse(error_body(exc.body), exc.status, headers=headers)
 
 
 def unavailable_handler(retry_after_s: int) -> Callable[[Request, Exception], Awaitable[Response]]:
@@ -141,7 +174,9 @@ def unavailable_handler(retry_after_s: int) -> Callable[[Request, Exception], Aw
 
     async def handler(request: Request, exc: Exception) -> Response:
         log.warning("%s %s: unavailable (%r)", request.method, request.url.path, exc)
-        error = ApiError("unavailable", "a backend is out of reach, retry", 503, retry_after_s)
+        error = ApiError(
+            ErrorCode.UNAVAILABLE, "a backend is out of reach, retry", 503, retry_after_s
+        )
         return await api_error_handler(request, error)
 
     return handler
@@ -154,7 +189,7 @@ def no_room_handler(retry_after_s: int) -> Callable[[Request, Exception], Awaita
     async def handler(request: Request, exc: Exception) -> Response:
         log.warning("%s %s: no room for a new table", request.method, request.url.path)
         metrics.ERRORS.labels("no_room").inc()
-        error = ApiError("no_room", "every table is in use, retry soon", 503, retry_after_s)
+        error = ApiError(ErrorCode.NO_ROOM, "every table is in use, retry soon", 503, retry_after_s)
         return await api_error_handler(request, error)
 
     return handler
@@ -165,10 +200,11 @@ async def validation_handler(request: Request, exc: Exception) -> JSONResponse:
     where = "; ".join(
         f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:5]
     )
-    return JSONResponse(error_body("bad_message", where or "malformed request"), 422)
+    return JSONResponse(
+        error_body(ErrorBody(ErrorCode.BAD_MESSAGE, where or "malformed request")), 422
+    )
 
 
-def error_frame(frame_id: str | None, code: str, message: str, **extra: Any) -> dict[str, Any]:
-    frame: dict[str, Any] = {"type": "error", "id": frame_id, "code": code, "message": message}
-    frame.update({k: v for k, v in extra.items() if v is not None})
-    return frame
+def error_frame(frame_id: str | None, error: ErrorBody) -> dict[str, Any]:
+    """The `error` frame that answers frame `frame_id` with a refusal."""
+    return {"type": "error", "id": frame_id, **error.to_wire()}

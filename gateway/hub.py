@@ -34,6 +34,7 @@ from actors.protocol import (
     ViewSet,
 )
 from actors.tasks import Tasks
+from engine.errors import ErrorBody, ErrorCode
 from gateway import metrics
 from gateway.connection import Connection, body_of
 from gateway.errors import (
@@ -160,7 +161,7 @@ class TableHub:
             lost = await self.directory.lost(self.code)
         for conn in list(self.conns.values()):
             if lost:
-                conn.answer(error_frame(None, "table_lost", TABLE_LOST_MESSAGE))
+                conn.answer(error_frame(None, ErrorBody(ErrorCode.TABLE_LOST, TABLE_LOST_MESSAGE)))
             conn.close(CLOSE_UNKNOWN_TABLE, "the table was lost" if lost else "the table is closed")
 
     async def _stopped(self) -> bool:

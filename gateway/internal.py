@@ -42,8 +42,24 @@ def internal_app(public: FastAPI, settings: Settings) -> FastAPI:
     return app
 
 
-def start_internal(public: FastAPI, settings: Settings) -> uvicorn.Server | None:
-    """Start the internal server in a daemon thread; None when no internal port is set."""
+class InternalServer:
+    """The internal server's thread and its owner's one handle on it: `stop` asks it to end and
+    waits until it has (a scrape in flight gets uvicorn's graceful shutdown)."""
+
+    STOP_WAIT_S = 5.0
+
+    def __init__(self, server: uvicorn.Server) -> None:
+        self.server = server
+        self.thread = threading.Thread(target=server.run, name="internal-http")
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(self.STOP_WAIT_S)
+
+
+def start_internal(public: FastAPI, settings: Settings) -> InternalServer | None:
+    """Start the internal server in a thread of its own; None when no internal port is set.
+    The caller owns it: `stop` when the public server is done."""
     if settings.internal_port is None:
         return None
     config = uvicorn.Config(
@@ -55,6 +71,6 @@ def start_internal(public: FastAPI, settings: Settings) -> uvicorn.Server | None
         lifespan="off",
         timeout_keep_alive=settings.keep_alive_s,  # scrapers reuse connections too
     )
-    server = uvicorn.Server(config)
-    threading.Thread(target=server.run, name="internal-http", daemon=True).start()
-    return server
+    internal = InternalServer(uvicorn.Server(config))
+    internal.thread.start()
+    return internal

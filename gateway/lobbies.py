@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 import redis.asyncio as aioredis
 
 from actors import keys
+from engine.errors import ErrorCode
 from gateway.errors import ApiError
 
 PENDING = "pending:"
@@ -45,7 +46,7 @@ class OpenLobbies:
         if count > self.limit:
             await self.redis.srem(key, ticket)
             raise ApiError(
-                "too_many_lobbies",
+                ErrorCode.TOO_MANY_LOBBIES,
                 f"you already have {self.limit} tables waiting in their lobby: start or leave one",
                 429,
                 retry_after=60,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import redis.asyncio as aioredis
 
 from actors import keys
+from engine.errors import ErrorCode
 from gateway.errors import ApiError
 
 # KEYS[1]: the bucket. ARGV: rate (tokens/s), burst. Returns {allowed (0/1), retry_after_ms}.
@@ -60,7 +61,7 @@ class RateLimits:
         )
         if not int(allowed):
             raise ApiError(
-                "rate_limited",
+                ErrorCode.RATE_LIMITED,
                 f"too many requests ({kind}) from your address, retry later",
                 429,
                 retry_after=max(1, math.ceil(int(wait_ms) / 1000)),

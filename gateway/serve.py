@@ -58,4 +58,4 @@ def serve(settings: Settings | None = None) -> None:
         GatewayServer(config, app).run()
     finally:
         if internal is not None:
-            internal.should_exit = True
+            internal.stop()

@@ -25,6 +25,7 @@ from ray.exceptions import RayError
 
 from actors.directory import TableGone
 from actors.protocol import Act, ErrorBody, Join, Joined, Leave, Outcome
+from engine.errors import ErrorCode
 from gateway import metrics
 from gateway.client_ip import from_scope
 from gateway.connection import Close, Connection, FloodGuard
@@ -35,6 +36,7 @@ from gateway.errors import (
     CLOSE_POLICY,
     CLOSE_TRY_AGAIN,
     CLOSE_UNKNOWN_TABLE,
+    NO_REASON,
     close_code_for,
     error_frame,
 )
@@ -48,17 +50,30 @@ router = APIRouter()
 
 HELLO_WAIT_S = 15.0
 
+# The socket's own refusals (a table's come in its replies).
+TOO_MANY_FRAMES = ErrorBody(ErrorCode.RATE_LIMITED, "too many frames")
+TOO_MANY_FRAMES_WAIT = ErrorBody(ErrorCode.RATE_LIMITED, "too many frames", retry_in=1000)
+SAY_HELLO_FIRST = ErrorBody(ErrorCode.WRONG_PHASE, "say hello first")
+ALREADY_HELLO = ErrorBody(ErrorCode.WRONG_PHASE, "already said hello")
+RETRY_HELLO = ErrorBody(ErrorCode.UNAVAILABLE, "retry in a few seconds")
+BAD_TOKEN = ErrorBody(ErrorCode.BAD_TOKEN, "unknown or expired token")
+TABLE_LOST = ErrorBody(ErrorCode.TABLE_LOST, TABLE_LOST_MESSAGE)
+WATCHING_OFF = ErrorBody(ErrorCode.WATCHING_OFF, WATCHING_OFF_MESSAGE)
+WATCHING_PLAYS_NOT = ErrorBody(ErrorCode.NO_SEAT, "you are watching: take a seat to play")
+TABLE_UNAVAILABLE = ErrorBody(ErrorCode.UNAVAILABLE, "the table is unavailable, retry")
+
 
 class _Ended(Exception):
     """One side of the socket is done: the task group cancels the other."""
 
 
 class BadFrame(Exception):
-    def __init__(self, frame_id: str | None, code: str, message: str) -> None:
+    """A frame that cannot be read (`bad_message`, `unknown_type`): its id, if any, and why."""
+
+    def __init__(self, frame_id: str | None, code: ErrorCode, message: str) -> None:
         super().__init__(message)
         self.frame_id = frame_id
-        self.code = code
-        self.message = message
+        self.body = ErrorBody(code, message)
 
 
 def parse(text: str) -> Frame:
@@ -66,23 +81,23 @@ def parse(text: str) -> Frame:
     try:
         raw = json.loads(text)
     except (ValueError, RecursionError) as exc:  # RecursionError: nesting thousands deep
-        raise BadFrame(None, "bad_message", "a frame is one JSON object") from exc
+        raise BadFrame(None, ErrorCode.BAD_MESSAGE, "a frame is one JSON object") from exc
     if not isinstance(raw, dict):
-        raise BadFrame(None, "bad_message", "a frame is one JSON object")
+        raise BadFrame(None, ErrorCode.BAD_MESSAGE, "a frame is one JSON object")
     frame_id = raw.get("id") if isinstance(raw.get("id"), str) else None
     kind = raw.get("type")
     if not isinstance(kind, str):
-        raise BadFrame(frame_id, "bad_message", "a frame needs a string `type`")
+        raise BadFrame(frame_id, ErrorCode.BAD_MESSAGE, "a frame needs a string `type`")
     model = ALL_FRAMES.get(kind)
     if model is None:
-        raise BadFrame(frame_id, "unknown_type", f"unknown frame type {kind[:32]!r}")
+        raise BadFrame(frame_id, ErrorCode.UNKNOWN_TYPE, f"unknown frame type {kind[:32]!r}")
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
         where = "; ".join(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3]
         )
-        raise BadFrame(frame_id, "bad_message", where) from exc
+        raise BadFrame(frame_id, ErrorCode.BAD_MESSAGE, where) from exc
 
 
 def now_ms() -> int:
@@ -155,9 +170,9 @@ async def _serve(ws: WebSocket, svc: Services) -> None:
             svc.hubs.detach(code, conn)
 
 
-async def _refuse(ws: WebSocket, frame_id: str | None, code: str, msg: str, close: int) -> None:
-    metrics.ERRORS.labels(code).inc()
-    await ws.send_text(json.dumps(error_frame(frame_id, code, msg), ensure_ascii=False))
+async def _refuse(ws: WebSocket, frame_id: str | None, error: ErrorBody, close: int) -> None:
+    metrics.ERRORS.labels(error.code).inc()
+    await ws.send_text(json.dumps(error_frame(frame_id, error), ensure_ascii=False))
     await ws.close(close)
 
 
@@ -174,20 +189,18 @@ async def _handshake(
                     if guard.flooding:
                         await _flooded(ws)
                         return None
-                    answer = error_frame(_frame_id(text), "rate_limited", "too many frames")
+                    answer = error_frame(_frame_id(text), TOO_MANY_FRAMES)
                     await ws.send_text(json.dumps(answer))
                     continue
                 try:
                     frame = parse(text)
                 except BadFrame as bad:
-                    metrics.ERRORS.labels(bad.code).inc()
-                    await ws.send_text(json.dumps(error_frame(bad.frame_id, bad.code, bad.message)))
+                    metrics.ERRORS.labels(bad.body.code).inc()
+                    await ws.send_text(json.dumps(error_frame(bad.frame_id, bad.body)))
                     continue
                 if isinstance(frame, Hello):
                     break
-                await ws.send_text(
-                    json.dumps(error_frame(frame.id, "wrong_phase", "say hello first"))
-                )
+                await ws.send_text(json.dumps(error_frame(frame.id, SAY_HELLO_FIRST)))
     except TimeoutError:
         await ws.close(CLOSE_POLICY, "no hello")
         return None
@@ -195,7 +208,7 @@ async def _handshake(
         return await _join(ws, svc, frame)
     except BACKEND_DOWN as exc:  # Redis or Ray out of reach: our trouble, told as such
         log.warning("hello failed: backend unavailable (%r)", exc)
-        await _refuse(ws, frame.id, "unavailable", "retry in a few seconds", CLOSE_TRY_AGAIN)
+        await _refuse(ws, frame.id, RETRY_HELLO, CLOSE_TRY_AGAIN)
         return None
 
 
@@ -203,12 +216,12 @@ async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection,
     """`welcome`, or a refusal and close (4401, 4404, 4403)."""
     session = await svc.sessions.lookup(hello.token)
     if session is None:
-        await _refuse(ws, hello.id, "bad_token", "unknown or expired token", CLOSE_BAD_TOKEN)
+        await _refuse(ws, hello.id, BAD_TOKEN, CLOSE_BAD_TOKEN)
         return None
     code = hello.table.upper()
     if await svc.directory.record(code) is None:
         if await svc.directory.lost(code):
-            await _refuse(ws, hello.id, "table_lost", TABLE_LOST_MESSAGE, CLOSE_UNKNOWN_TABLE)
+            await _refuse(ws, hello.id, TABLE_LOST, CLOSE_UNKNOWN_TABLE)
         else:
             await _no_table(ws, hello, code)
         return None
@@ -226,8 +239,8 @@ async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection,
     if not isinstance(reply, Joined):
         svc.hubs.detach(code, conn)
         error = reply.error if isinstance(reply, Outcome) and reply.error else None
-        error = error or ErrorBody("unknown_table", f"no table {code}")
-        await _refuse(ws, hello.id, error.code, error.message, close_code_for(error.code))
+        error = error or ErrorBody(ErrorCode.UNKNOWN_TABLE, f"no table {code}")
+        await _refuse(ws, hello.id, error, close_code_for(error.code))
         return None
     svc.hubs.feed(code, list(reply.events))
     if reply.seat >= 0:
@@ -254,7 +267,9 @@ async def _attaching(svc: Services, code: str, conn: Connection) -> AsyncIterato
 
 
 async def _no_table(ws: WebSocket, hello: Hello, code: str) -> None:
-    await _refuse(ws, hello.id, "unknown_table", f"no table {code}", CLOSE_UNKNOWN_TABLE)
+    await _refuse(
+        ws, hello.id, ErrorBody(ErrorCode.UNKNOWN_TABLE, f"no table {code}"), CLOSE_UNKNOWN_TABLE
+    )
 
 
 async def _watch(
@@ -271,9 +286,7 @@ async def _watch(
         return None
     if joined is None:
         svc.hubs.detach(code, conn)
-        await _refuse(
-            ws, hello.id, "watching_off", WATCHING_OFF_MESSAGE, close_code_for("watching_off")
-        )
+        await _refuse(ws, hello.id, WATCHING_OFF, close_code_for(ErrorCode.WATCHING_OFF))
         return None
     conn.event(welcome_frame(hello.id, joined, conn.player_id), now_ms())
     conn.welcomed(joined.seat, int(joined.view["players"]), joined.seq)
@@ -295,7 +308,7 @@ async def _receive(ws: WebSocket) -> str:
 
 
 async def _flooded(ws: WebSocket) -> None:
-    metrics.ERRORS.labels("flooding").inc()
+    metrics.ERRORS.labels(ErrorCode.FLOODING).inc()
     await ws.close(CLOSE_POLICY, "flooding")
 
 
@@ -324,12 +337,10 @@ async def _reader(
             if not guard.allow():
                 if guard.flooding:
                     conn.close(CLOSE_POLICY, "flooding")
-                    metrics.ERRORS.labels("flooding").inc()
+                    metrics.ERRORS.labels(ErrorCode.FLOODING).inc()
                     continue
-                metrics.ERRORS.labels("rate_limited").inc()
-                conn.answer(
-                    error_frame(_frame_id(text), "rate_limited", "too many frames", retry_in=1000)
-                )
+                metrics.ERRORS.labels(ErrorCode.RATE_LIMITED).inc()
+                conn.answer(error_frame(_frame_id(text), TOO_MANY_FRAMES_WAIT))
                 continue
             started = time.perf_counter()
             answer, events, kind = await _handle(svc, conn, code, text, next(counter))
@@ -348,16 +359,20 @@ async def _handle(
     try:
         frame = parse(text)
     except BadFrame as bad:
-        return error_frame(bad.frame_id, bad.code, bad.message), [], "bad"
+        return error_frame(bad.frame_id, bad.body), [], "bad"
     if frame.type == "ping":
         return {"type": "pong", "id": frame.id}, [], "ping"
     if frame.type == "hello":
-        return error_frame(frame.id, "wrong_phase", "already said hello"), [], "hello"
+        return error_frame(frame.id, ALREADY_HELLO), [], "hello"
     assert frame.type in COMMAND_FRAMES
     if conn.seat < 0:
         # A watching connection plays for nobody, even if its player holds a seat elsewhere
         # (that seat plays from its own connection).
-        return error_frame(frame.id, "no_seat", "you are watching: take a seat to play"), [], "x"
+        return (
+            error_frame(frame.id, WATCHING_PLAYS_NOT),
+            [],
+            "x",
+        )
     args = frame.model_dump(exclude={"type", "id", "expires"})
     cmd_id = f"{conn.conn_id}:{n}"
     try:
@@ -366,14 +381,16 @@ async def _handle(
         )
     except (RayError, TableGone, TimeoutError) as exc:
         log.warning("table %s unavailable for %s: %r", code, frame.type, exc)
-        return error_frame(frame.id, "unavailable", "the table is unavailable, retry"), [], "x"
+        return (
+            error_frame(frame.id, TABLE_UNAVAILABLE),
+            [],
+            "x",
+        )
     assert isinstance(reply, Outcome)
     if reply.ok:
         return {"type": "ack", "id": frame.id}, list(reply.events), frame.type
-    error = reply.error or ErrorBody("internal", "refused without a reason")
-    extra = error.to_wire()
-    frame_out = error_frame(frame.id, extra.pop("code"), extra.pop("message"), **extra)
-    return frame_out, list(reply.events), frame.type
+    error = reply.error or NO_REASON
+    return error_frame(frame.id, error), list(reply.events), frame.type
 
 
 async def _writer(ws: WebSocket, conn: Connection) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
+from engine.errors import ErrorCode
 from gateway.errors import ApiError
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
@@ -19,7 +20,7 @@ router = APIRouter(include_in_schema=False)
 def _index() -> FileResponse:
     index = STATIC / "index.html"
     if not index.is_file():
-        raise ApiError("not_found", "the web client is not built in", 404)
+        raise ApiError(ErrorCode.NOT_FOUND, "the web client is not built in", 404)
     return FileResponse(index, media_type="text/html; charset=utf-8")
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from actors.directory import TableGone
+from engine.errors import ErrorCode
 from gateway.deps import ClientIp, Me, Svc
 from gateway.errors import ApiError
 from gateway.models import QuickIn, QuickOut
@@ -53,7 +54,9 @@ async def quick_play(body: QuickIn, svc: Svc, me: Me, ip: ClientIp) -> QuickOut:
     deadline = loop.time() + 2 * wait_s
     while not await quick.claim(me.player_id, 2 * wait_s):
         if loop.time() > deadline:
-            raise ApiError("unavailable", "your other quick-play request is still going", 503, 1)
+            raise ApiError(
+                ErrorCode.UNAVAILABLE, "your other quick-play request is still going", 503, 1
+            )
         mine = await quick.mine(me.player_id)
         if mine == PENDING:  # another call of this player is finding their seat: wait for it
             await poll(lambda: _settled(svc, me.player_id), deadline - loop.time())
@@ -117,7 +120,7 @@ async def _find_seat(svc: Svc, me: Me, ip: str, players: int) -> QuickOut:
         record = await svc.directory.record(code)
         table_id = str(record["table_id"]) if record else code
         return QuickOut(code=code, table_id=table_id, seat=seat, players=players)
-    raise ApiError("unavailable", "no quick-play seat could be had, retry", 503, 1)
+    raise ApiError(ErrorCode.UNAVAILABLE, "no quick-play seat could be had, retry", 503, 1)
 
 
 async def _open_one(svc: Svc, me: Me, players: int, config: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import Response
 
 from actors import keys, replay
+from engine.errors import ErrorCode
 from gateway.deps import Svc, current_session, quota
 from gateway.errors import ApiError
 from gateway.models import MatchSpan, ReplayOut
@@ -39,7 +40,7 @@ async def get_replay(
     if view == "own":
         player_id = (await current_session(svc, authorization)).player_id
     if not TABLE_ID.match(table_id):
-        raise ApiError("unknown_replay", "no replay of that table")
+        raise ApiError(ErrorCode.UNKNOWN_REPLAY, "no replay of that table")
     length = int(await svc.redis.llen(keys.replay(table_id)))
     built = await svc.replays.fetch(
         (table_id, player_id), length, lambda: _build(svc, table_id, player_id)
@@ -50,10 +51,13 @@ async def get_replay(
     return Response(built.body, media_type="application/json")
 
 
-REFUSALS = {
-    "not_finished": (409, "no match of this table has ended yet"),
-    "no_seat": (403, "you held no seat at this table"),
-    "watching_off": (403, "the host closed this table to watchers: only its players replay it"),
+REFUSALS: dict[str, tuple[int, str]] = {
+    ErrorCode.NOT_FINISHED: (409, "no match of this table has ended yet"),
+    ErrorCode.NO_SEAT: (403, "you held no seat at this table"),
+    ErrorCode.WATCHING_OFF: (
+        403,
+        "the host closed this table to watchers: only its players replay it",
+    ),
 }
 
 
@@ -66,7 +70,7 @@ async def _build(svc: Svc, table_id: str, player_id: str | None) -> Built:
         meta_raw, raw_log = await pipe.execute()
     raw = [str(x) for x in raw_log]
     if meta_raw is None or not raw:
-        raise ApiError("unknown_replay", "no replay of that table (or it has expired)")
+        raise ApiError(ErrorCode.UNKNOWN_REPLAY, "no replay of that table (or it has expired)")
     try:
         built = replay.build(replay.read(raw), player_id)
     except replay.NotFinished:

@@ -12,11 +12,12 @@ from typing import Any, TypeVar
 from fastapi import APIRouter
 
 from actors.directory import TableGone
-from actors.protocol import Act, ErrorBody, Outcome
+from actors.protocol import Act, Outcome
 from engine import DealSpec, ScenarioError, TableConfig
+from engine.errors import ErrorCode
 from engine.seating import team_of
 from gateway.deps import Me, Svc, quota
-from gateway.errors import BACKEND_DOWN, ApiError
+from gateway.errors import BACKEND_DOWN, NO_REASON, ApiError
 from gateway.models import (
     BotIn,
     ClaimAnswer,
@@ -45,7 +46,7 @@ async def _within(svc: Svc, call: Awaitable[T], limit: float | None = None) -> T
             return await call
     except BACKEND_DOWN as exc:
         raise ApiError(
-            "unavailable",
+            ErrorCode.UNAVAILABLE,
             "the table did not answer in time (or is out of reach), retry",
             503,
             svc.settings.retry_after_s,
@@ -57,7 +58,7 @@ def _config(body: NewTable, test_hooks: bool) -> dict[str, Any]:
     if body.scenario is None:
         return {"seed": secrets.randbits(62)}
     if not test_hooks:
-        raise ApiError("forbidden", "scenarios need QUATRO_TEST_HOOKS=1 on the server", 403)
+        raise ApiError(ErrorCode.FORBIDDEN, "scenarios need QUATRO_TEST_HOOKS=1 on the server", 403)
     sc = body.scenario
     deals = tuple(
         DealSpec(hands=tuple(tuple(h) for h in d.hands), center=tuple(d.center)) for d in sc.deals
@@ -65,7 +66,7 @@ def _config(body: NewTable, test_hooks: bool) -> dict[str, Any]:
     try:
         TableConfig(players=body.players, seed=sc.seed, time_scale=sc.time_scale, deals=deals)
     except ScenarioError as exc:
-        raise ApiError("bad_scenario", str(exc), 422) from exc
+        raise ApiError(ErrorCode.BAD_SCENARIO, str(exc), 422) from exc
     config: dict[str, Any] = {"seed": sc.seed, "time_scale": sc.time_scale, "deals": deals}
     if sc.bot_policy is not None:
         config["bot_policy"] = sc.bot_policy
@@ -81,12 +82,11 @@ async def _act(svc: Svc, code: str, me: Me, kind: str, args: dict[str, Any]) -> 
     try:
         reply = await _within(svc, svc.hubs.call(code.upper(), request))
     except TableGone as exc:
-        raise ApiError("unknown_table", f"no table {code}") from exc
+        raise ApiError(ErrorCode.UNKNOWN_TABLE, f"no table {code}") from exc
     assert isinstance(reply, Outcome)
     svc.hubs.feed(code.upper(), list(reply.events))
     if not reply.ok:
-        error = reply.error or ErrorBody("internal", "refused without a reason")
-        raise ApiError(error.code, error.message)
+        raise ApiError.from_body(reply.error or NO_REASON)
     return reply
 
 
@@ -138,9 +138,9 @@ async def _summary(code: str, svc: Svc) -> dict[str, Any]:
             svc, svc.directory.call(code.upper(), "summary")
         )
     except TableGone as exc:
-        raise ApiError("unknown_table", f"no table {code}") from exc
+        raise ApiError(ErrorCode.UNKNOWN_TABLE, f"no table {code}") from exc
     if summary is None:
-        raise ApiError("unknown_table", f"no table {code}")
+        raise ApiError(ErrorCode.UNKNOWN_TABLE, f"no table {code}")
     return summary
 
 

@@ -125,7 +125,7 @@ def test_error_codes_of_the_protocol_have_messages(catalogs: dict[str, dict[str,
         "unknown_table",
         "no_seat",
         "watching_off",
-        *(code.value for code in ErrorCode),  # every refusal the engine can give
+        *(code.value for code in ErrorCode),  # every code of the wire (engine/errors.py)
     ]
     for code in codes:
         assert f"err.{code}" in catalogs["en"], code
