@@ -70,6 +70,8 @@ def start_internal(public: FastAPI, settings: Settings) -> InternalServer | None
         access_log=False,
         lifespan="off",
         timeout_keep_alive=settings.keep_alive_s,  # scrapers reuse connections too
+        # A scrape still open at shutdown must not keep the process alive: the thread is joined.
+        timeout_graceful_shutdown=int(InternalServer.STOP_WAIT_S) - 1,
     )
     internal = InternalServer(uvicorn.Server(config))
     internal.thread.start()
