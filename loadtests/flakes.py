@@ -7,10 +7,10 @@
 Each run is a plain `python -m pytest` of the same paths, one after the other (never side by
 side: on a small machine two runs would each slow the other's timers), with a JUnit XML report
 in `--out`. Nothing is retried: a test that failed once counts as failed in that run. Prints a
-line per run, every test that failed at least once (with its runs and the first line of its
-message), then one JSON line: runs, tests, failures, the flake rate (test failures over test
-executions), the tests that failed in some runs and passed in others (`flaky`), and those that
-failed in every run (`broken`). Exits 1 when any test failed.
+line per run (with its slowest test), every test that failed at least once (with its runs and
+the first line of its message), then one JSON line: runs, tests, failures, the flake rate (test
+failures over test executions), the tests that failed in some runs and passed in others
+(`flaky`), and those that failed in every run (`broken`). Exits 1 when any test failed.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ class Run:
     passed: int = 0
     skipped: int = 0
     failed: dict[str, str] = field(default_factory=dict)  # test id -> first line of its message
+    slowest: tuple[str, float] = ("", 0.0)  # the test that took longest, and its seconds
 
 
 def read_report(path: Path, run: Run) -> None:
@@ -41,6 +42,9 @@ def read_report(path: Path, run: Run) -> None:
     root = ET.parse(path).getroot()
     for case in root.iter("testcase"):
         name = f"{case.get('classname', '')}::{case.get('name', '')}"
+        took = float(case.get("time", "0") or 0)
+        if took > run.slowest[1]:
+            run.slowest = (name, took)
         bad = case.find("failure")
         if bad is None:
             bad = case.find("error")
@@ -100,7 +104,7 @@ def reread(folder: Path) -> int:
     for run in runs:
         print(
             f"run {run.index}: {run.passed} passed, {len(run.failed)} failed in "
-            f"{run.seconds / 60:.1f} min"
+            f"{run.seconds / 60:.1f} min; slowest {run.slowest[0]} ({run.slowest[1]:.0f} s)"
         )
         for name, message in run.failed.items():
             print(f"  FAILED {name}: {message}")
@@ -141,7 +145,8 @@ def main() -> int:
         runs.append(run)
         print(
             f"run {i}: {run.passed} passed, {len(run.failed)} failed, {run.skipped} skipped "
-            f"in {run.seconds / 60:.1f} min (pytest exit {run.exit_code})",
+            f"in {run.seconds / 60:.1f} min (pytest exit {run.exit_code}); "
+            f"slowest {run.slowest[0]} ({run.slowest[1]:.0f} s)",
             flush=True,
         )
         if run.exit_code not in (0, 1):  # 2-5: interrupted, internal error, usage, nothing

@@ -11,7 +11,8 @@ from loadtests.flakes import Run, read_report, reread, summary
 
 SUITE = """
 def test_passes():
-    assert True
+    import time
+    time.sleep(0.3)  # the run's slowest test, by far
 
 def test_fails():
     assert 1 == 2, "one is not two"
@@ -52,6 +53,8 @@ def test_a_run_is_read_from_its_junit_report(tmp_path: Path) -> None:
     [(name, message)] = run.failed.items()
     assert name.endswith("::test_fails")
     assert "one is not two" in message
+    assert run.slowest[0].endswith("::test_passes")
+    assert run.slowest[1] >= 0.3
 
 
 def test_a_test_failing_in_some_runs_is_flaky_and_in_all_broken(tmp_path: Path) -> None:
@@ -72,5 +75,7 @@ def test_a_folder_of_reports_is_summarised_again(tmp_path: Path, capsys: Any) ->
     assert reread(tmp_path) == 1  # a test failed
     out = capsys.readouterr().out
     assert "run 2: 1 passed, 1 failed" in out
+    assert "slowest " in out
+    assert "test_passes" in out
     assert '"runs": 2' in out
     assert '"failures": 2' in out
