@@ -17,8 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
+from engine.commands import Command
 from engine.errors import ErrorBody as ErrorBody  # the one refusal type, the engine's
+from engine.errors import Refusal
 from engine.events import Scope
+from engine.wire import ASKER, command_from_frame, frame_fields, kind_of
 
 
 class Entry(NamedTuple):
@@ -53,16 +56,44 @@ WATCHING = -1
 
 # -- requests: a gateway asks a table ---------------------------------------------------------
 @dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A command this version cannot read (a kind of a newer gateway, a field missing): the
+    table refuses it with `error` and applies nothing. Only ever made by the decoder."""
+
+    kind: str
+    args: Mapping[str, Any]
+    error: ErrorBody
+
+
+@dataclass(frozen=True, slots=True)
 class Act:
-    """A command of a player (a frame of `/ws`, or a REST lobby call), validated at the edge by
-    `engine.wire`; `cmd_id` makes a retry harmless."""
+    """A command of a player (a frame of `/ws`, or a REST lobby call), built at the edge as the
+    engine's command, with the asker's seat left to the table (`engine.wire.ASKER`); `cmd_id`
+    makes a retry harmless. On the data plane it travels as its kind and frame fields."""
 
     cmd_id: str
     origin: str  # the gateway asking: the events it causes come back in the reply
     player_id: str
-    kind: str
-    args: Mapping[str, Any]
+    command: Command | Unreadable
     expires: int | None = None  # the table's time (ms) after which it is refused, unapplied
+
+    @classmethod
+    def of(
+        cls,
+        cmd_id: str,
+        origin: str,
+        player_id: str,
+        kind: str,
+        args: Mapping[str, Any],
+        expires: int | None = None,
+    ) -> Act:
+        """From a frame's kind and fields (Refusal when engine.wire cannot read them)."""
+        command = command_from_frame(kind, ASKER, args, player_id)
+        return cls(cmd_id, origin, player_id, command, expires)
+
+    @property
+    def kind(self) -> str:
+        return self.command.kind if isinstance(self.command, Unreadable) else kind_of(self.command)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +277,8 @@ class BadMessage(ValueError):
 
 def to_json(msg: Any) -> Any:
     """Plain JSON values for a message (nested messages tagged with `t`)."""
+    if isinstance(msg, Act):
+        return _act_json(msg)
     if type(msg) in _TAGS:
         out: dict[str, Any] = {"t": _TAGS[type(msg)]}
         for f in fields(msg):
@@ -260,6 +293,25 @@ def to_json(msg: Any) -> Any:
     if isinstance(msg, Mapping):
         return {str(k): to_json(v) for k, v in msg.items()}
     return msg
+
+
+def _act_json(act: Act) -> dict[str, Any]:
+    """A command as its kind and frame fields: what every version of the data plane reads."""
+    cmd = act.command
+    args = dict(cmd.args) if isinstance(cmd, Unreadable) else frame_fields(cmd)
+    out = {"t": "act", "cmd_id": act.cmd_id, "origin": act.origin, "player_id": act.player_id}
+    return {**out, "kind": act.kind, "args": to_json(args), "expires": act.expires}
+
+
+def _act(a: dict[str, Any]) -> Act:
+    kind, args, player = str(a["kind"]), dict(a["args"]), str(a["player_id"])
+    command: Command | Unreadable
+    try:
+        command = command_from_frame(kind, ASKER, args, player)
+    except Refusal as refusal:
+        command = Unreadable(kind, args, refusal.body)
+    expires = None if a.get("expires") is None else int(a["expires"])
+    return Act(str(a["cmd_id"]), str(a["origin"]), player, command, expires)
 
 
 def encode(msg: Message) -> bytes:
@@ -285,6 +337,8 @@ def from_json(raw: Any) -> Any:
     cls = _CLASSES.get(str(raw.get("t")))
     if cls is None:
         raise BadMessage(f"unknown message {str(raw.get('t'))[:32]!r}")
+    if cls is Act:  # its command travels as `kind` and `args`, which are not its fields
+        return _act(raw)
     args = {f.name: raw[f.name] for f in fields(cls) if f.name in raw}
     return _BUILD.get(cls, lambda a: cls(**a))(args)
 
@@ -308,14 +362,6 @@ def _joined(a: dict[str, Any]) -> Joined:
 
 
 _BUILD: dict[type[Any], Any] = {
-    Act: lambda a: Act(
-        str(a["cmd_id"]),
-        str(a["origin"]),
-        str(a["player_id"]),
-        str(a["kind"]),
-        dict(a["args"]),
-        None if a.get("expires") is None else int(a["expires"]),
-    ),
     Views: lambda a: Views(
         tuple((int(s), str(p)) for s, p in a["wanted"]),
         str(a.get("origin", "")),

@@ -4,6 +4,7 @@ leaving, and fresh views. Each change goes through the core's one path (`TableCo
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from actors.orders import CLOSE_REPLACED
@@ -18,13 +19,14 @@ from actors.protocol import (
     Outcome,
     Reply,
     Request,
+    Unreadable,
     Views,
     ViewSet,
 )
-from engine import CancelClaim, ClaimSeat, Command, Connect, Disconnect, Refusal, Table, TakeSeat
+from engine import ClaimSeat, Command, Connect, Disconnect, Refusal, Table
 from engine.errors import ErrorCode
 from engine.seating import team_of
-from engine.wire import command_from_frame
+from engine.wire import asks_from_a_seat, for_seat
 
 if TYPE_CHECKING:
     from actors.table_core import TableCore
@@ -34,9 +36,6 @@ NO_SEAT = ErrorBody(ErrorCode.NO_SEAT, "you hold no seat at this table")
 NOT_OPEN = ErrorBody(ErrorCode.UNKNOWN_TABLE, "this table is not open")
 EXPIRED = ErrorBody(ErrorCode.EXPIRED, "this action arrived after its expiry and was not applied")
 WATCHING_OFF = ErrorBody(ErrorCode.WATCHING_OFF, "the host does not let anyone watch this table")
-# Commands of someone who holds no seat here: taking one in the lobby, asking for a bot's during
-# the match (engine.latejoin), and withdrawing that request.
-SEATLESS_KINDS = ("take_seat", "claim_seat", "cancel_claim")
 
 
 class Requests:
@@ -68,23 +67,26 @@ class Requests:
             late = Outcome(False, EXPIRED, t.seat_of(req.player_id))
             core.remember(req.cmd_id, late)
             return late
+        if isinstance(req.command, Unreadable):
+            return Outcome(False, req.command.error)
         seat = t.seat_of(req.player_id)
-        if req.kind not in SEATLESS_KINDS and seat is None:
+        command = self._bound(req.command, req.player_id, seat)
+        if command is None:
             return Outcome(False, NO_SEAT)
         # Saved when it caused events or was applied; a plain refusal changed nothing.
         return await core.change(
-            lambda: self._judge(req, t, seat, now),
+            lambda: self._judge(req, command, t, now),
             touch=True,
             save=lambda reply: bool(reply.events) or reply.ok,
         )
 
-    def _judge(self, req: Act, t: Table, seat: int | None, now: int) -> Outcome:
+    def _judge(self, req: Act, command: Command, t: Table, now: int) -> Outcome:
         core = self.core
         error: ErrorBody | None = None
         owners = t.owners()
         watchable = t.settings.watchers
         try:
-            entries = core.commit(t.apply(self._command(req, seat), now), req.origin)
+            entries = core.commit(t.apply(command, now), req.origin)
         except Refusal as refusal:
             entries = core.commit(refusal.events, req.origin) if refusal.events else []
             error = refusal.body
@@ -96,23 +98,15 @@ class Requests:
         core.remember(req.cmd_id, reply)
         return reply
 
-    def _command(self, req: Act, seat: int | None) -> Command:
-        args = req.args
-        if req.kind == "take_seat":
-            return TakeSeat(seat=args["seat"], player_id=req.player_id, name=args["name"])
-        if req.kind == "claim_seat":
-            # The seat is handed to a watching connection (4411), so one must be there,
-            # known to this actor (a `claimant` hello), and leaving ends the request.
-            return ClaimSeat(
-                seat=args["seat"],
-                player_id=req.player_id,
-                name=args["name"],
-                watching=self.core.watchers.watches(req.player_id),
-            )
-        if req.kind == "cancel_claim":
-            return CancelClaim(seat=-1, player_id=req.player_id)
-        assert seat is not None
-        return command_from_frame(req.kind, seat, req.args)
+    def _bound(self, command: Command, player_id: str, seat: int | None) -> Command | None:
+        """The command as this table judges it: played from the asker's seat (None when they
+        hold none here); a request for a bot's seat knows whether a watching connection of the
+        asker is here to be handed the seat (4411), since leaving ends the request."""
+        if asks_from_a_seat(command):
+            return None if seat is None else for_seat(command, seat)
+        if isinstance(command, ClaimSeat):
+            return dataclasses.replace(command, watching=self.core.watchers.watches(player_id))
+        return command
 
     async def _join(self, req: Join) -> Joined | Outcome:
         """A player's connection (re)takes their seat (R25): the answer is their snapshot and

@@ -146,3 +146,8 @@ class CastVote(Command):
 @dataclass(frozen=True, slots=True)
 class NextRound(Command):
     pass
+
+
+# Commands of someone who may hold no seat at the table: their `seat` is the seat asked for (or
+# none, -1), and the asker is named by `player_id`. Every other command is played from `seat`.
+SEATLESS: tuple[type[Command], ...] = (TakeSeat, ClaimSeat, CancelClaim)

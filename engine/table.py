@@ -17,6 +17,7 @@ from typing import Any
 
 from engine import calls, latejoin, lobby, play, rounds, snapshot, vote
 from engine.commands import (
+    SEATLESS,
     AddBot,
     AnswerClaim,
     CallContre,
@@ -197,7 +198,7 @@ class Table:
         try:
             if handler is None:
                 raise Refusal(ErrorCode.BAD_MESSAGE, f"unknown command {type(command).__name__}")
-            if not isinstance(command, TakeSeat | ClaimSeat | CancelClaim):
+            if not isinstance(command, SEATLESS):
                 self._check_actor(command.seat)
             return events + self._stamp(handler(self._state, command, self._now))
         except Refusal as refusal:

@@ -20,7 +20,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
-from pydantic import ValidationError
 from ray.exceptions import RayError
 
 from actors.directory import TableGone
@@ -40,8 +39,9 @@ from gateway.errors import (
     close_code_for,
     error_frame,
 )
+from gateway.frames import BadFrame, command_of, frame_id, parse
 from gateway.hub import TABLE_LOST_MESSAGE, WATCHING_OFF_MESSAGE, TableHub, welcome_frame
-from gateway.models import ALL_FRAMES, COMMAND_FRAMES, Frame, Hello
+from gateway.models import COMMAND_FRAMES, Hello
 from gateway.origin import origin_allowed
 from gateway.services import Services
 
@@ -65,39 +65,6 @@ TABLE_UNAVAILABLE = ErrorBody(ErrorCode.UNAVAILABLE, "the table is unavailable, 
 
 class _Ended(Exception):
     """One side of the socket is done: the task group cancels the other."""
-
-
-class BadFrame(Exception):
-    """A frame that cannot be read (`bad_message`, `unknown_type`): its id, if any, and why."""
-
-    def __init__(self, frame_id: str | None, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.frame_id = frame_id
-        self.body = ErrorBody(code, message)
-
-
-def parse(text: str) -> Frame:
-    """A client frame, validated; BadFrame (`bad_message`, `unknown_type`) otherwise."""
-    try:
-        raw = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # RecursionError: nesting thousands deep
-        raise BadFrame(None, ErrorCode.BAD_MESSAGE, "a frame is one JSON object") from exc
-    if not isinstance(raw, dict):
-        raise BadFrame(None, ErrorCode.BAD_MESSAGE, "a frame is one JSON object")
-    frame_id = raw.get("id") if isinstance(raw.get("id"), str) else None
-    kind = raw.get("type")
-    if not isinstance(kind, str):
-        raise BadFrame(frame_id, ErrorCode.BAD_MESSAGE, "a frame needs a string `type`")
-    model = ALL_FRAMES.get(kind)
-    if model is None:
-        raise BadFrame(frame_id, ErrorCode.UNKNOWN_TYPE, f"unknown frame type {kind[:32]!r}")
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        where = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3]
-        )
-        raise BadFrame(frame_id, ErrorCode.BAD_MESSAGE, where) from exc
 
 
 def now_ms() -> int:
@@ -189,7 +156,7 @@ async def _handshake(
                     if guard.flooding:
                         await _flooded(ws)
                         return None
-                    answer = error_frame(_frame_id(text), TOO_MANY_FRAMES)
+                    answer = error_frame(frame_id(text), TOO_MANY_FRAMES)
                     await ws.send_text(json.dumps(answer))
                     continue
                 try:
@@ -312,18 +279,6 @@ async def _flooded(ws: WebSocket) -> None:
     await ws.close(CLOSE_POLICY, "flooding")
 
 
-def _frame_id(text: str) -> str | None:
-    """The `id` of a refused frame, read only from a small one: a flood is not parsed."""
-    if len(text) > 256:
-        return None
-    try:
-        raw = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    frame_id = raw.get("id") if isinstance(raw, dict) else None
-    return frame_id if isinstance(frame_id, str) else None
-
-
 async def _reader(
     ws: WebSocket, svc: Services, conn: Connection, code: str, guard: FloodGuard
 ) -> None:
@@ -340,7 +295,7 @@ async def _reader(
                     metrics.ERRORS.labels(ErrorCode.FLOODING).inc()
                     continue
                 metrics.ERRORS.labels(ErrorCode.RATE_LIMITED).inc()
-                conn.answer(error_frame(_frame_id(text), TOO_MANY_FRAMES_WAIT))
+                conn.answer(error_frame(frame_id(text), TOO_MANY_FRAMES_WAIT))
                 continue
             started = time.perf_counter()
             answer, events, kind = await _handle(svc, conn, code, text, next(counter))
@@ -368,24 +323,17 @@ async def _handle(
     if conn.seat < 0:
         # A watching connection plays for nobody, even if its player holds a seat elsewhere
         # (that seat plays from its own connection).
-        return (
-            error_frame(frame.id, WATCHING_PLAYS_NOT),
-            [],
-            "x",
-        )
-    args = frame.model_dump(exclude={"type", "id", "expires"})
-    cmd_id = f"{conn.conn_id}:{n}"
+        return error_frame(frame.id, WATCHING_PLAYS_NOT), [], "x"
     try:
-        reply = await svc.hubs.call(
-            code, Act(cmd_id, svc.gateway, conn.player_id, frame.type, args, frame.expires)
-        )
+        command = command_of(frame)
+    except BadFrame as bad:
+        return error_frame(bad.frame_id, bad.body), [], "bad"
+    act = Act(f"{conn.conn_id}:{n}", svc.gateway, conn.player_id, command, frame.expires)
+    try:
+        reply = await svc.hubs.call(code, act)
     except (RayError, TableGone, TimeoutError) as exc:
         log.warning("table %s unavailable for %s: %r", code, frame.type, exc)
-        return (
-            error_frame(frame.id, TABLE_UNAVAILABLE),
-            [],
-            "x",
-        )
+        return error_frame(frame.id, TABLE_UNAVAILABLE), [], "x"
     assert isinstance(reply, Outcome)
     if reply.ok:
         return {"type": "ack", "id": frame.id}, list(reply.events), frame.type

@@ -33,7 +33,7 @@ from actors.protocol import (
 HAND = [{"id": f"{r}{s}", "rank": r, "suit": s} for r, s in zip("AKQJ", "SHDC", strict=True)]
 EVENT = Entry(41, "all", -1, {"type": "swapped", "seat": 3, "slot": 1, "card": HAND[0]}, 1, "gw")
 SAMPLES: dict[str, Any] = {
-    "command": Call(7, Act("gw-1/abc:12", "gw-1", "p-1", "swap", {"card": "AS", "slot": 1})),
+    "command": Call(7, Act.of("gw-1/abc:12", "gw-1", "p-1", "swap", {"card": "AS", "slot": 1})),
     "reply": Answer(7, Outcome(True, None, 3, (EVENT,))),
     "batch of 3": Batch((EVENT, EVENT, EVENT)),
     "welcome": Answer(1, Joined(3, 1, {"hand": HAND, "center": HAND, "seats": [{}] * 6}, 40)),

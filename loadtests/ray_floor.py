@@ -208,23 +208,23 @@ async def table_actors(
         await h.open.remote(code, {"players": 6}, "p0", "p0", (600.0, 1800.0))
         for s in range(1, 6):
             await h.serve.remote(
-                Act(_id(), "gw", f"p{s}", "take_seat", {"seat": s, "name": f"p{s}"})
+                Act.of(_id(), "gw", f"p{s}", "take_seat", {"seat": s, "name": f"p{s}"})
             )
         for s in range(6):
             await h.serve.remote(Join(_id(), "gw", f"gw/c{s}", f"p{s}"))
-        reply = await h.serve.remote(Act(_id(), "gw", "p0", "start", {}))
+        reply = await h.serve.remote(Act.of(_id(), "gw", "p0", "start", {}))
         if not reply.ok:
             raise RuntimeError(f"could not start table {code}: {reply}")
     await asyncio.sleep(3.0)
 
     async def ready() -> None:
         await asyncio.gather(
-            *(h.serve.remote(Act(_id(), "gw", "p0", "ready", {})) for h in handles)
+            *(h.serve.remote(Act.of(_id(), "gw", "p0", "ready", {})) for h in handles)
         )
 
     async def refused() -> None:  # out of phase: judged and answered, nothing saved
         await asyncio.gather(
-            *(h.serve.remote(Act(_id(), "gw", "p1", "rematch", {})) for h in handles)
+            *(h.serve.remote(Act.of(_id(), "gw", "p1", "rematch", {})) for h in handles)
         )
 
     idle = await measure("table actor, in play, idle", pids, seconds, rate, None, None)
@@ -238,10 +238,10 @@ async def table_actors(
     ]
 
     async def ready_socket() -> None:
-        await asyncio.gather(*(k.ask(Act(_id(), "gw", "p0", "ready", {})) for k in links))
+        await asyncio.gather(*(k.ask(Act.of(_id(), "gw", "p0", "ready", {})) for k in links))
 
     async def refused_socket() -> None:
-        await asyncio.gather(*(k.ask(Act(_id(), "gw", "p1", "rematch", {})) for k in links))
+        await asyncio.gather(*(k.ask(Act.of(_id(), "gw", "p1", "rematch", {})) for k in links))
 
     s_idle = await measure("table actor, link open, idle", pids, seconds, rate, None, None)
     s_busy = await measure("socket: `ready` no-op", pids, seconds, rate, ready_socket, s_idle)

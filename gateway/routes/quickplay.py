@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from actors.directory import TableGone
+from engine.commands import TakeSeat
 from engine.errors import ErrorCode
 from gateway.deps import ClientIp, Me, Svc
 from gateway.errors import ApiError
@@ -110,7 +111,7 @@ async def _find_seat(svc: Svc, me: Me, ip: str, players: int) -> QuickOut:
                 continue
             code = found
             try:
-                await _act(svc, code, me, "take_seat", {"seat": seat, "name": me.name})
+                await _act(svc, code, me, TakeSeat(seat, me.player_id, me.name))
             except ApiError as exc:
                 if exc.code not in RETRY_CODES:
                     raise

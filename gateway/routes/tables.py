@@ -14,8 +14,22 @@ from fastapi import APIRouter
 from actors.directory import TableGone
 from actors.protocol import Act, Outcome
 from engine import DealSpec, ScenarioError, TableConfig
+from engine.commands import (
+    AddBot,
+    AnswerClaim,
+    CancelClaim,
+    ChangeSettings,
+    ClaimSeat,
+    Command,
+    LeaveSeat,
+    Rematch,
+    RemoveBot,
+    StartMatch,
+    TakeSeat,
+)
 from engine.errors import ErrorCode
 from engine.seating import team_of
+from engine.wire import ASKER
 from gateway.deps import Me, Svc, quota
 from gateway.errors import BACKEND_DOWN, NO_REASON, ApiError
 from gateway.models import (
@@ -77,8 +91,9 @@ def _rest_id() -> str:
     return f"rest-{uuid.uuid4().hex}"
 
 
-async def _act(svc: Svc, code: str, me: Me, kind: str, args: dict[str, Any]) -> Outcome:
-    request = Act(_rest_id(), svc.gateway, me.player_id, kind, args)
+async def _act(svc: Svc, code: str, me: Me, command: Command) -> Outcome:
+    """`command`, built here with the asker's seat left to the table (`ASKER`), judged there."""
+    request = Act(_rest_id(), svc.gateway, me.player_id, command)
     try:
         reply = await _within(svc, svc.hubs.call(code.upper(), request))
     except TableGone as exc:
@@ -146,7 +161,7 @@ async def _summary(code: str, svc: Svc) -> dict[str, Any]:
 
 @router.post("/{code}/seats/{seat}", response_model=SeatOut)
 async def take_seat(code: str, seat: int, svc: Svc, me: Me) -> SeatOut:
-    reply = await _act(svc, code, me, "take_seat", {"seat": seat, "name": me.name})
+    reply = await _act(svc, code, me, TakeSeat(seat, me.player_id, me.name))
     summary = await _summary(code, svc)
     await svc.sessions.seated(me.player_id, code.upper(), reply.seat)
     return SeatOut(seat=seat, team=team_of(seat, int(summary["players"])))
@@ -154,7 +169,7 @@ async def take_seat(code: str, seat: int, svc: Svc, me: Me) -> SeatOut:
 
 @router.delete("/{code}/seats/{seat}", response_model=Ok)
 async def leave_seat(code: str, seat: int, svc: Svc, me: Me) -> Ok:
-    reply = await _act(svc, code, me, "leave_seat", {"seat": seat})
+    reply = await _act(svc, code, me, LeaveSeat(ASKER, target=seat))
     if reply.seat is None:
         await svc.sessions.seated(me.player_id, code.upper(), None)
     return Ok()
@@ -162,20 +177,20 @@ async def leave_seat(code: str, seat: int, svc: Svc, me: Me) -> Ok:
 
 @router.post("/{code}/bots", response_model=Ok)
 async def add_bot(code: str, body: BotIn, svc: Svc, me: Me) -> Ok:
-    await _act(svc, code, me, "add_bot", {"seat": body.seat})
+    await _act(svc, code, me, AddBot(ASKER, target=body.seat))
     return Ok()
 
 
 @router.delete("/{code}/bots/{seat}", response_model=Ok)
 async def remove_bot(code: str, seat: int, svc: Svc, me: Me) -> Ok:
-    await _act(svc, code, me, "remove_bot", {"seat": seat})
+    await _act(svc, code, me, RemoveBot(ASKER, target=seat))
     return Ok()
 
 
 @router.patch("/{code}/settings", response_model=Ok)
 async def change_settings(code: str, body: SettingsIn, svc: Svc, me: Me) -> Ok:
     """Extension: the host sets the bot level and hints, in the lobby; the engine judges."""
-    await _act(svc, code, me, "settings", body.model_dump(exclude_none=True))
+    await _act(svc, code, me, ChangeSettings(ASKER, **body.model_dump(exclude_none=True)))
     return Ok()
 
 
@@ -187,7 +202,7 @@ async def claim_seat(code: str, seat: int, svc: Svc, me: Me) -> ClaimOut:
     table, so asking and withdrawing in a loop would be a flood: requests take from the IP's
     table quota (429 `rate_limited`), and a host can end them all by closing the table to
     watchers."""
-    await _act(svc, code, me, "claim_seat", {"seat": seat, "name": me.name})
+    await _act(svc, code, me, ClaimSeat(seat, me.player_id, me.name))
     summary = await _summary(code, svc)
     approved = any(c["seat"] == seat and c["approved"] for c in summary.get("claims", []))
     return ClaimOut(seat=seat, team=team_of(seat, int(summary["players"])), approved=approved)
@@ -196,20 +211,20 @@ async def claim_seat(code: str, seat: int, svc: Svc, me: Me) -> ClaimOut:
 @router.delete("/{code}/claims/mine", response_model=Ok)
 async def cancel_claim(code: str, svc: Svc, me: Me) -> Ok:
     """Extension (joining late): the caller withdraws their request (404 `no_claim` without)."""
-    await _act(svc, code, me, "cancel_claim", {})
+    await _act(svc, code, me, CancelClaim(ASKER, me.player_id))
     return Ok()
 
 
 @router.patch("/{code}/claims/{seat}", response_model=Ok)
 async def answer_claim(code: str, seat: int, body: ClaimAnswer, svc: Svc, me: Me) -> Ok:
     """Extension (joining late): the host grants or refuses the request for seat `seat`."""
-    await _act(svc, code, me, "answer_claim", {"seat": seat, "accept": body.accept})
+    await _act(svc, code, me, AnswerClaim(ASKER, target=seat, accept=body.accept))
     return Ok()
 
 
 @router.post("/{code}/start", response_model=Ok)
 async def start(code: str, svc: Svc, me: Me) -> Ok:
-    await _act(svc, code, me, "start", {})
+    await _act(svc, code, me, StartMatch(ASKER))
     await svc.lobbies.release(me.player_id, code.upper())  # no longer an open lobby
     return Ok()
 
@@ -217,5 +232,5 @@ async def start(code: str, svc: Svc, me: Me) -> Ok:
 @router.post("/{code}/rematch", response_model=Ok)
 async def rematch(code: str, svc: Svc, me: Me) -> Ok:
     """Extension: once the match is over, the host starts a new one with the same seats."""
-    await _act(svc, code, me, "rematch", {})
+    await _act(svc, code, me, Rematch(ASKER))
     return Ok()

@@ -25,6 +25,7 @@ from actors.protocol import (
     Ping,
     Pong,
     Refused,
+    Unreadable,
     Views,
     ViewSet,
     Welcome,
@@ -32,6 +33,30 @@ from actors.protocol import (
     encode,
     entry_from_json,
 )
+from engine.commands import (
+    AddBot,
+    AnswerClaim,
+    CallContre,
+    CallQuatro,
+    CancelClaim,
+    CastVote,
+    ChangeSettings,
+    ChooseSign,
+    ClaimSeat,
+    Command,
+    Emit,
+    LeaveSeat,
+    NextRound,
+    Ready,
+    Rematch,
+    RemoveBot,
+    RequestVote,
+    SetFloor,
+    StartMatch,
+    Swap,
+    TakeSeat,
+)
+from engine.wire import ASKER, LOBBY_KINDS, SEATLESS_KINDS, SOCKET_KINDS, kind_of
 
 EVENT = Entry(7, "seat", 2, {"type": "round", "hand": ["AS"]}, 1234, "gw-a", ("p-2",))
 
@@ -42,7 +67,7 @@ EVERY_MESSAGE: list[Message] = [
     Follow(-1),
     Batch((EVENT,), head=7, resync=True),
     Batch(()),
-    Call(1, Act("gw-a/c1:1", "gw-a", "p-1", "swap", {"card": "AS", "slot": 0, "expect": "KD"})),
+    Call(1, Act.of("gw-a/c1:1", "gw-a", "p-1", "swap", {"card": "AS", "slot": 0, "expect": "KD"})),
     Call(2, Join("gw-a/c1:0", "gw-a", "gw-a/c1", "p-1")),
     Call(3, Leave("gw-a", "gw-a/c1")),
     Call(4, Views(((0, "p-0"), (2, "p-2")))),
@@ -83,6 +108,60 @@ def test_every_message_comes_back_as_it_was_sent(msg: Message) -> None:
 def test_a_line_that_is_not_a_message_is_refused(line: bytes) -> None:
     with pytest.raises(BadMessage):
         decode(line)
+
+
+# One command of each kind the wire carries, as the edge builds it (the asker's seat left to the
+# table); a kind added to engine.wire without one here fails the test below.
+EVERY_COMMAND: list[Command] = [
+    Ready(ASKER),
+    ChooseSign(ASKER, emoji="🐟"),
+    Swap(ASKER, card="AS", slot=3, expect="KD"),
+    SetFloor(ASKER, open=True),
+    Emit(ASKER, emoji="🌶"),
+    CallQuatro(ASKER),
+    CallContre(ASKER, team=1),
+    CallContre(ASKER),
+    RequestVote(ASKER),
+    CastVote(ASKER, accept=False),
+    NextRound(ASKER),
+    Rematch(ASKER),
+    LeaveSeat(ASKER, target=2),
+    AddBot(ASKER, target=1),
+    RemoveBot(ASKER, target=1),
+    StartMatch(ASKER),
+    ChangeSettings(ASKER, bot_level="hard", watchers=False),
+    AnswerClaim(ASKER, target=3, accept=True),
+    TakeSeat(2, player_id="p-1", name="Ana"),
+    ClaimSeat(3, player_id="p-1", name="Ana"),
+    CancelClaim(ASKER, player_id="p-1"),
+]
+
+
+def test_every_kind_of_command_crosses_the_data_plane_typed() -> None:
+    assert {kind_of(c) for c in EVERY_COMMAND} == SOCKET_KINDS | LOBBY_KINDS | SEATLESS_KINDS
+    for command in EVERY_COMMAND:
+        msg = Call(5, Act("gw-a/c1:2", "gw-a", "p-1", command, expires=99))
+        assert decode(encode(msg)) == msg, command
+
+
+def test_a_command_this_version_cannot_read_arrives_unreadable_not_as_a_broken_line() -> None:
+    """A newer gateway's kind (or a field missing) is the table's to refuse, with the engine's
+    code: the link that carried it stays up."""
+    line = (
+        b'{"t":"call","rid":1,"request":{"t":"act","cmd_id":"c","origin":"gw","player_id":"p",'
+        b'"kind":"juggle","args":{"balls":3},"expires":null}}\n'
+    )
+    msg = decode(line)
+    assert isinstance(msg, Call)
+    assert isinstance(msg.request, Act)
+    command = msg.request.command
+    assert isinstance(command, Unreadable)
+    assert (command.kind, command.error.code) == ("juggle", "unknown_type")
+    missing = decode(line.replace(b'"juggle","args":{"balls":3}', b'"swap","args":{"card":"AS"}'))
+    assert isinstance(missing, Call)
+    assert isinstance(missing.request, Act)
+    assert isinstance(missing.request.command, Unreadable)
+    assert missing.request.command.error.code == "bad_message"
 
 
 def test_an_entry_saved_before_holders_existed_reaches_nobody_privately() -> None:

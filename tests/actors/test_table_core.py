@@ -16,7 +16,7 @@ import redis
 
 from actors import keys, watchers
 from actors.orders import is_order
-from actors.protocol import Act, Join, Leave, Outcome
+from actors.protocol import Act, ErrorBody, Join, Leave, Outcome, Unreadable
 from actors.store import STOPPED_TTL_S
 from actors.table_core import TableCore
 from cluster.procs import RedisServer
@@ -25,6 +25,7 @@ CODE = "CORE"
 NAME = "T-core"
 START = 1_800_000_000_000  # the injected clock's start (ms)
 _ids = itertools.count()
+UNKNOWN = ErrorBody("unknown_type", "no such command: 'juggle'")
 
 
 @pytest.fixture
@@ -65,7 +66,7 @@ def stored_log(url: str, code: str = CODE) -> list[list[Any]]:
 
 
 def act(player: str, kind: str, **args: Any) -> Act:
-    return Act(f"cmd-{next(_ids)}", "gw", player, kind, args)
+    return Act.of(f"cmd-{next(_ids)}", "gw", player, kind, args)
 
 
 async def opened(url: str, clock: Clock, players: int = 4) -> TableCore:
@@ -130,6 +131,11 @@ async def test_a_refused_command_changes_nothing(redis_url: str) -> None:
         assert isinstance(stranger, Outcome)
         assert stranger.error is not None
         assert stranger.error.code == "no_seat"
+        # A command this version cannot read (a newer gateway's kind) is refused, unapplied.
+        unread = Act("cmd-u", "gw", "p0", Unreadable("juggle", {}, UNKNOWN))
+        refused = await core.serve(unread)
+        assert isinstance(refused, Outcome)
+        assert (refused.ok, refused.error) == (False, UNKNOWN)
         after = (core.version, core.feed.seq, json.dumps(saved(redis_url), sort_keys=True))
         assert after == before
         assert core.view(0) == view

@@ -97,7 +97,7 @@ async def test_commands_and_events_travel_the_link_to_the_core(redis_url: str) -
         assert isinstance(first, Batch)
         assert first.events == ()
         # B's command: its events come back in B's answer, and reach A through A's stream.
-        b.send(Call(1, Act("c-1", "gwB", "p0", "add_bot", {"seat": 1})))
+        b.send(Call(1, Act.of("c-1", "gwB", "p0", "add_bot", {"seat": 1})))
         answer = await b.read()
         assert isinstance(answer, Answer)
         assert answer.rid == 1

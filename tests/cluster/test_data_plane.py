@@ -114,7 +114,7 @@ async def test_nothing_is_served_before_a_hello_with_the_cluster_secret(stack: S
     assert nobody.joined == {}
     assert nobody.holders == {}
     # A command under another gateway's name acts only for the player it names, never a seat.
-    act = encode(Call(3, Act("x:1", "gw-x", "p-stranger", "ready", {})))
+    act = encode(Call(3, Act.of("x:1", "gw-x", "p-stranger", "ready", {})))
     got = await exchange(where, [encode(Hello(secret, "gw-x", code, inc)), act], limit=3)
     assert isinstance(got[1], Answer)
     assert getattr(got[1].reply, "error", None) is not None

@@ -143,7 +143,7 @@ async def _hubs_own_the_calls(table: Table) -> None:
     hubs = Hubs(table.directory, table.link, GATEWAY)
     conn = Connection(f"{GATEWAY}/1", "p0", 64)
     hub = await hubs.attach(CODE, conn)
-    reply = await hubs.call(CODE, Act("c-1", GATEWAY, "p0", "add_bot", {"seat": 1}))
+    reply = await hubs.call(CODE, Act.of("c-1", GATEWAY, "p0", "add_bot", {"seat": 1}))
     assert isinstance(reply, Outcome)
     assert reply.ok
     assert left("hubs:") == []  # the call's task ended with its reply
@@ -172,7 +172,7 @@ async def _a_call_whose_hub_stops(table: Table) -> None:
     await until(lambda: table.server.links == 1, "the table serves the hub's link")
     await table.core._save_lock.acquire()  # the command is judged; its answer waits for this
     calling = asyncio.ensure_future(
-        hubs.call(CODE, Act("c-1", GATEWAY, "p0", "add_bot", {"seat": 1}))
+        hubs.call(CODE, Act.of("c-1", GATEWAY, "p0", "add_bot", {"seat": 1}))
     )
     await until(lambda: "c-1" in table.core.done, "the table judged the command")
     hubs.detach(CODE, conn)  # the last connection goes: the hub and its link stop
