@@ -22,11 +22,12 @@ export function errorText(err) {
   return text === key ? t("err.generic") : text;
 }
 
-export function NameField({ value, onInput, id = "player-name" }) {
+export function NameField({ value, onInput, id = "player-name", inputRef = null }) {
   return html`<div class="field">
     <label for=${id}>${t("lobby.nameLabel")}</label>
     <input
       id=${id}
+      ref=${inputRef}
       name="name"
       autocomplete="nickname"
       maxlength=${MAX_CODE_POINTS}
@@ -227,7 +228,8 @@ function ReturnPanel({ tables }) {
 }
 
 // Seats grouped by team: partners (k and k + n/2) side by side, as they sit opposite.
-export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setName }) {
+// `nameRef`: the name field, for the page to focus when the name is refused.
+export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setName, nameRef = null }) {
   const n = table.players;
   const seats = table.seats;
   // A public (quick-play) table has no host (`host` null): nobody adds bots or starts it.
@@ -292,7 +294,7 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
   return html`<section class="lobby" aria-labelledby="lobby-title">
     <h1 id="lobby-title" tabindex="-1">${t("lobby.title", { n })}</h1>
     <${InviteBox} code=${code} />
-    ${!seated && html`<${NameField} value=${name} onInput=${setName} />`}
+    ${!seated && html`<${NameField} value=${name} onInput=${setName} inputRef=${nameRef} />`}
     <p class="hint">${t("lobby.partnersHint")}</p>
     <div class="teams">
       ${teams.map(
