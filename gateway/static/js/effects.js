@@ -66,7 +66,7 @@ export function effects(ev, g) {
       break;
     case "claim":
       // Joining late: the host hears of each request; the one who asked, of its answer.
-      if (ev.name !== null && !ev.approved && me === 0) {
+      if (ev.name !== null && !ev.approved && g.you.host) {
         const text = t("late.asked", { name: ev.name, seat: ev.seat + 1 });
         play("vote");
         toast(text);

@@ -320,7 +320,7 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
     >
       ${t("lobby.start")}
     </button>`}
-    ${seated && host !== null && !isHost && html`<p class="hint"><${Msg} k="lobby.waitHost" vars=${{ name: seats[0]?.name || "" }} /></p>`}
+    ${seated && host !== null && !isHost && html`<p class="hint"><${Msg} k="lobby.waitHost" vars=${{ name: seats[host]?.name || "" }} /></p>`}
     ${table.public &&
     html`<p class="hint" id="quick-wait">
       ${t("lobby.quickWait")}

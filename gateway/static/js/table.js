@@ -654,7 +654,7 @@ function LateJoin({ game, actions }) {
 // the requests still waiting.
 function ClaimRequests({ game, actions }) {
   const tb = game.table;
-  const isHost = game.you.seat === 0;
+  const isHost = game.you.host === true;
   return html`<section class="panel claim-requests" aria-label=${t("late.requests")}>
     <ul>
       ${tb.claims.map(
