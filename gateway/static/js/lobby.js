@@ -242,11 +242,12 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
   // Arriving (a new table, a seat taken): the title. A button gone once used (a bot added): the
   // host's next step, another bot or the start.
   const arrived = useRef(false);
+  const panel = useRef(null);
+  const title = useRef(null);
   useFocusRescue(() =>
     arrived.current
-      ? document.querySelector("#start-match:not([disabled]), [data-addbot]") ||
-        document.getElementById("lobby-title")
-      : document.getElementById("lobby-title"),
+      ? panel.current?.querySelector("#start-match:not([disabled]), [data-addbot]") || title.current
+      : title.current,
   );
   useEffect(() => {
     arrived.current = true;
@@ -291,8 +292,8 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
     </li>`;
   }
 
-  return html`<section class="lobby" aria-labelledby="lobby-title">
-    <h1 id="lobby-title" tabindex="-1">${t("lobby.title", { n })}</h1>
+  return html`<section class="lobby" aria-labelledby="lobby-title" ref=${panel}>
+    <h1 id="lobby-title" tabindex="-1" ref=${title}>${t("lobby.title", { n })}</h1>
     <${InviteBox} code=${code} />
     ${!seated && html`<${NameField} value=${name} onInput=${setName} inputRef=${nameRef} />`}
     <p class="hint">${t("lobby.partnersHint")}</p>

@@ -203,7 +203,8 @@ function CenterSlots({ center, selected, onSlot, flash, lastSwap, me, canSwap })
 }
 
 // Pointer drag from the hand to a slot; a short press without movement stays a tap (click).
-function useDrag(onDrop) {
+// `root`: a ref to an element holding the slots.
+function useDrag(onDrop, root) {
   const drag = useRef(null);
   function onPointerDown(e, cardId) {
     if (e.button !== 0 || e.currentTarget.getAttribute("aria-disabled") === "true") return;
@@ -219,7 +220,7 @@ function useDrag(onDrop) {
     d.moved = true;
     d.el.classList.add("dragging");
     d.el.style.transform = `translate(${dx}px, ${dy}px)`;
-    document.querySelectorAll(".slot.drop").forEach((s) => s.classList.remove("drop"));
+    root.current?.querySelectorAll(".slot.drop").forEach((s) => s.classList.remove("drop"));
     d.el.style.visibility = "hidden";
     const under = document.elementFromPoint(e.clientX, e.clientY)?.closest("[data-slot]");
     d.el.style.visibility = "";
@@ -231,7 +232,7 @@ function useDrag(onDrop) {
     if (!d || !d.moved) return;
     d.el.classList.remove("dragging");
     d.el.style.transform = "";
-    document.querySelectorAll(".slot.drop").forEach((s) => s.classList.remove("drop"));
+    root.current?.querySelectorAll(".slot.drop").forEach((s) => s.classList.remove("drop"));
     d.el.style.visibility = "hidden";
     const under = document.elementFromPoint(e.clientX, e.clientY)?.closest("[data-slot]");
     d.el.style.visibility = "";
@@ -297,20 +298,24 @@ function FloorControls({ game, actions }) {
   const lockLeft = tb.floor_ready_at ? tb.floor_ready_at - serverNow() : 0;
   const locked = lockLeft > 0;
   const [picker, setPicker] = useState(false);
+  const floorBtn = useRef(null);
+  const emitBtn = useRef(null);
+  const pickerBox = useRef(null);
   // Taking the floor is for showing an emoji: the button that does it comes next.
   useEffect(() => {
-    if (mine.floor && document.activeElement?.id === "floor-toggle") {
-      document.getElementById("emit-toggle")?.focus();
+    if (mine.floor && floorBtn.current && document.activeElement === floorBtn.current) {
+      emitBtn.current?.focus();
     }
   }, [mine.floor]);
   useEffect(() => {
-    if (picker) document.querySelector("#emit-picker button")?.focus();
+    if (picker) pickerBox.current?.querySelector("button")?.focus();
   }, [picker]);
   return html`<div class="floor-controls">
     <button
       type="button"
       class="floor-btn ${mine.floor ? "on" : ""} ${locked ? "locked" : ""}"
       id="floor-toggle"
+      ref=${floorBtn}
       aria-pressed=${mine.floor ? "true" : "false"}
       aria-disabled=${locked ? "true" : "false"}
       onClick=${() => !locked && actions.floor(!mine.floor)}
@@ -327,6 +332,7 @@ function FloorControls({ game, actions }) {
         type="button"
         class="emit-btn"
         id="emit-toggle"
+        ref=${emitBtn}
         aria-expanded=${picker ? "true" : "false"}
         aria-controls="emit-picker"
         onClick=${() => setPicker(!picker)}
@@ -334,7 +340,7 @@ function FloorControls({ game, actions }) {
         ${tb.choice ? html`<span class="big-emoji">${tb.choice}</span>` : t("floor.choose")}
       </button>
       ${picker &&
-      html`<div id="emit-picker" class="popover">
+      html`<div id="emit-picker" class="popover" ref=${pickerBox}>
         <p>${t("floor.pickerTitle")}</p>
         <${EmojiGrid}
           emojis=${tb.emojis}
@@ -342,7 +348,7 @@ function FloorControls({ game, actions }) {
           onPick=${(e) => {
             actions.emit(e);
             setPicker(false);
-            document.getElementById("emit-toggle")?.focus();
+            emitBtn.current?.focus();
           }}
           label=${t("floor.pickerTitle")}
           sign=${tb.sign}
@@ -446,6 +452,10 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
   // A dead link (status not "online") holds frames without refusing them: play waits for it.
   const live = status === "online";
   const canSwap = !watching && live && tb.phase === "playing" && game.pending.length === 0;
+  // Focus moves between elements the children draw: looked up within this page only.
+  const page = useRef(null);
+  const find = (selector) => page.current?.querySelector(selector) ?? null;
+  const handCards = () => page.current?.querySelectorAll(".hand-card") ?? [];
   // After a swap by keyboard, focus goes to the card that came into the hand (same place).
   const refocus = useRef(null);
   function swapNow(card, slot) {
@@ -456,21 +466,20 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
   const drag = useDrag((card, slot) => {
     setSelected(null);
     actions.swap(card, slot);
-  });
+  }, page);
   useEffect(() => {
     if (selected && !hand.some((c) => c.id === selected)) setSelected(null);
   }, [hand]);
   useLayoutEffect(() => {
     if (refocus.current === null) return;
-    const cards = document.querySelectorAll(".hand-card");
-    cards[refocus.current]?.focus();
+    handCards()[refocus.current]?.focus();
     refocus.current = null;
   }, [hand]);
   useFocusRescue(() =>
-    document.querySelector(".hand-card[aria-pressed='true']") ||
-    document.querySelector(".hand-card") ||
-    document.querySelector("#start-now, #play-again, #reveal-title") ||
-    document.querySelector("#replay-play"),
+    find(".hand-card[aria-pressed='true']") ||
+    find(".hand-card") ||
+    find("#start-now, #play-again, #reveal-title") ||
+    find("#replay-play"),
   );
 
   // Shortcuts: 1–4 choose a card of the hand (in reading order), then 1–4 a centre slot (left to
@@ -487,13 +496,13 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
       if (e.target.closest?.("input, select, textarea, .dialog, .popover, .emoji-grid")) return;
       const k = keys.current;
       const n = Number(e.key) - 1;
-      if (!k.ready || document.querySelector(".hand-wrap.cooling")) return;
+      if (!k.ready || find(".hand-wrap.cooling")) return;
       e.preventDefault();
       if (k.selected && k.hand.some((c) => c.id === k.selected)) {
         k.swapNow(k.selected, n);
       } else if (k.hand[n]) {
         setSelected(k.hand[n].id);
-        document.querySelectorAll(".hand-card")[n]?.focus();
+        handCards()[n]?.focus();
       }
     };
     window.addEventListener("keydown", onKey);
@@ -504,13 +513,13 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
     const next = selected === id ? null : id;
     setSelected(next);
     // Chosen with Enter or Space: on to the centre, where the arrows and Enter finish the swap.
-    if (next && byKeyboard) requestAnimationFrame(() => document.querySelector(".slot")?.focus());
+    if (next && byKeyboard) requestAnimationFrame(() => find(".slot")?.focus());
   }
 
   function onSlot(i) {
     if (!selected) {
       // Slot first, then a card works too: remember the slot by focusing the hand.
-      document.querySelector(".hand-card")?.focus();
+      find(".hand-card")?.focus();
       return;
     }
     swapNow(selected, i);
@@ -524,6 +533,7 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
 
   return html`<div
     class="table-page players-${n} ${watching ? "watching" : ""}"
+    ref=${page}
     data-phase=${tb.phase}
     data-seat=${watching ? "watch" : me}
   >
