@@ -1,6 +1,6 @@
 // The invite to a table: its code and link, the system share sheet where the browser has one, a
 // copy button that still works without the async clipboard, and a QR code to scan from a phone.
-import { useMemo, useState } from "preact/hooks";
+import { useMemo, useRef, useState } from "preact/hooks";
 import qrcode from "qrcode-generator";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
@@ -55,9 +55,10 @@ export function InviteBox({ code }) {
   const link = `${location.origin}/t/${code}`;
   const [copy, setCopy] = useState(""); // "", "done" or "failed"
   const canShare = typeof navigator.share === "function";
+  const linkField = useRef(null);
 
   async function onCopy() {
-    const ok = await copyText(link, document.getElementById("invite-link"));
+    const ok = await copyText(link, linkField.current);
     setCopy(ok ? "done" : "failed");
     setTimeout(() => setCopy(""), 4000);
   }
@@ -76,7 +77,7 @@ export function InviteBox({ code }) {
     </p>
     <div class="row">
       <label class="visually-hidden" for="invite-link">${t("lobby.inviteLabel")}</label>
-      <input id="invite-link" dir="ltr" readonly value=${link} onFocus=${(e) => e.currentTarget.select()} />
+      <input id="invite-link" ref=${linkField} dir="ltr" readonly value=${link} onFocus=${(e) => e.currentTarget.select()} />
       ${canShare &&
       html`<button type="button" id="invite-share" class="primary" onClick=${onShare}>
         ${t("invite.share")}

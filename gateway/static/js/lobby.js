@@ -22,11 +22,12 @@ export function errorText(err) {
   return text === key ? t("err.generic") : text;
 }
 
-export function NameField({ value, onInput, id = "player-name" }) {
+export function NameField({ value, onInput, id = "player-name", inputRef = null }) {
   return html`<div class="field">
     <label for=${id}>${t("lobby.nameLabel")}</label>
     <input
       id=${id}
+      ref=${inputRef}
       name="name"
       autocomplete="nickname"
       maxlength=${MAX_CODE_POINTS}
@@ -227,7 +228,8 @@ function ReturnPanel({ tables }) {
 }
 
 // Seats grouped by team: partners (k and k + n/2) side by side, as they sit opposite.
-export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setName }) {
+// `nameRef`: the name field, for the page to focus when the name is refused.
+export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setName, nameRef = null }) {
   const n = table.players;
   const seats = table.seats;
   // A public (quick-play) table has no host (`host` null): nobody adds bots or starts it.
@@ -240,11 +242,12 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
   // Arriving (a new table, a seat taken): the title. A button gone once used (a bot added): the
   // host's next step, another bot or the start.
   const arrived = useRef(false);
+  const panel = useRef(null);
+  const title = useRef(null);
   useFocusRescue(() =>
     arrived.current
-      ? document.querySelector("#start-match:not([disabled]), [data-addbot]") ||
-        document.getElementById("lobby-title")
-      : document.getElementById("lobby-title"),
+      ? panel.current?.querySelector("#start-match:not([disabled]), [data-addbot]") || title.current
+      : title.current,
   );
   useEffect(() => {
     arrived.current = true;
@@ -289,10 +292,10 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
     </li>`;
   }
 
-  return html`<section class="lobby" aria-labelledby="lobby-title">
-    <h1 id="lobby-title" tabindex="-1">${t("lobby.title", { n })}</h1>
+  return html`<section class="lobby" aria-labelledby="lobby-title" ref=${panel}>
+    <h1 id="lobby-title" tabindex="-1" ref=${title}>${t("lobby.title", { n })}</h1>
     <${InviteBox} code=${code} />
-    ${!seated && html`<${NameField} value=${name} onInput=${setName} />`}
+    ${!seated && html`<${NameField} value=${name} onInput=${setName} inputRef=${nameRef} />`}
     <p class="hint">${t("lobby.partnersHint")}</p>
     <div class="teams">
       ${teams.map(
@@ -318,7 +321,7 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
     >
       ${t("lobby.start")}
     </button>`}
-    ${seated && host !== null && !isHost && html`<p class="hint"><${Msg} k="lobby.waitHost" vars=${{ name: seats[0]?.name || "" }} /></p>`}
+    ${seated && host !== null && !isHost && html`<p class="hint"><${Msg} k="lobby.waitHost" vars=${{ name: seats[host]?.name || "" }} /></p>`}
     ${table.public &&
     html`<p class="hint" id="quick-wait">
       ${t("lobby.quickWait")}

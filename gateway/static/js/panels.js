@@ -78,12 +78,14 @@ export function SigningPanel({ game, actions }) {
   const tb = game.table;
   const mine = tb.seats[game.you.seat];
   const partner = partnerOf(game.you.seat, tb.players);
+  const panel = useRef(null);
+  const readyBtn = useRef(null);
   // Until the sign is fixed, the grid; then "I'm ready".
   useFocusRescue(() =>
     tb.sign
-      ? document.getElementById("ready-btn")
-      : document.querySelector(".signing .emoji[aria-pressed='true']") ||
-        document.querySelector(".signing .emoji"),
+      ? readyBtn.current
+      : panel.current?.querySelector(".emoji[aria-pressed='true']") ||
+        panel.current?.querySelector(".emoji"),
   );
   let whoChose = null;
   if (tb.sign) {
@@ -91,7 +93,7 @@ export function SigningPanel({ game, actions }) {
     else if (game.signBy === partner)
       whoChose = html`<${Msg} k="sign.byPartner" vars=${{ name: seatName(tb.seats, partner) }} />`;
   }
-  return html`<section class="signing panel" aria-labelledby="signing-title">
+  return html`<section class="signing panel" aria-labelledby="signing-title" ref=${panel}>
     <h2 id="signing-title">${t("sign.title", { n: tb.round })}</h2>
     <p class="hint">${t("sign.hint")}</p>
     ${tb.sign
@@ -112,6 +114,7 @@ export function SigningPanel({ game, actions }) {
         type="button"
         class="primary"
         id="ready-btn"
+        ref=${readyBtn}
         aria-disabled=${mine.ready ? "true" : "false"}
         aria-describedby=${tb.sign ? null : "ready-note"}
         onClick=${() => !mine.ready && actions.ready()}

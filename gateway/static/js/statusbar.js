@@ -1,0 +1,78 @@
+// The bar above the table: round, clock, scores, who holds the floor, watchers, the link.
+import { html } from "./html.js";
+import { listOf, t } from "./i18n.js";
+import { Name, teamLabel } from "./names.js";
+import { Countdown } from "./ticking.js";
+import { allowWatchers } from "./settings.js";
+
+export function StatusBar({ game, status }) {
+  const tb = game.table;
+  const teams = tb.players / 2;
+  const clockLabel = {
+    signing: t("status.signingClock"),
+    playing: t("status.roundClock"),
+    pause: t("status.pauseClock"),
+  }[tb.phase];
+  const floors = tb.seats.filter((s) => s.floor).map((s) => s.seat);
+  return html`<div class="statusbar" aria-label=${t("status.bar")}>
+    <span class="round-no">${t("status.round", { n: tb.round })}</span>
+    ${clockLabel &&
+    html`<span class="clock" data-phase=${tb.phase}>
+      <span class="clock-label">${clockLabel}</span>
+      <${Countdown} deadline=${tb.deadline} label=${clockLabel} />
+    </span>`}
+    <ul class="scores" aria-label=${t("status.scores")}>
+      ${Array.from(
+        { length: teams },
+        (_, k) => html`<li class="score team-${k} ${k === game.you.team ? "ours" : ""}" data-team=${k}>
+          <span class="team-dot" aria-hidden="true"></span>
+          <span class="team-label">${teamLabel(k)}</span>
+          <strong class="points" data-score=${tb.scores[k]}>${tb.scores[k]}</strong>
+        </li>`,
+      )}
+    </ul>
+    <span class="floor-holders">
+      ${floors.length
+        ? html`<span aria-hidden="true">🎙️</span> ${listOf(
+              floors.map((s) => html`<${Name} seats=${tb.seats} seat=${s} />`),
+            )}`
+        : html`<span class="muted">${t("status.noFloor")}</span>`}
+    </span>
+    ${status !== "replay" && html`<${WatchCount} game=${game} />`}
+    ${status === "replay"
+      ? html`<span class="net net-replay tag">${t("replay.tag")}</span>`
+      : html`<span class="net net-${status}" role="status">
+          <span class="dot" aria-hidden="true"></span>${t(`conn.${status === "online" ? "online" : "offline"}`)}
+        </span>`}
+  </div>`;
+}
+
+// How many watch without a seat. The host can close the table to them from here, mid-match too.
+function WatchCount({ game }) {
+  const tb = game.table;
+  const n = tb.watching ?? 0;
+  const allowed = tb.settings?.watchers !== false;
+  const label = allowed ? t("watch.count", { n }) : t("watch.closedShort");
+  if (!game.you.host || game.you.watching) {
+    if (!n) return null;
+    return html`<span class="watch-count" data-count=${n} aria-label=${label} title=${label}>
+      <span aria-hidden="true">👁 ${n}</span>
+    </span>`;
+  }
+  return html`<details class="watch-count watch-menu" data-count=${n} data-open=${allowed ? "yes" : "no"}>
+    <summary aria-label=${label} title=${label}>
+      <span aria-hidden="true">👁 ${allowed ? n : "⊘"}</span>
+    </summary>
+    <div class="popover">
+      <label>
+        <input
+          type="checkbox"
+          id="watchers-live-toggle"
+          checked=${allowed}
+          onChange=${(e) => allowWatchers(tb.code, e.currentTarget.checked)}
+        />
+        ${t("watch.allow")}
+      </label>
+    </div>
+  </details>`;
+}
