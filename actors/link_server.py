@@ -19,10 +19,14 @@ import random
 from collections.abc import AsyncIterator
 from typing import Protocol
 
-from actors.protocol import (
+from actors.codec import (
     MAX_REQUEST_LINE,
-    Answer,
     BadMessage,
+    decode,
+    encode,
+)
+from actors.protocol import (
+    Answer,
     Batch,
     Bye,
     Call,
@@ -38,8 +42,6 @@ from actors.protocol import (
     Reply,
     Request,
     Welcome,
-    decode,
-    encode,
 )
 from engine.errors import ErrorCode
 

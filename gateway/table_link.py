@@ -23,11 +23,15 @@ from typing import Any, Protocol
 
 import ray
 
+from actors.codec import (
+    MAX_LINE,
+    BadMessage,
+    decode,
+    encode,
+)
 from actors.directory import RESTART_WAIT_S, Directory, TableGone
 from actors.protocol import (
-    MAX_LINE,
     Answer,
-    BadMessage,
     Batch,
     Bye,
     Call,
@@ -39,8 +43,6 @@ from actors.protocol import (
     Reply,
     Request,
     Welcome,
-    decode,
-    encode,
 )
 from actors.tasks import Tasks
 from gateway import metrics

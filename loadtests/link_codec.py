@@ -16,6 +16,12 @@ from typing import Any
 
 import msgpack
 
+from actors.codec import (
+    decode,
+    encode,
+    from_json,
+    to_json,
+)
 from actors.protocol import (
     Act,
     Answer,
@@ -24,10 +30,6 @@ from actors.protocol import (
     Entry,
     Joined,
     Outcome,
-    decode,
-    encode,
-    from_json,
-    to_json,
 )
 
 HAND = [{"id": f"{r}{s}", "rank": r, "suit": s} for r, s in zip("AKQJ", "SHDC", strict=True)]

@@ -43,8 +43,12 @@ from typing import Any
 import psutil
 import ray
 
-from actors.protocol import (
+from actors.codec import (
     MAX_LINE,
+    decode,
+    encode,
+)
+from actors.protocol import (
     Act,
     Answer,
     Bye,
@@ -55,8 +59,6 @@ from actors.protocol import (
     Reply,
     Request,
     Welcome,
-    decode,
-    encode,
 )
 from actors.table_actor import actor_class
 from cluster.connect import connect_ray

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from actors.codec import (
+    BadMessage,
+    decode,
+    encode,
+)
 from actors.protocol import (
     Act,
     Answer,
-    BadMessage,
     Batch,
     Bye,
     Call,
@@ -29,8 +33,6 @@ from actors.protocol import (
     Views,
     ViewSet,
     Welcome,
-    decode,
-    encode,
     entry_from_json,
 )
 from engine.commands import (

@@ -9,9 +9,13 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from actors.codec import (
+    MAX_LINE,
+    decode,
+    encode,
+)
 from actors.link_server import LinkServer
 from actors.protocol import (
-    MAX_LINE,
     Act,
     Answer,
     Batch,
@@ -23,8 +27,6 @@ from actors.protocol import (
     Message,
     Outcome,
     Welcome,
-    decode,
-    encode,
 )
 from actors.table_core import TableCore
 from cluster.procs import RedisServer

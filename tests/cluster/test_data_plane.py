@@ -15,6 +15,10 @@ from typing import Any
 import httpx
 import redis
 
+from actors.codec import (
+    decode,
+    encode,
+)
 from actors.protocol import (
     Act,
     Answer,
@@ -26,8 +30,6 @@ from actors.protocol import (
     Views,
     ViewSet,
     Welcome,
-    decode,
-    encode,
 )
 from cluster.procs import RayWorkerNode
 from tests.cluster.client import Player, table_with
