@@ -1,4 +1,4 @@
-"""The team colours of app.css tell every pair of teams apart, for normal vision and under
+"""The team colours of css/base.css tell every pair of teams apart, for normal vision and under
 simulated deuteranopia and protanopia (the two most common dichromacies). Plain Python: no browser.
 
 Measure: CIEDE2000 (ΔE00) between the colours as a dichromat would see them, simulated with
@@ -26,7 +26,7 @@ import pytest
 
 from tests.browser.colour_vision import ciede2000, contrast_ratio, delta_e, parse_hex
 
-APP_CSS = Path(__file__).resolve().parents[2] / "gateway" / "static" / "app.css"
+APP_CSS = Path(__file__).resolve().parents[2] / "gateway" / "static" / "css" / "base.css"
 PAPER = "#fbfaf6"
 MIN_NORMAL = 25.0
 MIN_SIMULATED = 15.0
@@ -36,7 +36,7 @@ VISIONS: tuple[str | None, ...] = (None, "deuteranopia", "protanopia")
 def team_colours() -> list[str]:
     css = APP_CSS.read_text("utf-8")
     root = re.search(r":root\s*\{(.*?)\}", css, re.S)
-    assert root, "app.css has no :root block"
+    assert root, "css/base.css has no :root block"
     found = dict(re.findall(r"--team-(\d+):\s*(#[0-9a-fA-F]{6})\s*;", root.group(1)))
     assert sorted(found) == ["0", "1", "2", "3"], found
     return [found[str(k)] for k in range(4)]

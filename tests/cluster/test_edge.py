@@ -159,7 +159,7 @@ async def test_trusted_hosts_and_security_headers(stack: Stack) -> None:
         assert importmap is not None
         digest = base64.b64encode(hashlib.sha256(importmap.group(1)).digest()).decode()
         assert f"'sha256-{digest}'" in csp
-        for r in (page, await c.get("/api/emojis"), await c.get("/static/app.css")):
+        for r in (page, await c.get("/api/emojis"), await c.get("/static/css/base.css")):
             assert r.headers["x-content-type-options"] == "nosniff"
             assert r.headers["referrer-policy"] == "strict-origin-when-cross-origin"
             assert r.headers["x-frame-options"] == "DENY"

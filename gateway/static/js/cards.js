@@ -10,7 +10,7 @@ import { useTick } from "./ticking.js";
 
 export function CenterSlots({ center, selected, onSlot, flash, lastSwap, me, canSwap }) {
   const ref = useRef(null);
-  // The centre always reads left to right (see .center in app.css), in Arabic too.
+  // The centre always reads left to right (see .center in css/table.css), in Arabic too.
   function onKeyDown(e) {
     const step = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
     if (!step) return;
