@@ -15,7 +15,6 @@ table's clock), where it listens (its node's address), and how it ends (`ray.kil
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 import secrets
@@ -57,10 +56,6 @@ DEFAULT_PORTS = "20000-29999"
 LINK_SILENCE_S = float(os.environ.get("QUATRO_LINK_SILENCE", "20"))
 # Once the table stopped, how long its links get to say `Gone` before the actor ends.
 GONE_WAIT_S = 0.2
-# "1": once started, collect garbage and move every object left to the GC's permanent
-# generation (`gc.freeze`), which the collector no longer scans. A variant measured by
-# `loadtests.idle_floor --env QUATRO_GC_FREEZE=1` (docs/performance.md, "Memory").
-GC_FREEZE_ENV = "QUATRO_GC_FREEZE"
 
 
 class TableActor:
@@ -85,9 +80,6 @@ class TableActor:
             self.core.tasks.spawn(self._retire(), "retire")
         else:
             self.core.start()
-        if os.environ.get(GC_FREEZE_ENV) == "1":
-            gc.collect()
-            gc.freeze()
 
     async def _retire(self) -> None:
         """A lost table's incarnation ends for good: its players are told `table_lost` by the
