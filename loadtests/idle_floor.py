@@ -50,6 +50,7 @@ def measure(
             time.sleep(1.0)
         time.sleep(10.0)  # let start-up work finish
         seen = actor_env(stack.pid, env or {})
+        pydantic = actor_maps(stack.pid, "/pydantic_core/")
         sampler = NodeSampler(out / f"node-quiet{int(quiet)}.csv", stack.pid, uss_every=3)
         sampler.start()
         t0 = time.time()
@@ -66,6 +67,7 @@ def measure(
         "quiet_ray": quiet,
         "env": dict(env or {}),
         "env_in_actor": seen,
+        "pydantic_in_actor": pydantic,
         "actors": int(count),
         "cpu_per_actor_pct": round(ta.get("cpu", 0.0) / count, 3),
         "uss_mb_per_actor": round(ta.get("uss_mb_actor", float("nan")), 1),
@@ -93,6 +95,18 @@ def actor_env(root: int, env: dict[str, str]) -> bool | None:
             except psutil.Error:
                 continue
             return all(got.get(k) == v for k, v in env.items())
+    return None
+
+
+def actor_maps(root: int, part: str) -> bool | None:
+    """Whether a table actor's process maps a file whose path contains `part` (a library's
+    native extension: the library was imported). None: no actor to read."""
+    for p in tree(root):
+        if "TableActor" in _name(p):
+            try:
+                return any(part in m.path for m in p.memory_maps(grouped=True))
+            except psutil.Error:
+                continue
     return None
 
 
