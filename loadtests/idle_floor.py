@@ -3,6 +3,11 @@ settings (cluster.procs.RAY_QUIET).
 
     python -m loadtests.idle_floor --actors 40 --seconds 60            # both settings, in turn
     python -m loadtests.idle_floor --actors 40 --seconds 60 --quiet-ray 1
+    python -m loadtests.idle_floor --actors 20 --seconds 20 --quiet-ray 1 --env MALLOC_ARENA_MAX=4
+
+`--env KEY=VALUE` (repeatable) sets a variable in the stack's environment, which Ray's processes,
+the table actors among them, inherit: how a variant of the actor's process is measured against
+the defaults. Each result line says when its sampling started (UTC) and which variables it set.
 
 For each setting it starts the embedded stack with a pool of `--actors` ready table actors
 (created ahead of any table, exactly like the ones live tables use), waits for them, samples
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
@@ -24,8 +30,15 @@ from loadtests.report import NodeRow, node_means
 from loadtests.stack import EmbeddedStack
 
 
-def measure(actors: int, seconds: float, quiet: bool, out: Path) -> dict[str, object]:
-    stack = EmbeddedStack(out / f"stack-quiet{int(quiet)}.log", pool_size=actors, quiet_ray=quiet)
+def measure(
+    actors: int, seconds: float, quiet: bool, out: Path, env: dict[str, str] | None = None
+) -> dict[str, object]:
+    stack = EmbeddedStack(
+        out / f"stack-quiet{int(quiet)}.log",
+        pool_size=actors,
+        quiet_ray=quiet,
+        extra_env=dict(env or {}),
+    )
     stack.start()
     try:
         assert stack.pid is not None
@@ -36,6 +49,8 @@ def measure(actors: int, seconds: float, quiet: bool, out: Path) -> dict[str, ob
                 break
             time.sleep(1.0)
         time.sleep(10.0)  # let start-up work finish
+        seen = actor_env(stack.pid, env or {})
+        pydantic = actor_maps(stack.pid, "/pydantic_core/")
         sampler = NodeSampler(out / f"node-quiet{int(quiet)}.csv", stack.pid, uss_every=3)
         sampler.start()
         t0 = time.time()
@@ -48,10 +63,15 @@ def measure(actors: int, seconds: float, quiet: bool, out: Path) -> dict[str, ob
     ta = means.get("table_actors", {})
     count = max(1.0, ta.get("procs", 0.0))
     return {
+        "utc": datetime.fromtimestamp(t0, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "quiet_ray": quiet,
+        "env": dict(env or {}),
+        "env_in_actor": seen,
+        "pydantic_in_actor": pydantic,
         "actors": int(count),
         "cpu_per_actor_pct": round(ta.get("cpu", 0.0) / count, 3),
         "uss_mb_per_actor": round(ta.get("uss_mb_actor", float("nan")), 1),
+        "rss_mb_per_actor": round(ta.get("rss_mb", 0.0) / count, 1),
         "cpu_table_actors_pct": round(ta.get("cpu", 0.0), 1),
         "cpu_ray_pct": round(means.get("ray", {}).get("cpu", 0.0), 1),
         "cpu_gateway_pct": round(means.get("gateway", {}).get("cpu", 0.0), 1),
@@ -66,6 +86,38 @@ def _name(p: psutil.Process) -> str:
         return ""
 
 
+def actor_env(root: int, env: dict[str, str]) -> bool | None:
+    """Whether a table actor's process has every variable of `env` (None: no actor to read)."""
+    for p in tree(root):
+        if "TableActor" in _name(p):
+            try:
+                got = p.environ()
+            except psutil.Error:
+                continue
+            return all(got.get(k) == v for k, v in env.items())
+    return None
+
+
+def actor_maps(root: int, part: str) -> bool | None:
+    """Whether a table actor's process maps a file whose path contains `part` (a library's
+    native extension: the library was imported). None: no actor to read."""
+    for p in tree(root):
+        if "TableActor" in _name(p):
+            try:
+                return any(part in m.path for m in p.memory_maps(grouped=True))
+            except psutil.Error:
+                continue
+    return None
+
+
+def env_setting(text: str) -> tuple[str, str]:
+    """`KEY=VALUE` from the command line."""
+    key, sep, value = text.partition("=")
+    if not sep or not key or not key.replace("_", "").isalnum():
+        raise argparse.ArgumentTypeError(f"not KEY=VALUE: {text!r}")
+    return key, value
+
+
 def sampler_rows(sampler: NodeSampler) -> list[NodeRow]:
     return [
         NodeRow(r.t, r.group, r.cpu, r.rss_mb, r.procs, r.uss_mb_per_actor) for r in sampler.rows
@@ -78,12 +130,20 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=60.0)
     p.add_argument("--quiet-ray", choices=("0", "1", "both"), default="both")
     p.add_argument("--out", type=Path, default=Path("results") / "idle-floor")
+    p.add_argument(
+        "--env",
+        type=env_setting,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set in the environment of the stack and Ray's processes (repeatable)",
+    )
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     settings = [False, True] if a.quiet_ray == "both" else [a.quiet_ray == "1"]
     print(json.dumps({"machine": machine()}))
     for quiet in settings:
-        print(json.dumps(measure(a.actors, a.seconds, quiet, a.out)), flush=True)
+        print(json.dumps(measure(a.actors, a.seconds, quiet, a.out, dict(a.env))), flush=True)
 
 
 if __name__ == "__main__":

@@ -196,6 +196,14 @@ NetworkPolicy and the Ray pods' QUATRO_TABLE_PORTS must agree. */}}
 {{- dict "first" $first "last" $last | toJson -}}
 {{- end -}}
 
+{{/* The environment of the Ray nodes' containers only (ray.nodeEnv), beside quatro.env. */}}
+{{- define "quatro.rayNodeEnv" -}}
+{{- range $name, $value := .Values.ray.nodeEnv }}
+- name: {{ $name }}
+  value: {{ $value | quote }}
+{{- end }}
+{{- end -}}
+
 {{- define "quatro.tablePortsEnv" -}}
 {{- $ports := include "quatro.tablePorts" . | fromJson -}}
 - name: QUATRO_TABLE_PORTS
