@@ -282,6 +282,9 @@ RAY_QUIET = {
 }
 
 
+START_NICE = 15  # the nice value Ray starts its workers at (its `worker_niceness`)
+WORKER_NICENESS_ENV = "RAY_worker_niceness"
+
 # Ray's switch for one-machine clusters; "0" keeps a driver's 127.0.0.1 as it is.
 ONE_MACHINE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
@@ -314,6 +317,10 @@ def ray_env(
     if preload is not None:
         loopback.preload_env(preload, env)
     env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # Workers start at this low priority (Ray's own default, said here so that it is ours), and
+    # a table actor raises itself to QUATRO_PLAY_NICE once it holds a table: starting actors
+    # take only the CPU that play leaves (actors/priority.py).
+    env.setdefault(WORKER_NICENESS_ENV, str(START_NICE))
     for key, value in RAY_QUIET.items():
         env.setdefault(key, value)
     return env
