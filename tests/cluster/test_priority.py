@@ -59,7 +59,8 @@ async def test_a_table_plays_at_the_priority_of_play_and_the_pool_waits_low(stac
     try:
         playing = actor_pid(stack, code)
         assert nices(playing) == {DEFAULT_PLAY_NICE}
-        assert python_nice(await pooled_pid(stack)) == ray_start_nice()
+        # Ray lowered it by its worker_niceness, from wherever the node started (QUATRO_RAY_NICE).
+        assert python_nice(await pooled_pid(stack)) >= ray_start_nice()
         # A restarted incarnation starts low like any worker, and plays at play's priority
         # once it has found its table again, before anyone calls it.
         os.kill(playing, signal.SIGKILL)
