@@ -23,6 +23,7 @@ from typing import Any
 
 import ray
 
+from actors import priority
 from actors.link_server import LinkServer, port_range
 from actors.protocol import Batch, Reply, Request
 
@@ -80,6 +81,8 @@ class TableActor:
             self.core.tasks.spawn(self._retire(), "retire")
         else:
             self.core.start()
+            if self.core.table is not None:
+                priority.to_play()  # a restarted table plays on at once (actors/priority.py)
 
     async def _retire(self) -> None:
         """A lost table's incarnation ends for good: its players are told `table_lost` by the
@@ -107,6 +110,7 @@ class TableActor:
             "seq": self.core.feed.seq,
             "incarnation": self.incarnation,
             "links_refused": refused,
+            "nice": priority.current(),
         }
 
     async def hand_over(self) -> dict[str, Any]:
@@ -144,8 +148,11 @@ class TableActor:
         idle: tuple[float, ...],
         replay_ttl: int = DEFAULT_REPLAY_TTL_S,
     ) -> dict[str, Any]:
-        """Give this pooled actor its table (`TableCore.open`)."""
-        return await self.core.open(code, config, host, name, idle, replay_ttl)
+        """Give this pooled actor its table (`TableCore.open`), and the priority of play."""
+        answer = await self.core.open(code, config, host, name, idle, replay_ttl)
+        if answer.get("ok"):
+            priority.to_play()
+        return answer
 
     async def summary(self) -> dict[str, Any] | None:
         self.core.start()

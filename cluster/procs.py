@@ -229,6 +229,21 @@ def _node_args(
     return args
 
 
+def _node_setup(nice: int) -> Callable[[], None] | None:
+    """The child's setup, and the nice value its Ray processes run at (their workers start from
+    it: QUATRO_RAY_NICE, see START_NICE)."""
+    setup = _child_setup()
+    if nice == 0:
+        return setup
+
+    def run() -> None:
+        if setup is not None:
+            setup()
+        os.nice(nice)
+
+    return run
+
+
 def _start_node(args: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
     log = open(log_path, "wb")  # noqa: SIM115 - the child owns it
     proc = subprocess.Popen(
@@ -237,7 +252,7 @@ def _start_node(args: list[str], env: dict[str, str], log_path: Path) -> subproc
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
-        preexec_fn=_child_setup(),
+        preexec_fn=_node_setup(int(env.get(RAY_NICE_ENV, "0") or "0")),
     )
     log.close()
     return proc
@@ -293,6 +308,13 @@ RAY_QUIET = {
 # override each.
 RAY_NODE_ENV = {"MALLOC_ARENA_MAX": "2"}
 
+# Priorities (actors/priority.py). Ray lowers a worker's main thread by `worker_niceness` once
+# its own threads have started; the nice value of the Ray processes we start (QUATRO_RAY_NICE,
+# 0 by default) is where every thread of a worker starts from, its imports included. A table
+# actor raises itself to QUATRO_PLAY_NICE once it holds a table.
+START_NICE = 15
+WORKER_NICENESS_ENV = "RAY_worker_niceness"
+RAY_NICE_ENV = "QUATRO_RAY_NICE"
 
 # Ray's switch for one-machine clusters; "0" keeps a driver's 127.0.0.1 as it is.
 ONE_MACHINE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -326,6 +348,10 @@ def ray_env(
     if preload is not None:
         loopback.preload_env(preload, env)
     env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # Workers start at this low priority (Ray's own default, said here so that it is ours), and
+    # a table actor raises itself to QUATRO_PLAY_NICE once it holds a table: starting actors
+    # take only the CPU that play leaves (actors/priority.py).
+    env.setdefault(WORKER_NICENESS_ENV, str(START_NICE))
     for key, value in RAY_QUIET.items():
         env.setdefault(key, value)
     return env

@@ -1,0 +1,45 @@
+"""The A/B runner's summary reads a finished capacity run as capacity wrote it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from loadtests.ab import markdown, rows_of, setting
+
+
+def test_a_setting_is_a_name_and_its_environment() -> None:
+    assert setting("play0:QUATRO_PLAY_NICE=0,QUATRO_RAY_NICE=15") == (
+        "play0",
+        {"QUATRO_PLAY_NICE": "0", "QUATRO_RAY_NICE": "15"},
+    )
+    assert setting("ray15:QUATRO_PLAY_NICE=") == ("ray15", {"QUATRO_PLAY_NICE": ""})
+    with pytest.raises(argparse.ArgumentTypeError, match="KEY=VALUE"):
+        setting("x:NOPE")
+
+
+def test_each_step_of_a_run_is_one_row(tmp_path: Path) -> None:
+    step = {
+        "tables": 80,
+        "held": False,
+        "why": ["p99 swap→ack 60.4 ms > 50"],
+        "exchanges": {"swap→ack": {"p99": 60.4}},
+        "server_swap→ack": {"p50": 4.0, "p99": 47.2},
+        "lag": {"p50": 0.7, "p99": 15.8},
+        "ramp": {"new_tables_per_s": 0.9, "swap→ack": {"p99": math.nan}},
+        "ceiling": 248.0,
+    }
+    (tmp_path / "capacity.json").write_text(json.dumps({"steps": [step]}))
+    (row,) = rows_of("play0", 2, tmp_path)
+    assert row["tables"] == 80
+    assert row["held"] is False
+    assert (row["ack p99"], row["server ack p99"], row["lag p99"]) == (60.4, 47.2, 15.8)
+    assert row["ramp ack p99 (live)"] is None  # no live table during the first ramp
+    assert row["of ceiling %"] == 32.3
+    assert "| play0 | 2 | 80 | False | 60.4 | 47.2 | 15.8 |  | 0.9 | 32.3 |" in markdown([row])
+    (missing,) = rows_of("play0", 3, tmp_path / "nothing")
+    assert missing["why"] == ["no result"]
