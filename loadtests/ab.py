@@ -61,6 +61,8 @@ def rows_of(name: str, run: int, result: Path) -> list[dict[str, Any]]:
                 "server ack p99": _p99(s.get("server_swap→ack")),
                 "lag p99": _p99(s.get("lag")),
                 "ramp ack p99 (live)": _p99(s.get("ramp", {}).get("swap→ack")),
+                "ramp server ack p99": _p99(s.get("ramp", {}).get("server_swap→ack")),
+                "ramp lag p99": _p99(s.get("ramp", {}).get("lag")),
                 "ramp tables/s": s.get("ramp", {}).get("new_tables_per_s"),
                 "of ceiling %": round(100 * s["tables"] / ceiling, 1) if ceiling else None,
                 "why": s.get("why", []),
@@ -79,6 +81,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         "server ack p99",
         "lag p99",
         "ramp ack p99 (live)",
+        "ramp server ack p99",
+        "ramp lag p99",
         "ramp tables/s",
         "of ceiling %",
     ]

@@ -17,7 +17,9 @@ run cleanly: the stack and Locust are stopped by their PIDs.
 Three figures judge the node apart from the instrument and against itself:
 - **The ramp.** While a step's new tables are being created, the p99 `swap→ack` of the tables
   that were already in play before it began (`ramp ack p99`), beside the hold's: starting
-  tables must not disturb play (goal: the hold's bound).
+  tables must not disturb play (goal: the hold's bound); beside it the gateway's own time for
+  the ramp's swaps (`ramp server ack p99`) and Locust's lag meanwhile (`ramp lag p99`), since
+  spawning users is the load generator's busiest moment.
 - **The instrument.** Locust's own event-loop lag over the hold (`lag p99`: how late its
   greenlets wake, a delay inside every latency it reports) and the gateway's own time for the
   same swaps, from its `quatro_command_seconds` histogram (`server ack p99`: frame in → answer
@@ -242,6 +244,14 @@ def ceiling(cpu: float, fixed: float, tables: int) -> tuple[float, float] | None
     return per_table, (100.0 * cores - fixed) / per_table
 
 
+def _server(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """p50 and p99 (ms) of the gateway's own time for a swap between two scrapes."""
+    return {
+        f"p{q}": round(server_quantile(before, after, "quatro_command_seconds", "swap", q / 100), 1)
+        for q in (50, 99)
+    }
+
+
 def step(
     a: argparse.Namespace,
     out: Path,
@@ -254,6 +264,7 @@ def step(
 ) -> dict[str, Any]:
     users = n * a.players
     control.set(users=users, spawn_rate=a.spawn_rate)
+    ramp_from = scrape(stack.url)
     t_ramp = time.time()
     deadline = t_ramp + users / a.spawn_rate + 180.0
     live = 0.0
@@ -263,6 +274,7 @@ def step(
         if live >= n:
             break
     t_live = time.time()
+    ramp_to = scrape(stack.url)
     ramp_s = t_live - t_ramp
     # The tables already in play while this step's were created (none before the first step).
     ramp_w = window(read_samples(out), t_ramp, t_live, live_before=t_ramp)
@@ -272,6 +284,9 @@ def step(
         "live_tables": live_before,
         "swap→ack": ramp_w.stat("swap→ack").row(),
         "lag": ramp_w.lag_row(),
+        # The gateway's own time for the swaps of the ramp: what players would see from
+        # machines of their own, apart from the load generator's lag while it spawns users.
+        "server_swap→ack": _server(ramp_from, ramp_to),
     }
     if live < n:
         return {
@@ -300,10 +315,7 @@ def step(
         else None
     )
     cost = ceiling(node_cpu(means), fixed, n)
-    server = {
-        f"p{q}": round(server_quantile(before, after, "quatro_command_seconds", "swap", q / 100), 1)
-        for q in (50, 99)
-    }
+    server = _server(before, after)
     return {
         "tables": n,
         "players": users,
@@ -382,6 +394,8 @@ def write_report(
                 "held": "yes" if r["held"] else "no",
                 "ack p50/p95/p99": _ppp(ex["swap→ack"]),
                 "ramp ack p99 (live)": ramp.get("swap→ack", {}).get("p99", math.nan),
+                "ramp server ack p99": ramp.get("server_swap→ack", {}).get("p99", math.nan),
+                "ramp lag p99": ramp.get("lag", {}).get("p99", math.nan),
                 "ramp tables/s": ramp.get("new_tables_per_s"),
                 "server ack p50/p99": f"{server['p50']}/{server['p99']}",
                 "lag p99": r["lag"]["p99"],

@@ -30,7 +30,12 @@ def test_each_step_of_a_run_is_one_row(tmp_path: Path) -> None:
         "exchanges": {"swap→ack": {"p99": 60.4}},
         "server_swap→ack": {"p50": 4.0, "p99": 47.2},
         "lag": {"p50": 0.7, "p99": 15.8},
-        "ramp": {"new_tables_per_s": 0.9, "swap→ack": {"p99": math.nan}},
+        "ramp": {
+            "new_tables_per_s": 0.9,
+            "swap→ack": {"p99": math.nan},
+            "server_swap→ack": {"p50": 3.0, "p99": 41.0},
+            "lag": {"p50": 1.0, "p99": 900.0},
+        },
         "ceiling": 248.0,
     }
     (tmp_path / "capacity.json").write_text(json.dumps({"steps": [step]}))
@@ -40,6 +45,8 @@ def test_each_step_of_a_run_is_one_row(tmp_path: Path) -> None:
     assert (row["ack p99"], row["server ack p99"], row["lag p99"]) == (60.4, 47.2, 15.8)
     assert row["ramp ack p99 (live)"] is None  # no live table during the first ramp
     assert row["of ceiling %"] == 32.3
-    assert "| play0 | 2 | 80 | False | 60.4 | 47.2 | 15.8 |  | 0.9 | 32.3 |" in markdown([row])
+    assert (row["ramp server ack p99"], row["ramp lag p99"]) == (41.0, 900.0)
+    line = "| play0 | 2 | 80 | False | 60.4 | 47.2 | 15.8 |  | 41.0 | 900.0 | 0.9 | 32.3 |"
+    assert line in markdown([row])
     (missing,) = rows_of("play0", 3, tmp_path / "nothing")
     assert missing["why"] == ["no result"]
