@@ -9,7 +9,8 @@ A setting is `name:KEY=VALUE,KEY=VALUE` (environment for the whole stack: the ga
 Ray's nodes and so their workers); what follows `--` is passed to every capacity run. Each run's
 results stay in `--out`/<setting>-<n>/; the summary (`ab.json`, `ab.md`) lists per run and step
 whether it held, p99 `swap→ack` over the hold (client and server), the load generator's lag,
-p99 `swap→ack` of the live tables during the step's ramp, and capacity ÷ ceiling.
+p99 `swap→ack` of the live tables during the step's ramp (client and server, and Locust's lag
+meanwhile), and capacity ÷ ceiling. `--read DIR` prints the summary of runs already made.
 """
 
 from __future__ import annotations
@@ -94,6 +95,18 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def summarise(out: Path, names: list[str]) -> int:
+    """The summary of the runs already in `out` (folders `<setting>-<n>`), in the order run."""
+    rows: list[dict[str, Any]] = []
+    runs = sorted({int(d.name.rsplit("-", 1)[1]) for d in out.iterdir() if d.is_dir()})
+    for run in runs:
+        for name in names:
+            if (out / f"{name}-{run}").is_dir():
+                rows += rows_of(name, run, out / f"{name}-{run}")
+    print(markdown(rows), end="")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     cut = argv.index("--") if "--" in argv else len(argv)
@@ -102,7 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--setting", type=setting, action="append", required=True)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--read", type=Path, default=None, help="summarise the runs of this folder")
     args = p.parse_args(ours)
+    if args.read is not None:
+        return summarise(args.read, [name for name, _ in args.setting])
     out = args.out or Path("results") / time.strftime("ab-%Y%m%d-%H%M%S", time.gmtime())
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []

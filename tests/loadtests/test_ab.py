@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtests.ab import markdown, rows_of, setting
+from loadtests.ab import markdown, rows_of, setting, summarise
 
 
 def test_a_setting_is_a_name_and_its_environment() -> None:
@@ -50,3 +50,19 @@ def test_each_step_of_a_run_is_one_row(tmp_path: Path) -> None:
     assert line in markdown([row])
     (missing,) = rows_of("play0", 3, tmp_path / "nothing")
     assert missing["why"] == ["no result"]
+
+
+def test_a_folder_of_runs_is_summarised_in_the_order_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, run, tables in (("a", 1, 10), ("b", 1, 20), ("a", 2, 30)):
+        (tmp_path / f"{name}-{run}").mkdir()
+        step = {"tables": tables, "held": True, "exchanges": {}, "ramp": {}}
+        (tmp_path / f"{name}-{run}" / "capacity.json").write_text(json.dumps({"steps": [step]}))
+    assert summarise(tmp_path, ["a", "b"]) == 0
+    rows = [
+        line
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("| a") or line.startswith("| b")
+    ]
+    assert [r.split(" | ")[2] for r in rows] == ["10", "20", "30"]
