@@ -27,9 +27,17 @@ DEFAULT_PLAY_NICE = 0
 
 
 def play_nice() -> int | None:
-    """The nice value tables play at; None when the setting is empty (leave it as Ray set it)."""
+    """The nice value tables play at; None when the setting is empty (leave it as Ray set it)
+    or not a number: a typo in an operator's setting must not keep any table from opening or
+    a restarted one from coming back, so it is said in the log and ignored."""
     raw = os.environ.get(PLAY_NICE_ENV, str(DEFAULT_PLAY_NICE)).strip()
-    return None if raw == "" else max(-20, min(19, int(raw)))
+    if raw == "":
+        return None
+    try:
+        return max(-20, min(19, int(raw)))
+    except ValueError:
+        log.warning("%s=%r is not a nice value: ignored", PLAY_NICE_ENV, raw[:32])
+        return None
 
 
 def current() -> int:
