@@ -11,8 +11,11 @@ run stops at the first step that fails. For every step it reports p50/p95/p99 of
 failures, the CPU of the table actors, the gateway, Redis and Ray's own processes (and, apart,
 of the load generator), the private memory (USS) per table actor, and the table-actor calls per
 second; at each step that held (every step with `--keep-going`) it records a py-spy profile of
-the gateway and of one table actor (`--profile-seconds 0` to skip). SIGINT or SIGTERM stop the
-run cleanly: the stack and Locust are stopped by their PIDs.
+the gateway and of one table actor (`--profile-seconds 0` to skip); `--profile-ramp S` records
+the gateway, thread by thread, over the first S seconds of each ramp (`profile-ramp-<tables>/`),
+to see whether its event loop is what makes the live tables wait while new ones start; `--pool
+N` keeps N actors ready, so a ramp of up to N tables starts no process while it lasts. SIGINT
+or SIGTERM stop the run cleanly: the stack and Locust are stopped by their PIDs.
 
 Three figures judge the node apart from the instrument and against itself:
 - **The ramp.** While a step's new tables are being created, the p99 `swap→ack` of the tables
@@ -54,7 +57,7 @@ import psutil
 
 from loadtests.node import NODE_GROUPS, NodeSampler, machine, tree
 from loadtests.placement import placement
-from loadtests.profiles import profile_pids
+from loadtests.profiles import collect, profile_pids, record
 from loadtests.report import (
     EXCHANGES,
     Window,
@@ -91,6 +94,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--drop-rate", type=float, default=0.0, help="drops per user per minute")
     p.add_argument("--spawn-rate", type=float, default=8.0, help="users started per second")
     p.add_argument("--profile-seconds", type=float, default=20.0, help="py-spy per held step")
+    p.add_argument(
+        "--profile-ramp",
+        type=float,
+        default=0.0,
+        help="py-spy of the gateway, by thread, over the first SECONDS of each step's ramp",
+    )
+    p.add_argument(
+        "--pool",
+        type=int,
+        default=8,
+        help="ready table actors kept (QUATRO_POOL_MIN = QUATRO_POOL_MAX): a ramp drawn from a "
+        "pool grown ahead of it starts no process while it lasts",
+    )
     p.add_argument("--max-p99-ack", type=float, default=LIMITS["swap→ack"])
     p.add_argument("--max-p99-seen", type=float, default=LIMITS["swap→seen"])
     p.add_argument("--max-failures", type=float, default=MAX_FAILURE_RATIO)
@@ -155,10 +171,11 @@ def run(argv: list[str] | None = None) -> int:
     stack = EmbeddedStack(
         out / "stack.log",
         table_slots=max(steps) // a.nodes + 32,  # per node
-        pool_size=8,
+        pool_size=a.pool,
         nodes=a.nodes,
         quiet_ray=a.quiet_ray == "1",
         lobby_idle_s=600.0,
+        extra_env={"QUATRO_POOL_MIN": str(a.pool), "QUATRO_POOL_MAX": str(a.pool)},
     )
     control = Control(out / "control.json")
     control.set(users=0, spawn_rate=a.spawn_rate)
@@ -266,6 +283,11 @@ def step(
     control.set(users=users, spawn_rate=a.spawn_rate)
     ramp_from = scrape(stack.url)
     t_ramp = time.time()
+    spy = None
+    if a.profile_ramp > 0 and stack.pid is not None:
+        raw = out / f"profile-ramp-{n}" / "gateway.raw"
+        raw.parent.mkdir(parents=True, exist_ok=True)
+        spy = record(stack.pid, a.profile_ramp, raw, threads=True)
     deadline = t_ramp + users / a.spawn_rate + 180.0
     live = 0.0
     while time.time() < deadline:
@@ -275,6 +297,8 @@ def step(
             break
     t_live = time.time()
     ramp_to = scrape(stack.url)
+    if spy is not None and stack.pid is not None:
+        collect(out / f"profile-ramp-{n}", {"gateway": spy}, {"gateway": stack.pid}, a.profile_ramp)
     ramp_s = t_live - t_ramp
     # The tables already in play while this step's were created (none before the first step).
     ramp_w = window(read_samples(out), t_ramp, t_live, live_before=t_ramp)

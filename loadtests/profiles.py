@@ -39,9 +39,15 @@ def py_spy() -> str:
     return exe
 
 
-def record(pid: int, seconds: float, out: Path, rate: int = 100) -> subprocess.Popen[bytes]:
+def record(
+    pid: int, seconds: float, out: Path, rate: int = 100, threads: bool = False
+) -> subprocess.Popen[bytes]:
+    """`threads`: each stack begins with its thread, so the event loop's own time reads apart
+    from the worker threads' (`asyncio.to_thread`, Ray's Python-side threads)."""
     cmd = [py_spy(), "record", "--pid", str(pid), "--duration", str(int(seconds))]
     cmd += ["--rate", str(rate), "--format", "raw", "--output", str(out), "--nonblocking"]
+    if threads:
+        cmd.append("--threads")
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -62,6 +68,17 @@ def category(frame: str) -> str | None:
         if any(m in frame for m in marks):
             return name
     return None
+
+
+def thread_label(stack: tuple[str, ...]) -> str:
+    """A thread (recorded with `--threads`) by what it runs: the event loop, the executor of
+    `asyncio.to_thread`, or its outermost frame."""
+    text = ";".join(stack)
+    if "run_until_complete" in text or "run_forever" in text:
+        return "event loop"
+    if "concurrent/futures/thread.py" in text:
+        return "executor (asyncio.to_thread)"
+    return f"{stack[0]} {stack[1] if len(stack) > 1 else ''}".strip()
 
 
 def summarise(stacks: Counter[tuple[str, ...]], top: int = 25) -> str:
@@ -85,6 +102,13 @@ def summarise(stacks: Counter[tuple[str, ...]], top: int = 25) -> str:
     lines += [f"  {100 * n / total:5.1f}%  {c}" for c, n in leaf_cat.most_common()]
     lines += ["", "inclusive time by category (a sample counts for every category on its stack):"]
     lines += [f"  {100 * n / total:5.1f}%  {c}" for c, n in incl_cat.most_common()]
+    by_thread: Counter[str] = Counter()
+    for stack, n in stacks.items():
+        if stack and stack[0].startswith("thread"):
+            by_thread[thread_label(stack)] += n
+    if by_thread:
+        lines += ["", "time by thread:"]
+        lines += [f"  {100 * n / total:5.1f}%  {t}" for t, n in by_thread.most_common(top)]
     lines += ["", f"top {top} functions by self time:"]
     lines += [f"  {100 * n / total:5.1f}%  {f}" for f, n in leaf_fn.most_common(top)]
     lines += ["", f"top {top} functions by inclusive time:"]
@@ -96,6 +120,13 @@ def profile_pids(out: Path, targets: dict[str, int], seconds: float) -> dict[str
     """Record every target at once; write `<name>.raw` and `<name>.txt` (the summary)."""
     out.mkdir(parents=True, exist_ok=True)
     procs = {name: record(pid, seconds, out / f"{name}.raw") for name, pid in targets.items()}
+    return collect(out, procs, targets, seconds)
+
+
+def collect(
+    out: Path, procs: dict[str, subprocess.Popen[bytes]], targets: dict[str, int], seconds: float
+) -> dict[str, Path]:
+    """Wait for recordings started with `record` and write their summaries."""
     written: dict[str, Path] = {}
     for name, proc in procs.items():
         try:
