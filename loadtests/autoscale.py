@@ -53,6 +53,10 @@ UP_WITHIN_S = 90.0  # demand to a table answering from the worker added for it
 KEEP_PAST_IDLE_S = 10.0  # a busy worker is watched this long past the idle timeout
 REMOVE_WITHIN_S = 45.0  # an idle worker is gone within the idle timeout plus this
 
+SWAP_WITHIN_S = 30.0
+# What a move of a table must keep, as its host sees it: the score, the round, the cards.
+KEPT = ("scores", "round", "phase", "hand", "center", "sign")
+
 T = TypeVar("T")
 
 
@@ -228,11 +232,27 @@ class Table:
         return str((await self.handle.ping.remote())["node"])
 
     async def state(self) -> dict[str, Any]:
-        """Host's seat view: hand, scores, round and phase are what a lost point would change."""
+        """The host's view of what a lost point or card would change, and the table's seq."""
         joined = await self.handle.serve.remote(Join(_id(), "gw", "gw/c0", "p0"))
         check(isinstance(joined, Joined), f"{self.code}: host could not join: {joined}")
-        view = joined.view
-        return {k: view[k] for k in ("hand", "scores", "round", "phase")} | {"seq": joined.seq}
+        return {k: joined.view[k] for k in KEPT} | {"seq": joined.seq}
+
+    async def swap(self) -> dict[str, Any]:
+        """Play a move, so that what a move of the table must keep is not the deal it could
+        also get by dealing again. A player may swap only every few seconds: tried until the
+        table takes it. The state after it."""
+        was = await self.state()
+        card, taken = was["hand"][0]["id"], was["center"][0]["id"]
+        args = {"card": card, "slot": 0, "expect": taken}
+
+        async def once() -> bool | None:
+            reply = await self.handle.serve.remote(Act.of(_id(), "gw", "p0", "swap", args))
+            return True if isinstance(reply, Outcome) and reply.ok else None
+
+        await wait_for(f"{self.code}: a swap", once, SWAP_WITHIN_S)
+        now = await self.state()
+        check(taken in [c["id"] for c in now["hand"]], f"{self.code}: swap not applied: {now}")
+        return now
 
     async def command(self, within_s: float = 10.0) -> None:
         """One command a seated player may send at any time in play, answered (a no-op)."""
@@ -299,7 +319,7 @@ async def scenario(redis_url: str, idle_s: float, drain_deadline_s: float = 90.0
     # 3. Scale-down the way the chart does it (the worker pod's preStop hook: actors.drain):
     #    the tables move to a worker the autoscaler adds for them, from their snapshots, and
     #    the drained worker, empty now, is removed. Nothing of any table is lost.
-    before = [await t.state() for t in tables]
+    before = [await t.swap() for t in tables]
     moves = await drain(namespace, drain_deadline_s, busy)
     check(moves.here == len(tables), f"drain found {moves.here} of {len(tables)}: {moves}")
     check(moves.back == moves.here and not moves.stuck, f"tables not back: {moves}")
@@ -309,7 +329,7 @@ async def scenario(redis_url: str, idle_s: float, drain_deadline_s: float = 90.0
     )
     after = [await t.state() for t in tables]
     for table, was, now in zip(tables, before, after, strict=True):
-        for key in ("hand", "scores", "round", "phase"):
+        for key in KEPT:
             check(now[key] == was[key], f"{table.code}: {key} changed by the move")
         check(now["seq"] >= was["seq"], f"{table.code}: events lost ({was} -> {now})")
         await table.command()
