@@ -154,6 +154,10 @@ class RayHead:
     temp_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="qray-")))
     proc: subprocess.Popen[bytes] | None = None
     preload: Path | None = None  # the built interposer
+    # More of `ray start`'s flags and environment: Ray's own autoscaler runs in the head when
+    # given --autoscaling-config (loadtests/autoscale.py).
+    extra_args: list[str] = field(default_factory=list)
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def address(self) -> str:
@@ -168,7 +172,10 @@ class RayHead:
         args = [*_ray_start(), "--head", "--port", str(self.port)]
         args += ["--temp-dir", str(self.temp_dir / "r"), "--include-dashboard", "false"]
         args += _node_args(self.table_slots, self.num_cpus, self.object_store_mb, free_port())
-        self.proc = _start_node(args, self.node_env(), self.temp_dir / "head.log")
+        args += self.extra_args
+        self.proc = _start_node(
+            args, {**self.node_env(), **self.extra_env}, self.temp_dir / "head.log"
+        )
         wait_for_port(self.port, timeout, self.proc)
         return self
 
