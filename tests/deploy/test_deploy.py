@@ -290,6 +290,8 @@ def test_a_distributed_locust_run_plays_through_both_gateways_without_a_failure(
         60,
         workers,
     )
+    # 0: the Job's OnFailure would otherwise start them again, against a master that is gone.
+    assert [d.exit_code(p) for p in workers] == [0, 0], [d.logs(p) for p in workers]
 
     claim = values["results"]["existingClaim"]
 
