@@ -15,6 +15,7 @@ import pytest
 
 from loadtests import locust_metrics
 from tests.helm.render import (
+    CHART,
     REPO,
     Rendered,
     helm,
@@ -228,9 +229,7 @@ def test_the_service_monitor_scrapes_our_route_on_the_master_only() -> None:
 def test_a_wrong_load_test_value_fails_with_its_path(values: dict[str, Any], path: str) -> None:
     file = values_file(values)
     try:
-        done = helm(
-            "template", "quatro", str(REPO / "helm" / "quatro"), "-f", str(file), check=False
-        )
+        done = helm("template", "quatro", str(CHART), "-f", str(file), check=False)
     finally:
         file.unlink()
     assert done.returncode != 0
