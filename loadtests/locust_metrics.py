@@ -9,8 +9,9 @@ Only the master's figures mean anything in distributed mode (it aggregates every
 the chart scrapes the master. Counters are Locust's running totals since the test's start: a new
 run (or a reset in the UI) starts them again from 0, which Prometheus reads as a counter reset.
 
-This module imports no gevent or Locust at import time beyond the types it names, so it can be
-read (and its formatting tested) in the process that runs it.
+This module imports neither Locust nor gevent (Flask only inside `install`, in Locust's own
+process): tests/helm imports it without monkey-patching the test process. The protocols below say
+what is read of Locust's objects.
 """
 
 from __future__ import annotations
