@@ -44,7 +44,9 @@ and the process measures its own event loop's lag (`LAG`/`loop`: how late a 50 m
 which is the load generator's share of every latency it reports.
 
 Locust and gevent live only in this file and the process that runs it (gevent monkey-patches
-the standard library); nothing imports it.
+the standard library); nothing imports it. Its web UI (the master's, in distributed mode) also
+serves Locust's figures as Prometheus text at /metrics (loadtests/locust_metrics.py), for the
+chart's ServiceMonitor.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ from engine.commands import (
 from engine.config import Timings
 from engine.phase import Phase
 from engine.wire import client_frame
+from loadtests.locust_metrics import install as install_metrics_route
 
 ANSWER_TIMEOUT_S = 10.0  # an answer later than this is a failure
 GROUP_WAIT_S = 120.0  # a group that does not fill (or connect) within this is abandoned
@@ -269,6 +272,8 @@ SAMPLES: Samples | None = None
 
 def _on_init(environment: Environment, **_: Any) -> None:
     global SAMPLES, SOAK
+    # Locust's figures as Prometheus text on the web UI (the master's, in distributed mode).
+    install_metrics_route(environment)
     if isinstance(environment.runner, MasterRunner):
         return  # the workers play and write; the master only aggregates
     SAMPLES = Samples(Options.of(environment).samples_dir)

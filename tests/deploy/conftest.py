@@ -33,15 +33,34 @@ GATEWAYS = 2
 # version as the tag, and the test's own base, so tagged, is that version.
 REDIS_REPO = "quatro-test-redis"
 REDIS_TAG = "7.0.15"
+# The load test's results: a claim of the values' own, so the HTML that Locust writes as the
+# master exits is still there to read (a docker volume here).
+LOADTEST_RESULTS = "quatro-loadtest-results"
 # What the test changes in the chart's defaults, and why: its own image and Redis image (no
 # registry here), test hooks for a fast clock and idle bots, two workers to move tables between,
-# a smaller table pool (each pooled table is a ~100 MB process, on 2 cores).
+# a smaller table pool (each pooled table is a ~100 MB process, on 2 cores), and a short load
+# test: two Locust workers, four 4-seat tables, the rules' clock 5x faster and players 4x
+# (test hooks), 30 s of play, the master up 10 s after it.
 VALUES: dict[str, Any] = {
     "image": {"repository": IMAGE_REPO, "tag": IMAGE_TAG, "pullPolicy": "Never"},
     "testHooks": True,
     "ray": {"workers": {"replicas": WORKERS}},
     "gateway": {"replicas": GATEWAYS, "tablePool": 2},
     "redis": {"image": {"repository": REDIS_REPO, "tag": REDIS_TAG, "pullPolicy": "Never"}},
+    "loadtest": {
+        "enabled": True,
+        "workers": 2,
+        "users": 16,
+        "spawnRate": 8,
+        "runTime": "30s",
+        "linger": 10,
+        "workersWait": 120,
+        "players": 4,
+        "pace": 4,
+        "dropRate": 1,
+        "extraArgs": ["--time-scale", "0.2"],
+        "results": {"existingClaim": LOADTEST_RESULTS},
+    },
 }
 
 

@@ -71,12 +71,34 @@ class Deployment:
             for filename, content in files.items():
                 (where / filename).write_text(content)
             binds[path] = str(where)
+        for volume in sorted(plan.claims - self.volumes):
+            self.own_claim(plan, volume)
         args = plan.run_args(self.network, name, binds)
         args.insert(1, f"--ip={self.ips[pod]}")
         self.volumes |= set(plan.volumes.values())
         self.docker.run(*args)
         if name not in self.started:
             self.started.append(name)
+
+    def own_claim(self, plan: PodPlan, volume: str) -> None:
+        """What the kubelet does to a claim of a pod with an fsGroup: the volume's root belongs to
+        that group, setgid, group-writable, so the pod's non-root user writes there (a new docker
+        volume is root's 755). Done once, by a root container of the test's, before first use."""
+        if not plan.groups:
+            return
+        self.docker.run(
+            "run",
+            "--rm",
+            "--user=0",
+            "--network=none",
+            "--mount",
+            f"type=volume,source={volume},target=/claim",
+            "--entrypoint=/bin/sh",
+            plan.image,
+            "-c",
+            f"chgrp {plan.groups[0]} /claim && chmod 2775 /claim",
+        )
+        self.volumes.add(volume)
 
     def teardown(self) -> None:
         for name in reversed(self.started):

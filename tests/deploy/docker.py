@@ -337,7 +337,16 @@ def push_to_own_registry(docker: Docker, image: str, timeout: float = 120) -> st
 
 # What helm/image/Dockerfile copies (its .dockerignore says the same): the classic builder does
 # not read Dockerfile.dockerignore, so the context is made here, never the whole repository.
-CONTEXT_PATHS = ("engine", "actors", "gateway", "cluster", "helm/image")
+CONTEXT_PATHS = (
+    "engine",
+    "actors",
+    "gateway",
+    "cluster",
+    "helm/image",
+    "loadtests/__init__.py",
+    "loadtests/locustfile.py",
+    "loadtests/locust_metrics.py",
+)
 
 
 def build_context() -> bytes:
@@ -345,7 +354,8 @@ def build_context() -> bytes:
     # ustar: the docker client sniffs stdin for a tar header, and a leading PAX header fools it.
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
         for top in CONTEXT_PATHS:
-            for path in sorted((REPO / top).rglob("*")):
+            where = REPO / top
+            for path in sorted(where.rglob("*")) if where.is_dir() else [where]:
                 rel = path.relative_to(REPO)
                 if "__pycache__" in rel.parts or path.suffix == ".pyc" or not path.is_file():
                     continue

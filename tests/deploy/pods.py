@@ -51,6 +51,7 @@ class PodPlan:
     no_new_privileges: bool = False
     tmpfs: dict[str, str] = field(default_factory=dict)  # mount path -> options
     volumes: dict[str, str] = field(default_factory=dict)  # mount path -> volume name
+    claims: set[str] = field(default_factory=set)  # the volumes that are claims of the values
     files: dict[str, dict[str, str]] = field(default_factory=dict)  # mount path -> a ConfigMap
     memory: str = ""
     cpus: str = ""
@@ -295,6 +296,11 @@ def _plan(
         if volume is None:
             claims.add(mount["name"])  # a StatefulSet's volumeClaimTemplate
             plan.volumes[mount["mountPath"]] = f"{volume_prefix}-{mount['name']}"
+        elif "persistentVolumeClaim" in volume:
+            # A claim named in the values (the load test's results): one volume, whoever
+            # mounts it, outliving the container as the claim outlives the pod.
+            plan.volumes[mount["mountPath"]] = volume["persistentVolumeClaim"]["claimName"]
+            plan.claims.add(volume["persistentVolumeClaim"]["claimName"])
         elif "configMap" in volume:
             plan.files[mount["mountPath"]] = dict((config_maps or {})[volume["configMap"]["name"]])
         elif "emptyDir" in volume:
@@ -321,8 +327,8 @@ def _plan(
 
 
 def plans(docs: list[Obj], worker_replicas: int, gateway_replicas: int) -> list[PodPlan]:
-    """Redis, the Ray head, `worker_replicas` workers, `gateway_replicas` gateways, and the
-    `helm test` pod."""
+    """Redis, the Ray head, `worker_replicas` workers, `gateway_replicas` gateways, the load
+    test's Locust pods when the values enable it, and the `helm test` pod."""
     secrets = secret_data(docs)
     services = [d for d in docs if d["kind"] == "Service"]
     by_kind = {
@@ -415,6 +421,25 @@ def plans(docs: list[Obj], worker_replicas: int, gateway_replicas: int) -> list[
                 pod_name,
             )
         )
+    # Jobs (the load test's Locust master and workers): `parallelism` pods each, named as the
+    # Job's pods are, after the Job.
+    for job in (d for d in docs if d["kind"] == "Job"):
+        template = job["spec"]["template"]
+        (container,) = template["spec"]["containers"]
+        for i in range(int(job["spec"].get("parallelism", 1))):
+            pod_name = f"{job['metadata']['name']}-{i}"
+            out.append(
+                _plan(
+                    pod_name,
+                    template,
+                    container,
+                    [*container["command"], *container.get("args", [])],
+                    container.get("env", []),
+                    secrets,
+                    services,
+                    pod_name,
+                )
+            )
     config_maps = {
         d["metadata"]["name"]: {k: str(v) for k, v in (d.get("data") or {}).items()}
         for d in docs

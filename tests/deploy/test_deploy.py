@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import csv
+import io
 import json
+import time
 from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from websockets.exceptions import WebSocketException
 
 from tests.cluster.client import Frame, Player
@@ -190,6 +194,141 @@ async def test_a_whole_six_seat_match_through_both_gateways(deployment: Deployme
     for p in people:
         assert not p.problems, p.problems
         await p.close()
+
+
+# -- the chart's load test ----------------------------------------------------------------------
+
+
+def _samples(text: str) -> list[tuple[str, dict[str, str], float]]:
+    return [
+        (s.name, dict(s.labels), s.value)
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    ]
+
+
+def _gateway_frames_in(d: Deployment, pod: str) -> float:
+    """Client frames a gateway has received since it started (its /metrics)."""
+    text = httpx.get(d.url(pod) + "/metrics", timeout=5).text
+    return sum(v for name, _, v in _samples(text) if name == "quatro_frames_in_total")
+
+
+def _seconds(duration: str) -> int:
+    assert duration.endswith("s"), duration
+    return int(duration[:-1])
+
+
+def test_a_distributed_locust_run_plays_through_both_gateways_without_a_failure(
+    deployment: Deployment, rendered: Rendered
+) -> None:
+    """The chart's Locust master and two workers, as their Jobs' pods render: the workers' users
+    play four 4-seat tables through the gateway Service (both gateways behind it), the master
+    serves the figures at /metrics, writes the CSV and, as it exits, the HTML to its volume."""
+    d = deployment
+    values = rendered.values["loadtest"]
+    (master,) = d.pods("locust-master")
+    workers = d.pods("locust-worker")
+    assert len(workers) == values["workers"] == 2
+    before = {g: _gateway_frames_in(d, g) for g in d.pods("gateway")}
+    started = time.monotonic()
+    d.start(master)
+    for pod in workers:
+        d.start(pod)
+    web = d.url(master, "web")
+    d.wait(
+        "the Locust master serves /metrics",
+        lambda: httpx.get(web + "/metrics", timeout=5).status_code == 200,
+        90,
+        [master],
+    )
+    # Only the workers reach the master's port; the web UI has no peer allowed by default.
+    assert d.probe(workers[0], master, 5557) == "open"
+    assert d.probe(d.pods("gateway")[0], master, 5557) == "timeout"
+    assert (
+        d.probe(d.pods("ray-worker")[0], master, values.get("master", {}).get("webPort", 8089))
+        == "timeout"
+    )
+    assert d.probe(master, workers[0], 5557) == "timeout"
+
+    figures: list[tuple[str, dict[str, str], float]] = []
+
+    def run_over() -> bool:
+        figures[:] = _samples(httpx.get(web + "/metrics", timeout=5).text)
+        return ("locust_state", {"state": "stopped"}, 1.0) in figures
+
+    d.wait(
+        "the run's end (locust_state stopped)",
+        run_over,
+        _seconds(values["runTime"]) + 120,
+        [master, *workers],
+    )
+    ran = time.monotonic() - started
+    requests = sum(v for n, _, v in figures if n == "locust_requests_total")
+    failures = {
+        f"{labels['method']} {labels['name']}": v
+        for n, labels, v in figures
+        if n == "locust_failures_total" and v
+    }
+    assert ("locust_workers", {}, 2.0) in figures
+    assert requests > 0
+    assert failures == {}
+    after = {g: _gateway_frames_in(d, g) for g in d.pods("gateway")}
+    grown = {g: after[g] - before[g] for g in after}
+    assert all(n > 0 for n in grown.values()), grown
+
+    # Locust quits `linger` s after the run, writing the HTML; 0 means no failure.
+    d.wait(
+        "the master exits (--autoquit)",
+        lambda: not d.running(master),
+        values["linger"] + 60,
+        [master],
+    )
+    assert d.exit_code(master) == 0, d.logs(master)
+    d.wait(
+        "the workers quit with their master",
+        lambda: not any(d.running(p) for p in workers),
+        60,
+        workers,
+    )
+    # 0: the Job's OnFailure would otherwise start them again, against a master that is gone.
+    assert [d.exit_code(p) for p in workers] == [0, 0], [d.logs(p) for p in workers]
+
+    claim = values["results"]["existingClaim"]
+
+    def result(name: str) -> str:
+        # The claim outlives the master's container: read it as another pod of the test would.
+        return d.docker.run(
+            "run",
+            "--rm",
+            "--network=none",
+            "--mount",
+            f"type=volume,source={claim},target=/results,readonly",
+            "--entrypoint=cat",
+            d.plans[master].image,
+            f"/results/{name}",
+        )
+
+    rows = list(csv.DictReader(io.StringIO(result("quatro_stats.csv"))))
+    total = next(r for r in rows if r["Name"] == "Aggregated")
+    assert int(total["Request Count"]) >= requests
+    assert int(total["Failure Count"]) == 0
+    assert len(result("quatro_stats_history.csv").splitlines()) > 2
+    html = result("quatro.html")
+    assert "Locust" in html
+    assert "swap" in html
+    swap = next((r for r in rows if r["Name"] == "swap→ack"), None)
+    print(
+        f"[deploy] load test: {int(total['Request Count'])} requests, 0 failures,"
+        f" {float(total['Requests/s']):.1f} req/s over the run;"
+        + (
+            f" swap→ack p50 {swap['50%']} ms, p95 {swap['95%']} ms, p99 {swap['99%']} ms;"
+            if swap
+            else ""
+        )
+        + f" gateway frames in {grown}; run {ran:.0f} s,"
+        f" all done {time.monotonic() - started:.0f} s; HTML {len(html)} bytes",
+        flush=True,
+    )
 
 
 # -- faults ---------------------------------------------------------------------------------------

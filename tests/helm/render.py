@@ -87,6 +87,32 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
     "auth-disabled": ("quatro", {"ray": {"auth": {"mode": "disabled"}}}),
+    # The distributed load test (off by default), as an engineer runs it with Prometheus.
+    "loadtest": (
+        LONGEST_RELEASE,
+        {
+            "loadtest": {
+                "enabled": True,
+                "run": "week-49-peak",
+                "workers": 3,
+                "users": 48,
+                "ttlSecondsAfterFinished": 86400,
+                "extraArgs": ["--match-rounds", "3"],
+                "results": {"existingClaim": "loadtest-results"},
+                "master": {
+                    "allowFrom": [
+                        {
+                            "namespaceSelector": {
+                                "matchLabels": {"kubernetes.io/metadata.name": "monitoring"}
+                            }
+                        }
+                    ]
+                },
+                "serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}},
+                "nodeSelector": {"pool": "loadgen"},
+            }
+        },
+    ),
 }
 
 
@@ -153,7 +179,7 @@ def pod_specs(r: Rendered) -> Iterator[tuple[str, dict[str, Any]]]:
     and the RayCluster's head and worker templates."""
     for doc in r.docs:
         kind, name = doc["kind"], doc["metadata"]["name"]
-        if kind in ("Deployment", "StatefulSet"):
+        if kind in ("Deployment", "StatefulSet", "Job"):
             yield f"{kind}/{name}", doc["spec"]["template"]["spec"]
         elif kind == "Pod":
             yield f"Pod/{name}", doc["spec"]
@@ -168,7 +194,7 @@ def pod_labels(r: Rendered) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
     for doc in r.docs:
         templates: list[dict[str, Any]] = []
-        if doc["kind"] in ("Deployment", "StatefulSet"):
+        if doc["kind"] in ("Deployment", "StatefulSet", "Job"):
             templates.append(doc["spec"]["template"])
         elif doc["kind"] == "Pod":
             templates.append(doc)

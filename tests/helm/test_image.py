@@ -17,11 +17,17 @@ from packaging.utils import canonicalize_name
 REPO = Path(__file__).resolve().parents[2]
 IMAGE = REPO / "helm" / "image"
 RUNTIME = IMAGE / "requirements.runtime.txt"
+# Locust for the chart's load test, in a layer of its own (loadtest.enabled).
+LOADTEST = IMAGE / "requirements.loadtest.txt"
 # What the image carries and runs: the packages it copies, and the helm test's script.
 SHIPPED = ("cluster", "actors", "gateway", "engine")
 SMOKE = REPO / "helm" / "quatro" / "files" / "smoke.py"
+# The only files of loadtests/ the image carries: the Locust players and their /metrics route.
+LOCUST_FILES = ("loadtests/__init__.py", "loadtests/locustfile.py", "loadtests/locust_metrics.py")
 # Development tools that once made the image 1.1 GB.
 DEV_ONLY = {"pytest", "mypy", "ruff", "playwright", "locust", "matplotlib", "hypothesis", "numpy"}
+# What Locust 2.47 itself requires, so the load-test layer carries it.
+LOCUST_NEEDS = {"locust", "pytest"}
 
 
 def _requirements(path: Path) -> dict[str, Requirement]:
@@ -40,8 +46,9 @@ def _pin(req: Requirement) -> str:
     return spec.version
 
 
-def _imported_top_levels() -> set[str]:
-    files = [f for pkg in SHIPPED for f in (REPO / pkg).rglob("*.py")] + [SMOKE]
+def _imported_top_levels(files: list[Path] | None = None) -> set[str]:
+    if files is None:
+        files = [f for pkg in SHIPPED for f in (REPO / pkg).rglob("*.py")] + [SMOKE]
     names = set()
     for path in files:
         for node in ast.walk(ast.parse(path.read_text())):
@@ -49,16 +56,59 @@ def _imported_top_levels() -> set[str]:
                 names |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 names.add(node.module.split(".")[0])
-    return names - set(sys.stdlib_module_names) - set(SHIPPED) - {"__future__"}
+    return names - set(sys.stdlib_module_names) - set(SHIPPED) - {"__future__", "loadtests"}
 
 
 def test_runtime_pins_equal_the_lock() -> None:
     lock = _requirements(REPO / "requirements.lock")
-    runtime = _requirements(RUNTIME)
-    assert runtime
-    for name, req in runtime.items():
-        assert name in lock, f"{name} is not in requirements.lock"
-        assert _pin(req) == _pin(lock[name]), name
+    for path in (RUNTIME, LOADTEST):
+        listed = _requirements(path)
+        assert listed, path
+        for name, req in listed.items():
+            assert name in lock, f"{name} ({path.name}) is not in requirements.lock"
+            assert _pin(req) == _pin(lock[name]), name
+
+
+def test_the_load_test_layer_adds_only_what_locust_needs() -> None:
+    """Locust's closure, nothing the runtime already pins (one version per package), and no
+    development tool but those Locust itself requires."""
+    runtime, loadtest = _requirements(RUNTIME), _requirements(LOADTEST)
+    assert set(runtime).isdisjoint(loadtest)
+    assert DEV_ONLY & set(loadtest) == LOCUST_NEEDS
+    both = {**runtime, **loadtest}
+    assert _missing_dependencies(loadtest, both) == []
+    # And nothing beyond that closure: every listed package is needed by Locust or the players.
+    needed = {"locust", "websocket-client"}
+    grown = True
+    while grown:
+        grown = False
+        for name in list(needed):
+            for raw in md.distribution(name).requires or []:
+                dep = Requirement(raw)
+                extras = both[name].extras or {""} if name in both else {""}
+                if dep.marker is not None and not any(
+                    dep.marker.evaluate({"extra": e}) for e in extras
+                ):
+                    continue
+                key = canonicalize_name(dep.name)
+                if key not in needed:
+                    needed.add(key)
+                    grown = True
+    assert set(loadtest) <= needed, set(loadtest) - needed
+
+
+def test_every_module_the_locust_files_import_is_installed_by_the_image() -> None:
+    both = {**_requirements(RUNTIME), **_requirements(LOADTEST)}
+    providers = md.packages_distributions()
+    missing = {}
+    for module in sorted(_imported_top_levels([REPO / f for f in LOCUST_FILES])):
+        dists = {canonicalize_name(d) for d in providers.get(module, [])}
+        assert dists, f"{module} is imported but no installed package provides it"
+        if not dists & set(both):
+            missing[module] = dists
+    assert missing == {}
+    text = (IMAGE / "Dockerfile").read_text()
+    assert f"COPY {' '.join(LOCUST_FILES)} loadtests/" in text
 
 
 def test_every_module_the_image_imports_is_installed_by_it() -> None:
@@ -73,11 +123,11 @@ def test_every_module_the_image_imports_is_installed_by_it() -> None:
     assert missing == {}
 
 
-def test_every_dependency_of_a_runtime_package_is_pinned_too() -> None:
-    """The Dockerfile installs with --no-deps: what is not listed is not there."""
-    runtime = _requirements(RUNTIME)
+def _missing_dependencies(
+    listed: dict[str, Requirement], available: dict[str, Requirement]
+) -> list[str]:
     missing = []
-    for name, req in runtime.items():
+    for name, req in listed.items():
         if req.marker is not None and not req.marker.evaluate():
             continue  # e.g. a backport for older Pythons than this one: not installed here
         extras = req.extras or {""}
@@ -88,11 +138,17 @@ def test_every_dependency_of_a_runtime_package_is_pinned_too() -> None:
             ):
                 continue
             key = canonicalize_name(dep.name)
-            if key not in runtime:
+            if key not in available:
                 missing.append(f"{name} needs {key}")
-            elif not dep.extras <= runtime[key].extras:
+            elif not dep.extras <= available[key].extras:
                 missing.append(f"{name} needs {key}{sorted(dep.extras)}")
-    assert missing == []
+    return missing
+
+
+def test_every_dependency_of_a_runtime_package_is_pinned_too() -> None:
+    """The Dockerfile installs with --no-deps: what is not listed is not there."""
+    runtime = _requirements(RUNTIME)
+    assert _missing_dependencies(runtime, runtime) == []
 
 
 def test_no_development_tools_in_the_image() -> None:
@@ -127,8 +183,10 @@ def test_build_context_leaves_out_the_bulk() -> None:
     # Deny everything, then allow only what the Dockerfile copies.
     assert rules[0] == "*"
     allowed = {r[1:].rstrip("/") for r in rules if r.startswith("!")}
-    copied = set(re.findall(r"^COPY (?!--from)(\S+)", (IMAGE / "Dockerfile").read_text(), re.M))
-    assert {c.rstrip("/") for c in copied} <= allowed
+    # Every source of every COPY from the context (all but the last word, the destination).
+    copies = re.findall(r"^COPY (?!--from)(.+)$", (IMAGE / "Dockerfile").read_text(), re.M)
+    copied = {source.rstrip("/") for line in copies for source in line.split()[:-1]}
+    assert copied <= allowed, copied - allowed
     assert not {".venv", ".git", "tests", "loadtests", "docs", ".cache"} & allowed
 
 

@@ -40,7 +40,7 @@ K8S_VERSIONS = ("1.29", "1.33", "1.37")
 CUSTOM_KINDS = {"RayCluster", "ServiceMonitor", "PrometheusRule"}
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # Ray's containers and the gateway run the Quatro image; Redis is the official one.
-QUATRO_CONTAINERS = {"gateway", "ray-head", "ray-worker", "smoke"}
+QUATRO_CONTAINERS = {"gateway", "ray-head", "ray-worker", "smoke", "locust-master", "locust-worker"}
 
 case_ids = sorted(CASES)
 
@@ -691,5 +691,7 @@ def test_gateways_keep_idle_connections_longer_than_an_ingress_does() -> None:
     closed them sooner would turn those reuses into 502s."""
     env = _env(_gateway_container(render_values("quatro", "{}")))
     assert int(env["QUATRO_KEEP_ALIVE"]["value"]) > 60
-    env = _env(_gateway_container(render_values("quatro", '{"gateway": {"keepAliveSeconds": 620}}')))
+    env = _env(
+        _gateway_container(render_values("quatro", '{"gateway": {"keepAliveSeconds": 620}}'))
+    )
     assert env["QUATRO_KEEP_ALIVE"]["value"] == "620"

@@ -209,3 +209,15 @@ NetworkPolicy and the Ray pods' QUATRO_TABLE_PORTS must agree. */}}
 - name: QUATRO_TABLE_PORTS
   value: {{ printf "%d-%d" (int $ports.first) (int $ports.last) | quote }}
 {{- end -}}
+
+{{/* The players' options (loadtests/locustfile.py), the same on the Locust master and workers:
+the master sends its own to the workers, but a worker reads some at its start. */}}
+{{- define "quatro.locustPlayerArgs" -}}
+{{- $lt := .Values.loadtest -}}
+- --players={{ $lt.players }}
+- --pace={{ $lt.pace }}
+- --drop-rate={{ $lt.dropRate }}
+{{- range $lt.extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end -}}
