@@ -34,13 +34,16 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+RATE = 100  # py-spy's samples per second
+
+
 def py_spy() -> str:
     exe = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     return exe
 
 
 def record(
-    pid: int, seconds: float, out: Path, rate: int = 100, threads: bool = False
+    pid: int, seconds: float, out: Path, rate: int = RATE, threads: bool = False
 ) -> subprocess.Popen[bytes]:
     """`threads`: each stack begins with its thread, so the event loop's own time reads apart
     from the worker threads' (`asyncio.to_thread`, Ray's Python-side threads)."""
@@ -71,17 +74,17 @@ def category(frame: str) -> str | None:
 
 
 def thread_label(stack: tuple[str, ...]) -> str:
-    """A thread (recorded with `--threads`) by what it runs: the event loop, the executor of
-    `asyncio.to_thread`, or its outermost frame."""
-    text = ";".join(stack)
-    if "run_until_complete" in text or "run_forever" in text:
-        return "event loop"
-    if "concurrent/futures/thread.py" in text:
-        return "executor (asyncio.to_thread)"
-    return f"{stack[0]} {stack[1] if len(stack) > 1 else ''}".strip()
+    """A stack's thread (recorded with `--threads`) by its name, threads of one name together
+    (uvicorn's event loop is `MainThread`; AnyIO's or asyncio's workers share one name each)
+    and an unnamed one by its id. Its frames say nothing reliable: an awaiting coroutine's
+    stack starts at the coroutine, not at the loop that runs it."""
+    head = stack[0]
+    return head.split(": ", 1)[1] if ": " in head else head
 
 
-def summarise(stacks: Counter[tuple[str, ...]], top: int = 25) -> str:
+def summarise(stacks: Counter[tuple[str, ...]], top: int = 25, possible: int | None = None) -> str:
+    """`possible`: the samples one thread busy all the time would give (seconds × rate), so that
+    each thread's share of the recording reads beside its share of the samples."""
     total = sum(stacks.values())
     if not total:
         return "no samples (the process was idle, or py-spy could not attach)\n"
@@ -108,7 +111,9 @@ def summarise(stacks: Counter[tuple[str, ...]], top: int = 25) -> str:
             by_thread[thread_label(stack)] += n
     if by_thread:
         lines += ["", "time by thread:"]
-        lines += [f"  {100 * n / total:5.1f}%  {t}" for t, n in by_thread.most_common(top)]
+        for t, n in by_thread.most_common(top):
+            busy = f"  (busy {100 * n / possible:.0f} % of the recording)" if possible else ""
+            lines.append(f"  {100 * n / total:5.1f}%  {t}{busy}")
     lines += ["", f"top {top} functions by self time:"]
     lines += [f"  {100 * n / total:5.1f}%  {f}" for f, n in leaf_fn.most_common(top)]
     lines += ["", f"top {top} functions by inclusive time:"]
@@ -135,7 +140,7 @@ def collect(
             proc.kill()
             _, err = proc.communicate()
         text = f"py-spy of {name} (pid {targets[name]}) for {seconds:g} s\n\n"
-        text += summarise(read_raw(out / f"{name}.raw"))
+        text += summarise(read_raw(out / f"{name}.raw"), possible=int(seconds * RATE))
         if proc.returncode:
             text += "\npy-spy: " + err.decode(errors="replace")[-2000:]
         path = out / f"{name}.txt"

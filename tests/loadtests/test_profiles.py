@@ -6,24 +6,32 @@ from collections import Counter
 from loadtests.profiles import summarise, thread_label
 
 
-def test_threads_are_named_for_what_they_run() -> None:
-    loop = ("thread (0x1): MainThread", "main (cluster/__main__.py:1)", "run_until_complete (x)")
-    pool = ("thread (0x2)", "_bootstrap (threading.py:1)", "_worker (concurrent/futures/thread.py)")
-    other = ("thread (0x3): redis-supervisor", "_bootstrap (threading.py:1)", "wait (x)")
-    assert thread_label(loop) == "event loop"
-    assert thread_label(pool) == "executor (asyncio.to_thread)"
-    assert thread_label(other) == "thread (0x3): redis-supervisor _bootstrap (threading.py:1)"
+def test_threads_are_grouped_by_name() -> None:
+    loop = ("thread (0x1): MainThread", "main (cluster/__main__.py:1)", "Runner.run (x)")
+    task = ("thread (0x1): MainThread", "_reader (gateway/ws.py:288)")
+    anyio = ("thread (0x2): AnyIO worker thread", "_bootstrap (threading.py:1)")
+    unnamed = ("thread (0x3)", "deserialize_objects (ray/x.py:1)")
+    assert thread_label(loop) == thread_label(task) == "MainThread"
+    assert thread_label(anyio) == "AnyIO worker thread"
+    assert thread_label(unnamed) == "thread (0x3)"
 
 
 def test_the_summary_gives_each_thread_its_share() -> None:
     loop = ("thread (0x1): MainThread", "run_until_complete (x)", "send (gateway/ws.py:3)")
-    pool = ("thread (0x2)", "_worker (concurrent/futures/thread.py:9)", "get_actor (ray/x.py:1)")
-    text = summarise(Counter({loop: 3, pool: 1}))
+    task = ("thread (0x1): MainThread", "_reader (gateway/ws.py:288)")
+    pool = ("thread (0x2): asyncio_0", "_worker (concurrent/futures/thread.py:9)")
+    text = summarise(Counter({loop: 2, task: 1, pool: 1}))
     assert "time by thread:" in text
-    assert " 75.0%  event loop" in text
-    assert " 25.0%  executor (asyncio.to_thread)" in text
+    assert " 75.0%  MainThread" in text
+    assert " 25.0%  asyncio_0" in text
 
 
 def test_without_threads_there_is_no_thread_table() -> None:
     text = summarise(Counter({("main (a.py:1)", "send (gateway/ws.py:3)"): 2}))
     assert "time by thread:" not in text
+
+
+def test_a_threads_busy_share_of_the_recording() -> None:
+    loop = ("thread (0x1): MainThread", "run_until_complete (x)", "send (gateway/ws.py:3)")
+    text = summarise(Counter({loop: 57}), possible=100)
+    assert "100.0%  MainThread  (busy 57 % of the recording)" in text
