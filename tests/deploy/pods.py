@@ -404,42 +404,24 @@ def plans(docs: list[Obj], worker_replicas: int, gateway_replicas: int) -> list[
                 )
             )
 
-    gateway = by_kind["Deployment"]
-    template = gateway["spec"]["template"]
-    container = next(c for c in template["spec"]["containers"] if c["name"] == "gateway")
-    for i in range(gateway_replicas):
-        pod_name = f"{gateway['metadata']['name']}-{i}"
-        out.append(
-            _plan(
-                pod_name,
-                template,
-                container,
-                [*container["command"], *container.get("args", [])],
-                container.get("env", []),
-                secrets,
-                services,
-                pod_name,
-            )
-        )
-    # Jobs (the load test's Locust master and workers): `parallelism` pods each, named as the
-    # Job's pods are, after the Job.
-    for job in (d for d in docs if d["kind"] == "Job"):
-        template = job["spec"]["template"]
-        (container,) = template["spec"]["containers"]
-        for i in range(int(job["spec"].get("parallelism", 1))):
-            pod_name = f"{job['metadata']['name']}-{i}"
+    def replicas(owner: Obj, container: Obj, count: int) -> None:
+        """`count` pods of a Deployment's or a Job's template, named after their owner."""
+        template = owner["spec"]["template"]
+        for i in range(count):
+            pod_name = f"{owner['metadata']['name']}-{i}"
+            command = [*container["command"], *container.get("args", [])]
+            env = container.get("env", [])
             out.append(
-                _plan(
-                    pod_name,
-                    template,
-                    container,
-                    [*container["command"], *container.get("args", [])],
-                    container.get("env", []),
-                    secrets,
-                    services,
-                    pod_name,
-                )
+                _plan(pod_name, template, container, command, env, secrets, services, pod_name)
             )
+
+    gateway = by_kind["Deployment"]
+    containers = gateway["spec"]["template"]["spec"]["containers"]
+    replicas(gateway, next(c for c in containers if c["name"] == "gateway"), gateway_replicas)
+    # Jobs (the load test's Locust master and workers): `parallelism` pods each.
+    for job in (d for d in docs if d["kind"] == "Job"):
+        (container,) = job["spec"]["template"]["spec"]["containers"]
+        replicas(job, container, int(job["spec"].get("parallelism", 1)))
     config_maps = {
         d["metadata"]["name"]: {k: str(v) for k, v in (d.get("data") or {}).items()}
         for d in docs
