@@ -7,6 +7,25 @@ POOL = "quatro:pool"  # list of ready, unassigned table actor names
 # hash gateway -> "target:until_ms": the pool size each gateway wants (actors.pool)
 POOL_TARGETS = "quatro:pool:targets"
 ACTOR_PREFIX = "table-"  # every table actor's Ray name starts so
+CELLS = "quatro:cells"  # set of the cell names ever announced (actors.cells); each has `cell()`
+
+
+def pool(cell: str = "") -> str:
+    """The ready actors of one cell: a pooled name means something only to that cell's Ray
+    (another cell's gateway would find no such actor and drop it). No cell: `POOL`, as before
+    cells, so a live deployment's list keeps working."""
+    return f"quatro:cell:{cell}:pool" if cell else POOL
+
+
+def pool_targets(cell: str = "") -> str:
+    """The pool targets of one cell's gateways (`POOL_TARGETS` with no cell)."""
+    return f"quatro:cell:{cell}:pool:targets" if cell else POOL_TARGETS
+
+
+def cell(name: str) -> str:
+    """A cell's registry record: JSON {free, total, reserve, internal}, with a short TTL that
+    its gateways renew while their Ray answers (actors.cells)."""
+    return f"quatro:cell:{name}"
 
 
 def table(code: str) -> str:

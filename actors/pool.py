@@ -96,8 +96,13 @@ class Pool:
         minimum: int,
         maximum: int,
         at_once: int,
+        cell: str = "",
     ) -> None:
+        """`cell`: the cell whose Ray runs this pool's actors: its list and targets are that
+        cell's own (`keys.pool`), since a pooled name means nothing to another cell's Ray."""
         self.redis = redis
+        self.key = keys.pool(cell)
+        self.targets_key = keys.pool_targets(cell)
         self.slots = slots
         self._spawn = spawn
         self._lookup = lookup
@@ -174,7 +179,7 @@ class Pool:
         return taken
 
     async def _pop_live(self) -> tuple[str, Handle] | None:
-        while name := await self.redis.lpop(keys.POOL):
+        while name := await self.redis.lpop(self.key):
             self._alive.pop(str(name), None)
             handle = await self._lookup(str(name))
             if handle is None:
@@ -188,17 +193,17 @@ class Pool:
         back at the far end: it still holds a slot and will serve once it is back, by which
         time the actors ahead of it have been used."""
         with contextlib.suppress(Exception):  # Redis out of reach: the actor is left idle
-            await self.redis.rpush(keys.POOL, name)
+            await self.redis.rpush(self.key, name)
 
     async def to_tail(self, name: str) -> None:
         """Move a pooled actor that could not answer to the far end, if it is still pooled."""
         with contextlib.suppress(Exception):
-            if await self.redis.lrem(keys.POOL, 1, name):
-                await self.redis.rpush(keys.POOL, name)
+            if await self.redis.lrem(self.key, 1, name):
+                await self.redis.rpush(self.key, name)
 
     async def _give_back(self, name: str) -> None:
         with contextlib.suppress(Exception):  # Redis out of reach: the actor is left idle
-            await self.redis.lpush(keys.POOL, name)
+            await self.redis.lpush(self.key, name)
             self._alive[name] = asyncio.get_running_loop().time()
 
     def _hand(self, name: str, handle: Handle) -> bool:
@@ -222,12 +227,12 @@ class Pool:
         """Remove one dead name from the shared pool. By value, once: another gateway popping
         it at the same moment is fine, and a live name next to it stays."""
         self._alive.pop(name, None)
-        if await self.redis.lrem(keys.POOL, 1, name):
+        if await self.redis.lrem(self.key, 1, name):
             log.warning("pooled actor %s is gone (unknown to Ray): dropped from the pool", name)
 
     async def live(self) -> int:
         """How many actors of the shared pool are alive; dead names are dropped on the way."""
-        names = [str(n) for n in await self.redis.lrange(keys.POOL, 0, -1)]
+        names = [str(n) for n in await self.redis.lrange(self.key, 0, -1)]
         now = asyncio.get_running_loop().time()
         unsure = [n for n in names if now - self._alive.get(n, float("-inf")) > POOLED_FRESH_S]
         found = await asyncio.gather(*(self._lookup(n) for n in unsure))
@@ -304,7 +309,7 @@ class Pool:
                 self._full = True
                 return
             if not self._hand(name, handle):
-                await self.redis.rpush(keys.POOL, name)
+                await self.redis.rpush(self.key, name)
                 self._alive[name] = asyncio.get_running_loop().time()
         except Exception:
             log.exception("a new table actor could not be started")
@@ -337,10 +342,10 @@ class Pool:
         and ~100 MB). Ours holds for two demand windows, renewed at every quiet pass."""
         ttl_ms = int(DEMAND_WINDOW_S * 2000)
         highest = int(
-            await self._announce(keys=[keys.POOL_TARGETS], args=[self._id, target, ttl_ms])
+            await self._announce(keys=[self.targets_key], args=[self._id, target, ttl_ms])
         )
         for _ in range(live - highest):
-            name = await self._trim_one(keys=[keys.POOL], args=[highest])
+            name = await self._trim_one(keys=[self.key], args=[highest])
             if name is None:
                 return
             self._alive.pop(str(name), None)
