@@ -43,6 +43,7 @@ from actors.protocol import (
     Request,
     Welcome,
 )
+from actors.store import TableMoved
 from engine.errors import ErrorCode
 
 log = logging.getLogger("quatro.link")
@@ -254,6 +255,8 @@ class Link:
     async def _answer(self, call: Call) -> None:
         try:
             reply = await self.server.table.serve(call.request)
+        except TableMoved:
+            return  # no answer: this incarnation ends, and the gateway asks the table's new one
         except Exception:
             # A bug, not the peer's fault: answered (a retry would meet it again), link kept.
             log.exception("table %s: %s failed", self.server.table.code, call.request)

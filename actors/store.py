@@ -9,6 +9,7 @@ cannot be read buries the table: its records go and a tombstone says why (`table
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -51,11 +52,22 @@ REPLAY_CAP = 20_000
 # renew the records. A write can be sent twice (its answer late: redis-py sends it again on a
 # timeout, and so does the core's retry of a save it thinks failed): an event is appended only
 # when its seq is past the last one its list holds, so no list ever holds one twice.
+# The fence (cells, actors/cells.py): a save is refused (-1, nothing written) when the table
+# record names another cell than this actor's: the table was moved while this incarnation still
+# ran (a partition), and the new one's saves are the table now. No cells: both are ''.
 # KEYS: snapshot, log, replay, replay meta, table record, actor record.
 # ARGV: the snapshot, the records' ttl, the events the log keeps, the replay's cap, its ttl,
-# its meta ('' when saved already: only renewed), the table record, the code; then, for each new
-# event: its seq, its JSON, and '1' when it belongs in the replay (orders do not).
+# its meta ('' when saved already: only renewed), the table record, the code, this actor's
+# cell; then, for each new event: its seq, its JSON, and '1' when it belongs in the replay
+# (orders do not).
 SAVE = """
+local function cell_of(raw)
+  local ok, rec = pcall(cjson.decode, raw)
+  if ok and type(rec) == 'table' and type(rec['cell']) == 'string' then return rec['cell'] end
+  return ''
+end
+local current = redis.call('GET', KEYS[5])
+if current and cell_of(current) ~= ARGV[9] then return -1 end
 local function last_seq(key)
   local raw = redis.call('LINDEX', key, -1)
   if not raw then return -1 end
@@ -65,7 +77,7 @@ local ttl = tonumber(ARGV[2])
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)
 local in_log, in_replay = last_seq(KEYS[2]), last_seq(KEYS[3])
 local pushed_log, pushed_replay = 0, 0
-for i = 9, #ARGV, 3 do
+for i = 10, #ARGV, 3 do
   local seq = tonumber(ARGV[i])
   if seq > in_log then
     redis.call('RPUSH', KEYS[2], ARGV[i + 1])
@@ -90,6 +102,27 @@ redis.call('SET', KEYS[6], ARGV[8], 'EX', ttl)
 return pushed_log
 """
 
+# The table stops: its records go and its snapshot and log expire, unless the record names
+# another cell (the table was moved: those records are the new incarnation's now).
+# KEYS: table record, actor record, snapshot, log; ARGV: this actor's cell, the stopped TTL.
+RETIRE = """
+local current = redis.call('GET', KEYS[1])
+if current then
+  local ok, rec = pcall(cjson.decode, current)
+  local cell = ''
+  if ok and type(rec) == 'table' and type(rec['cell']) == 'string' then cell = rec['cell'] end
+  if cell ~= ARGV[1] then return 0 end
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('EXPIRE', KEYS[3], tonumber(ARGV[2]))
+redis.call('EXPIRE', KEYS[4], tonumber(ARGV[2]))
+return 1
+"""
+
+
+class TableMoved(Exception):
+    """This incarnation's save was refused: the table moved to another cell (SAVE's fence)."""
+
 
 class SnapshotUnreadable(Exception):
     """The saved table cannot be read back (corrupt, or a format this code does not know)."""
@@ -109,9 +142,13 @@ class Saved:
     replay_ttl: int
 
 
-def record_json(actor_name: str, players: int) -> str:
-    """The directory's record of a table: how gateways find its actor."""
-    return json.dumps({"table_id": actor_name, "actor": actor_name, "players": players})
+def record_json(actor_name: str, players: int, cell: str = "") -> str:
+    """The directory's record of a table: how gateways find its actor, and (with cells) which
+    cell's Ray runs it. No cell: the record is byte for byte what it was before cells."""
+    record: dict[str, Any] = {"table_id": actor_name, "actor": actor_name, "players": players}
+    if cell:
+        record["cell"] = cell
+    return json.dumps(record)
 
 
 def migrate(snap: Any) -> dict[str, Any]:
@@ -151,14 +188,18 @@ def load(raw: str, raw_log: list[str]) -> Saved:
 
 
 class TableStore:
-    """The Redis side of one table actor (`name`) and the table it holds (`code`)."""
+    """The Redis side of one table actor (`name`) of `cell` and the table it holds (`code`)."""
 
-    def __init__(self, name: str, redis_url: str) -> None:
+    def __init__(self, name: str, redis_url: str, cell: str = "") -> None:
         self.name = name
         self.redis_url = redis_url
+        self.cell = cell
         self.replay_meta_saved = False  # this incarnation wrote the replay's meta once
+        # A save was refused: the table moved to another cell (SAVE's fence). For good.
+        self.fenced = False
         self._redis: aioredis.Redis | None = None
         self._script: Any = None
+        self._retire_script: Any = None
 
     @property
     def redis(self) -> aioredis.Redis:
@@ -239,7 +280,9 @@ class TableStore:
         replay, and renew the records, at once (`SAVE`: sent twice, it appends nothing twice).
         The records are written anew, not only refreshed: after a loss of Redis data the table
         is found again by its code, and finds itself again after a restart. False (logged) when
-        Redis failed."""
+        Redis failed, or when the table moved to another cell (`fenced` then says so)."""
+        if self.fenced:
+            return False
         blob = json.dumps(snapshot, separators=(",", ":"))
         meta = "" if self.replay_meta_saved else replay_meta(code, players)
         args: list[str | int] = [
@@ -249,8 +292,9 @@ class TableStore:
             REPLAY_CAP,
             replay_ttl,
             meta,
-            record_json(self.name, players),
+            record_json(self.name, players, self.cell),
             code,
+            self.cell,
         ]
         for e in new:
             args += [e.seq, json.dumps(e), 0 if is_order(e.wire) else 1]
@@ -258,9 +302,20 @@ class TableStore:
         names = [keys.snapshot(code), keys.log(code), replay, keys.replay_meta(self.name)]
         try:
             async with asyncio.timeout(SAVE_TIMEOUT_S):
-                await self._save(keys=[*names, keys.table(code), keys.actor(self.name)], args=args)
+                pushed = await self._save(
+                    keys=[*names, keys.table(code), keys.actor(self.name)], args=args
+                )
         except (redis.RedisError, OSError, TimeoutError) as exc:
             log.warning("table %s: snapshot not saved (%s); will retry", code, exc)
+            return False
+        if int(pushed) < 0:
+            self.fenced = True
+            log.error(
+                "table %s: the record names another cell than %r (the table was moved): this "
+                "incarnation's save is refused and it ends",
+                code,
+                self.cell,
+            )
             return False
         self.replay_meta_saved = True
         return True
@@ -269,12 +324,11 @@ class TableStore:
         """The table stops: nobody finds it any more, and its snapshot and log go in minutes
         (its replay does not: it outlives the table, and its last save set its ttl). Best
         effort: a Redis outage must not keep a stopped table alive."""
-        try:
-            await self.redis.delete(keys.table(code), keys.actor(self.name))
-            for key in (keys.snapshot(code), keys.log(code)):
-                await self.redis.expire(key, STOPPED_TTL_S)
-        except (redis.RedisError, OSError, TimeoutError):
-            pass
+        if self._retire_script is None:
+            self._retire_script = self.redis.register_script(RETIRE)
+        names = [keys.table(code), keys.actor(self.name), keys.snapshot(code), keys.log(code)]
+        with contextlib.suppress(redis.RedisError, OSError, TimeoutError):
+            await self._retire_script(keys=names, args=[self.cell, STOPPED_TTL_S])
 
 
 def replay_meta(code: str, players: int) -> str:

@@ -64,10 +64,12 @@ class TableActor:
 
     # Ray runs an async actor's `async def __init__` on the actor's event loop (type checkers
     # want __init__ to return None, hence the ignore).
-    async def __init__(self, name: str, redis_url: str) -> None:  # type: ignore[misc]
+    async def __init__(self, name: str, redis_url: str, cell: str = "") -> None:  # type: ignore[misc]
+        """`cell`: the cell whose Ray runs this actor ("" without cells): its saves are refused
+        once the table's record names another (the table moved: actors/cells.py)."""
         self.name = name
         self.redis_url = redis_url
-        self.core = TableCore(name, redis_url, on_stop=self._end)
+        self.core = TableCore(name, redis_url, on_stop=self._end, cell=cell, on_moved=self._moved)
         # Which process this is: a gateway that reaches another (a port reused after a
         # restart) is refused and asks Ray again.
         self.incarnation = secrets.token_hex(8)
@@ -95,6 +97,11 @@ class TableActor:
             # Each link's pusher now says `Gone` to its gateway; let those lines leave.
             await self.link.close()
             await asyncio.sleep(GONE_WAIT_S)
+        ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+
+    def _moved(self) -> None:
+        """The table moved to another cell: this incarnation ends at once, without `Gone` (the
+        table is not gone: its followers' links drop and they find it in its new cell)."""
         ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
 
     # -- calls from gateways ------------------------------------------------------------------

@@ -33,6 +33,7 @@ from actors.store import (
     DEFAULT_REPLAY_TTL_S,
     SNAPSHOT_FORMAT,
     SnapshotUnreadable,
+    TableMoved,
     TableStore,
     load,
 )
@@ -63,7 +64,11 @@ class TableCore:
         redis_url: str,
         on_stop: Callable[[], Awaitable[None]] | None = None,
         now: Callable[[], int] = now_ms,
+        cell: str = "",
+        on_moved: Callable[[], None] | None = None,
     ) -> None:
+        """`cell`: the cell whose Ray runs this actor (actors/cells.py, "" without cells);
+        `on_moved`: called once a save is refused because the table moved to another cell."""
         self.name = name
         self.now = now
         # How long an over table, a lobby, and a table nobody is connected to wait before they
@@ -82,7 +87,8 @@ class TableCore:
         self.last_activity = time.monotonic()
         self.bots: BotDriver | None = None
         self.tasks = Tasks(f"table {name}")
-        self.store = TableStore(name, redis_url)
+        self.store = TableStore(name, redis_url, cell)
+        self._on_moved = on_moved
         self.watchers = Watchers(self)
         self.leases = Leases(self)
         self.clock = Clock(self)
@@ -225,6 +231,8 @@ class TableCore:
             ok = await self._write()
             if ok:
                 self.saved = version
+            elif self.store.fenced:
+                self._moved()  # never published, never answered: the new incarnation is the table
             elif self._retry is None or self._retry.done():
                 self._retry = self.tasks.spawn(self._retry_save(), "retry-save")
             # A Redis outage must not stop the game: publish what is applied all the same.
@@ -241,9 +249,17 @@ class TableCore:
         self.stored_seq = seq
         return True
 
+    def _moved(self) -> None:
+        """The table moved to another cell while this incarnation ran (SAVE's fence refused
+        it): nothing more of it may reach anyone. Its followers see their links drop and find
+        the table where its record now says."""
+        if self._on_moved is not None:
+            self._on_moved()
+        raise TableMoved(self.code)
+
     async def _retry_save(self) -> None:
         delay = 0.2
-        while self.saved < self.version:
+        while self.saved < self.version and not self.store.fenced:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
             async with self._save_lock:
@@ -297,6 +313,7 @@ class TableCore:
             return {"code": self.code, "saved": self.saved >= self.version}
 
     async def stop(self) -> None:
+        # (A moved table never stops here: its records are the new incarnation's.)
         """The table stopped (idle): its tasks end first, so that none writes to Redis after
         its records went; every follower is told; then the wrapper ends the actor."""
         log.info("table %s idle: stopping", self.code)
