@@ -25,6 +25,7 @@ def connect_ray(settings: Settings) -> None:
         os.environ["RAY_AUTH_TOKEN_PATH"] = settings.ray_auth_token_path
     os.environ["RAY_AUTH_MODE"] = joining_auth_mode(settings)
     stay_on_loopback(settings.ray_address)
+    only_raylets_of(settings.ray_address)
     for key, value in RAY_QUIET.items():  # this driver's own core worker, like the head's
         os.environ.setdefault(key, value)
     reread_ray_env()
@@ -49,6 +50,35 @@ def stay_on_loopback(address: str | None) -> None:
 
     os.environ[ONE_MACHINE] = "0"
     ray_constants.ENABLE_RAY_CLUSTER = False
+
+
+def only_raylets_of(address: str | None) -> None:
+    """Before ray.init(address) on loopback: the driver looks for its node among *every* raylet
+    of the machine (found by their command lines) and asks the cluster's GCS about each, which
+    times out on a raylet of another cluster: with two clusters on one machine (two cells,
+    tests/cluster/cells.py) the driver then fails to connect. Keep Ray's search to the raylets
+    of `address`."""
+    if not is_loopback_address(address):
+        return
+    from ray._private import services
+
+    wanted = f"--gcs-address={address}"
+
+    def node_ids() -> set[str]:
+        import psutil
+
+        found = set()
+        for proc in psutil.process_iter(["cmdline"]):
+            try:
+                args = " ".join(proc.info["cmdline"] or []).split(" ")
+            except (psutil.AccessDenied, psutil.NoSuchProcess):
+                continue
+            if not services._is_raylet_process(proc.info["cmdline"]) or wanted not in args:
+                continue
+            found |= {a.split("=", 1)[1] for a in args if a.startswith("--node_id=")}
+        return found
+
+    services.find_node_ids = node_ids
 
 
 def reread_ray_env() -> None:
