@@ -9,6 +9,10 @@ checked against Ray where it is used, and one naming an actor Ray does not know 
 repaired there and then: a dead pooled name is removed from the pool, a table record whose
 actor is gone is restored from its snapshot or, without one, deleted. Nothing waits for a
 record that only this gateway could repair.
+
+With cells (actors/cells.py) a gateway uses its Ray only for tables of its home cell: a table of
+another cell is asked of a gateway of that cell (`RemoteCells`), and moved here when that cell
+is gone. Without cells (`cell` ""), nothing of this changes: same keys, same records.
 """
 
 from __future__ import annotations
@@ -26,9 +30,19 @@ from ray.actor import ActorHandle
 from ray.exceptions import ActorDiedError, ActorUnavailableError, GetTimeoutError, RayActorError
 
 from actors import keys
+from actors.cells import (
+    PUBLISH_S,
+    CellInfo,
+    CellUnreachable,
+    ForeignTable,
+    Registry,
+    RemoteCells,
+    cell_of,
+    place,
+)
 from actors.pool import NoRoom as NoRoom
 from actors.pool import Pool
-from actors.slots import Slots
+from actors.slots import Slots, table_slots
 from actors.table_actor import KEY_TTL_S, actor_class, record_json
 from actors.tasks import Tasks
 
@@ -53,6 +67,8 @@ DEFAULT_SLOT_RESERVE = 4
 DEFAULT_POOL_MAX = 8
 DEFAULT_POOL_STARTS = 2
 DEFAULT_POOL_WAIT_S = 30.0
+SLOTS_READ_S = 2.0  # a reading of Ray's slots slower than this does not renew the cell's record
+LINK_CHECK_S = 1.0  # a table's last known link address answering within this: not lost
 
 ActorGone = (RayActorError, ActorUnavailableError, ActorDiedError)
 
@@ -92,10 +108,24 @@ class Directory:
         pool_max: int = DEFAULT_POOL_MAX,
         pool_starts: int = DEFAULT_POOL_STARTS,
         pool_wait_s: float = DEFAULT_POOL_WAIT_S,
+        cell: str = "",
+        registry: Registry | None = None,
+        remote: RemoteCells | None = None,
     ) -> None:
         """`pool_size`: the ready actors kept at the least (`pool_max` at most, with demand);
         `pool_starts`: new actors started side by side; `pool_wait_s`: how long a creation
-        waits for one when none is ready."""
+        waits for one when none is ready. `cell`: this gateway's home cell, with `registry`
+        and `remote` (how it asks gateways of other cells); "" and None without cells."""
+        if cell and (registry is None or remote is None):
+            raise ValueError("a cell needs its registry and a way to reach other cells")
+        self.cell = cell
+        self.registry = registry
+        self.remote = remote
+        # The last data-plane address each table answered `endpoint` with: a table whose cell
+        # lost its registry record but whose link still answers (a partition between that cell
+        # and Redis, not a death) is not moved.
+        self._endpoints: dict[str, tuple[str, int]] = {}
+        self._slots_read: asyncio.Task[tuple[float, float]] | None = None
         self.redis = redis
         self.namespace = namespace
         self.redis_url = redis_url
@@ -114,6 +144,7 @@ class Directory:
             pool_size,
             pool_max,
             pool_starts,
+            cell,
         )
         self._answered_at = float("-inf")  # loop time of the last answer from any table actor
         self._probe: asyncio.Task[str] | None = None
@@ -139,7 +170,7 @@ class Directory:
         name = name or f"{keys.ACTOR_PREFIX}{uuid.uuid4().hex[:12]}"
         handle = self._cls.options(
             name=name, namespace=self.namespace, lifetime="detached", get_if_exists=True
-        ).remote(name, self.redis_url)
+        ).remote(name, self.redis_url, self.cell)
         return name, handle
 
     def heard_from_table(self) -> None:
@@ -200,7 +231,7 @@ class Directory:
         gateway unready and lock out players coming back to their tables. No handle: no actor
         to ask (a refill starts one)."""
         for _ in range(PROBE_NAMES):
-            name = await self.redis.lindex(keys.POOL, 0)
+            name = await self.redis.lindex(self.pool.key, 0)
             if name is None:
                 # Used up: refill, in case nothing else does (the last refill found a full
                 # cluster, and no creation came since to ask again).
@@ -244,15 +275,53 @@ class Directory:
         await self.pool.close()
         await self.tasks.close()
 
+    # -- the cell registry --------------------------------------------------------------------
+    def publish_cell(self) -> None:
+        """Renew this cell's registry record every `PUBLISH_S`, for as long as the gateway runs
+        (no cell: nothing)."""
+        if self.registry is not None:
+            self.tasks.spawn(self._publish_forever(self.registry), "cell registry")
+
+    async def _publish_forever(self, registry: Registry) -> None:
+        while True:
+            try:
+                await registry.publish(*await self._read_slots())
+            except Exception as exc:  # Ray or Redis out of reach: the record expires, as it must
+                log.warning("cell %s: registry record not renewed (%s)", self.cell, exc)
+            await asyncio.sleep(PUBLISH_S)
+
+    async def _read_slots(self) -> tuple[float, float]:
+        """Ray's free and total slots, within SLOTS_READ_S (TimeoutError past it). A reading
+        that hangs (the head lost) is not started again while it runs: a thread each second
+        would use up the executor that Ray lookups share."""
+        if self._slots_read is None or self._slots_read.done():
+            self._slots_read = self.tasks.spawn(asyncio.to_thread(table_slots), "slots")
+        async with asyncio.timeout(SLOTS_READ_S):
+            return await asyncio.shield(self._slots_read)
+
     # -- tables -------------------------------------------------------------------------------
     async def create(self, players: int, config: dict[str, Any], host: str, name: str) -> str:
         """Open a table and seat its creator in seat 0 (the host, but at a public table, whose
-        `config` says `public`, only its first player); return its code."""
+        `config` says `public`, only its first player); return its code. With cells, the
+        table goes to the cell with the most room (`actors.cells.place`), and a gateway of that
+        cell opens it."""
+        if self.registry is not None and self.remote is not None:
+            cells = await self.registry.cells()
+            target = place(cells, self.cell)
+            if target != self.cell:
+                try:
+                    return await self.remote.create(cells[target], players, config, host, name)
+                except CellUnreachable as exc:
+                    log.warning("cell %s did not open a table (%s): opened here", target, exc)
+        return await self.create_here(players, config, host, name)
+
+    async def create_here(self, players: int, config: dict[str, Any], host: str, name: str) -> str:
+        """`create` in this gateway's own cell."""
         for _ in range(OPEN_TRIES):
             actor_name, handle = await self.pool.take(self.pool_wait_s)
             for _ in range(20):
                 code = new_code()
-                record = record_json(actor_name, players)
+                record = record_json(actor_name, players, self.cell)
                 if await self.redis.set(keys.table(code), record, nx=True, ex=24 * 3600):
                     break
             else:  # pragma: no cover - 31**6 codes
@@ -299,7 +368,12 @@ class Directory:
         raw = await self.redis.get(keys.table(code))
         if raw is None:
             raise TableGone(code)
-        actor_name = str(json.loads(raw)["actor"])
+        record = json.loads(raw)
+        if cell_of(record) != self.cell:
+            # Never Ray's word here on another cell's table: this Ray not knowing its actor
+            # says nothing, and restarting it here would run the table twice.
+            raise ForeignTable(code, cell_of(record))
+        actor_name = str(record["actor"])
         handle = await self.actor(actor_name)
         if handle is None:
             # Ray no longer knows the actor (the whole cluster restarted, or it died for
@@ -324,7 +398,70 @@ class Directory:
 
     async def call(self, code: str, method: str, *args: Any) -> Any:
         """Call a table actor, waiting through a restart. Ray never retries actor calls here
-        (max_task_retries=0); commands are safe to call again because they carry an id."""
+        (max_task_retries=0); commands are safe to call again because they carry an id. With
+        cells, a table of another cell is asked of that cell's gateways, or moved here when its
+        cell is gone (`_call_elsewhere`). Raises TableGone."""
+        if self.registry is None:
+            return await self.call_here(code, method, *args)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + RESTART_WAIT_S
+        delay = 0.05
+        while True:
+            record = await self.record(code)
+            if record is None:
+                raise TableGone(code)
+            cell = cell_of(record)
+            try:
+                if cell == self.cell:
+                    answer = await self.call_here(code, method, *args)
+                else:
+                    answer = await self._call_elsewhere(code, cell, method, args)
+            except (ForeignTable, CellUnreachable) as exc:
+                # Moved meanwhile (read the record again), or its cell did not answer (yet).
+                if loop.time() > deadline:
+                    raise
+                log.info("table %s: %s; trying again", code, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+                continue
+            if method == "endpoint" and isinstance(answer, dict):
+                self._endpoints[code] = (str(answer["host"]), int(answer["port"]))
+            return answer
+
+    async def _call_elsewhere(
+        self, code: str, cell: str, method: str, args: tuple[Any, ...]
+    ) -> Any:
+        """Ask a gateway of the table's cell; with that cell gone (no registry record, and the
+        table's last link address silent), move the table here. CellUnreachable: try again."""
+        assert self.registry is not None
+        assert self.remote is not None
+        info: CellInfo | None = await self.registry.get(cell)
+        if info is not None:
+            return await self.remote.call(info, code, method, args)
+        if await self._link_answers(code):
+            raise CellUnreachable(f"cell {cell!r} has no registry record but its link answers")
+        if await self.registry.move(code, cell):
+            log.warning("table %s: cell %r is gone; moved to cell %r", code, cell, self.cell)
+            self.forget(code)
+        # Won or lost the race, the record says where the table is now: the caller reads it.
+        raise ForeignTable(code, cell)
+
+    async def _link_answers(self, code: str) -> bool:
+        where = self._endpoints.get(code)
+        if where is None:
+            return False
+        try:
+            async with asyncio.timeout(LINK_CHECK_S):
+                _, writer = await asyncio.open_connection(*where)
+        except (OSError, TimeoutError):
+            self._endpoints.pop(code, None)
+            return False
+        writer.close()
+        return True
+
+    async def call_here(self, code: str, method: str, *args: Any) -> Any:
+        """`call` with this gateway's own Ray: ForeignTable when the table is of another cell
+        (what another cell's gateway asks here must not bounce on)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + RESTART_WAIT_S
         delay = 0.05
