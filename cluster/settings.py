@@ -110,6 +110,13 @@ class Settings(BaseSettings):
     public_metrics: bool = Field(default=True, validation_alias=_env("QUATRO_PUBLIC_METRICS"))
     docs: bool = Field(default=True, validation_alias=_env("QUATRO_DOCS"))
     internal_port: int | None = Field(default=None, validation_alias=_env("QUATRO_INTERNAL_PORT"))
+    # Cells (docs/scaling.md): the cell whose Ray this gateway drives ("" : no cells, every key
+    # and record as before), and the host:port other cells' gateways reach its internal port at
+    # (default: HOST and QUATRO_INTERNAL_PORT, which a cell needs).
+    cell: str = Field(
+        default="", pattern=r"^([a-z0-9][a-z0-9-]{0,31})?$", validation_alias=_env("QUATRO_CELL")
+    )
+    cell_address: str = Field(default="", validation_alias=_env("QUATRO_CELL_ADDRESS"))
     # Quotas, per client IP, shared by every replica through Redis: a token bucket each
     # (`rate` a second, bursts of `burst`). Generous: the test suite and the load tests create
     # hundreds of sessions and tables from 127.0.0.1 within minutes.
@@ -149,6 +156,14 @@ class Settings(BaseSettings):
     @property
     def pool_max(self) -> int:
         return max(self.pool_min, self.pool_max_setting)
+
+    def internal_address(self) -> str:
+        """Where other cells' gateways reach this one's internal port."""
+        if self.cell_address:
+            return self.cell_address
+        if self.internal_port is None:
+            raise RuntimeError("QUATRO_CELL needs QUATRO_INTERNAL_PORT (or QUATRO_CELL_ADDRESS)")
+        return f"{self.host}:{self.internal_port}"
 
     def csv(self, value: str) -> list[str]:
         return [item.strip() for item in value.split(",") if item.strip()]

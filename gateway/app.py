@@ -3,6 +3,7 @@ page and files, health and metrics."""
 
 from __future__ import annotations
 
+import asyncio
 import mimetypes
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -46,8 +47,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = Services.start(settings)
+        app.state.loop = asyncio.get_running_loop()  # where the internal port's cell calls run
         app.state.services = services
         services.directory.refill_soon()
+        services.directory.publish_cell()
         print(f"Quatro is up: http://localhost:{settings.port}", flush=True)
         try:
             yield

@@ -13,6 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
 
+from actors.cells import CellUnreachable, ForeignTable
 from actors.orders import CLOSE_REPLACED, CLOSE_SEAT_CHANGED, CLOSE_SEAT_GIVEN
 from engine.errors import ErrorBody, ErrorCode
 from gateway import metrics
@@ -28,6 +29,8 @@ BACKEND_DOWN: tuple[type[Exception], ...] = (
     ActorUnavailableError,
     GetTimeoutError,
     TimeoutError,
+    CellUnreachable,  # no gateway of a table's cell answered (cells: actors/cells.py)
+    ForeignTable,  # a table moving between cells, still so at the end of the wait
 )
 
 # WebSocket close codes (RFC 6455 and the 4000–4999 range PROTOCOL.md uses).

@@ -18,12 +18,17 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 
 from cluster.settings import Settings
+from gateway.cells import cells_router
 from gateway.routes.meta import metrics_router
 
 
-def internal_app(public: FastAPI, settings: Settings) -> FastAPI:
+def internal_app(public: FastAPI, settings: Settings, cell_secret: str | None = None) -> FastAPI:
+    """`cell_secret`: with cells, the secret other cells' gateways ask this one with
+    (gateway/cells.py); their routes exist only then."""
     app = FastAPI(title="Quatro (internal)", docs_url=None, redoc_url=None, openapi_url=None)
     app.include_router(metrics_router)
+    if cell_secret is not None:
+        app.include_router(cells_router(public, cell_secret))
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
@@ -57,13 +62,15 @@ class InternalServer:
         self.thread.join(self.STOP_WAIT_S)
 
 
-def start_internal(public: FastAPI, settings: Settings) -> InternalServer | None:
+def start_internal(
+    public: FastAPI, settings: Settings, cell_secret: str | None = None
+) -> InternalServer | None:
     """Start the internal server in a thread of its own; None when no internal port is set.
     The caller owns it: `stop` when the public server is done."""
     if settings.internal_port is None:
         return None
     config = uvicorn.Config(
-        internal_app(public, settings),
+        internal_app(public, settings, cell_secret),
         host=settings.host,
         port=settings.internal_port,
         log_level=settings.log_level,

@@ -10,6 +10,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from cluster.connect import connect_ray
+from cluster.link_secret import link_secret
 from cluster.settings import Settings, get_settings
 from gateway.app import create_app
 from gateway.internal import start_internal
@@ -53,7 +54,9 @@ def serve(settings: Settings | None = None) -> None:
         log_level=settings.log_level,
         access_log=False,
     )
-    internal = start_internal(app, settings)
+    # With cells, other cells' gateways ask this one on its internal port with the link secret.
+    secret = link_secret(settings.redis_url) if settings.cell and settings.redis_url else None
+    internal = start_internal(app, settings, secret)
     try:
         GatewayServer(config, app).run()
     finally:

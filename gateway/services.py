@@ -8,12 +8,14 @@ from dataclasses import dataclass
 
 import redis.asyncio as aioredis
 
+from actors.cells import Registry
 from actors.directory import Directory
 from cluster.connect import connect_ray
 from cluster.link_secret import link_secret
 from cluster.redis_client import async_redis
 from cluster.settings import Settings
 from gateway import metrics
+from gateway.cells import HttpCells
 from gateway.client_ip import Network, networks
 from gateway.conn_caps import ConnectionCaps
 from gateway.hubs import Hubs, LinkFactory
@@ -42,6 +44,7 @@ class Services:
     replays: ReplayCache
     proxies: tuple[Network, ...]  # trusted reverse proxies (X-Forwarded-For)
     origins: frozenset[str]  # extra origins allowed to open /ws
+    remote: HttpCells | None = None  # how this gateway asks other cells' (None: no cells)
 
     @classmethod
     def start(cls, settings: Settings) -> Services:
@@ -52,6 +55,7 @@ class Services:
         connect_ray(settings)
         redis = async_redis(settings.redis_url)
         gateway = f"gw-{uuid.uuid4().hex[:10]}"
+        registry, remote = _cells(settings, redis)
         directory = Directory(
             redis,
             settings.ray_namespace,
@@ -66,6 +70,9 @@ class Services:
             settings.pool_max,
             settings.pool_starts,
             settings.pool_wait_s,
+            settings.cell,
+            registry,
+            remote,
         )
         # Read at each scrape (from the internal port's thread too): plain attributes.
         metrics.POOL_TARGET.set_function(lambda: directory.pool.last_target)
@@ -92,12 +99,29 @@ class Services:
             replays=ReplayCache(),
             proxies=networks(settings.csv(settings.trusted_proxies)),
             origins=frozenset(o.lower().rstrip("/") for o in settings.csv(settings.ws_origins)),
+            remote=remote,
         )
 
     async def close(self) -> None:
         await self.hubs.close()
         await self.directory.close()
+        if self.remote is not None:
+            await self.remote.close()
         await self.redis.aclose()
+
+
+def _cells(settings: Settings, redis: aioredis.Redis) -> tuple[Registry | None, HttpCells | None]:
+    """The cell registry and the way to other cells' gateways; None, None without a cell. Every
+    cell of a fleet shares one link secret (the Ray token: give each cell's Ray the same one),
+    since a gateway of one cell follows tables of the others over their links."""
+    if not settings.cell:
+        return None, None
+    if settings.data_plane != "socket":
+        raise RuntimeError("cells need the data plane (QUATRO_DATA_PLANE=socket)")
+    assert settings.redis_url is not None
+    registry = Registry(redis, settings.cell, settings.internal_address(), settings.slot_reserve)
+    log.info("cell %s: other cells reach this gateway at %s", settings.cell, registry.internal)
+    return registry, HttpCells(link_secret(settings.redis_url))
 
 
 def _links(settings: Settings, directory: Directory, gateway: str) -> LinkFactory:

@@ -1,0 +1,190 @@
+"""Gateways of different cells asking each other, over the internal port (gateway/internal.py).
+
+A gateway is a Ray driver of its home cell only. What needs Ray for a table of another cell —
+its data plane's `endpoint`, a REST lobby call from a player with no socket here (`serve`), its
+`summary` or a player's `seat_of`, and opening a new table placed there — is asked of a gateway
+of that cell, here, rather than published by the actors to Redis: the actor stays as it is
+(its address is asked of it through Ray, by its own cell's gateway), and one path serves both
+the lookups and the creations, which need a driver of that cell anyway.
+
+Every request carries the fleet's shared secret (the link secret: the Ray token, the same in
+every cell of a fleet) and is refused 403 without it; the internal port is never the public
+one, and on Kubernetes only the fleet's gateways may reach it (the chart's NetworkPolicy). Only
+the four table methods above can be asked, each argument and answer typed on the way
+(`serve`'s request and reply in the data plane's own encoding, actors/codec.py). The gateway
+that answers uses its own Ray only (`Directory.call_here`): a table that is not of its cell is
+answered 409, so a request never bounces between gateways.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+from collections.abc import Coroutine
+from typing import Annotated, Any
+
+import httpx
+from fastapi import APIRouter, FastAPI, Header, HTTPException
+from pydantic import BaseModel, Field
+
+from actors.cells import CellInfo, CellUnreachable, ForeignTable
+from actors.codec import BadMessage, from_json, to_json
+from actors.directory import Directory, NoRoom, TableGone
+from actors.protocol import Act, Join, Joined, Leave, Outcome, Reply, Views, ViewSet
+
+log = logging.getLogger("quatro.cells")
+
+SECRET_HEADER = "X-Quatro-Cell-Secret"
+CONNECT_S = 2.0
+# A call waits through the table's restart there (actors.directory.RESTART_WAIT_S), a creation
+# for a pooled actor (QUATRO_POOL_WAIT): a little longer, so their answer is not lost here.
+CALL_S = 45.0
+NO_ROOM = "no_room"
+TABLE_METHODS = frozenset({"endpoint", "serve", "summary", "seat_of"})
+
+
+# At module level: FastAPI reads the routes' annotations from the module's names.
+Secret = Annotated[str | None, Header(alias=SECRET_HEADER)]
+
+
+class CallBody(BaseModel):
+    code: str = Field(min_length=1, max_length=16)
+    method: str
+    args: list[Any] = Field(default_factory=list, max_length=4)
+
+
+class CreateBody(BaseModel):
+    players: int
+    config: dict[str, Any]
+    host: str = Field(max_length=64)
+    name: str = Field(max_length=64)
+
+
+def _request_json(args: tuple[Any, ...], method: str) -> list[Any]:
+    if method == "serve":
+        return [to_json(args[0])]
+    return list(args)
+
+
+def _request_args(method: str, raw: list[Any]) -> tuple[Any, ...]:
+    """The arguments of `method`, typed (HTTPException 400 for anything else)."""
+    try:
+        if method == "serve" and len(raw) == 1:
+            request = from_json(raw[0])
+            if isinstance(request, (Act, Join, Leave, Views)):
+                return (request,)
+        elif method in ("endpoint", "summary") and not raw:
+            return ()
+        elif method == "seat_of" and len(raw) == 1 and isinstance(raw[0], str):
+            return (raw[0],)
+    except (BadMessage, KeyError, TypeError, ValueError):
+        pass
+    raise HTTPException(400, f"not a call of {method!r}")
+
+
+def _answer(method: str, raw: Any) -> Any:
+    if method != "serve":
+        return raw
+    reply = from_json(raw)
+    if not isinstance(reply, (Outcome, Joined, ViewSet)):
+        raise CellUnreachable(f"not a reply: {type(reply).__name__}")
+    return reply
+
+
+class HttpCells:
+    """`actors.cells.RemoteCells` over the other cells' internal ports."""
+
+    def __init__(self, secret: str) -> None:
+        self._headers = {SECRET_HEADER: secret}
+        self._client: httpx.AsyncClient | None = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """Made at the first use, on the gateway's event loop."""
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                headers=self._headers, timeout=httpx.Timeout(CALL_S, connect=CONNECT_S)
+            )
+        return self._client
+
+    async def _post(self, cell: CellInfo, path: str, body: dict[str, Any]) -> httpx.Response:
+        try:
+            return await self.client.post(f"http://{cell.internal}{path}", json=body)
+        except httpx.HTTPError as exc:
+            raise CellUnreachable(f"cell {cell.name} at {cell.internal}: {exc!r}") from exc
+
+    async def call(self, cell: CellInfo, code: str, method: str, args: tuple[Any, ...]) -> Any:
+        body = {"code": code, "method": method, "args": _request_json(args, method)}
+        r = await self._post(cell, "/cells/call", body)
+        if r.status_code == 404:
+            raise TableGone(code)
+        if r.status_code == 409:
+            raise ForeignTable(code, cell.name)
+        if r.status_code != 200:
+            raise CellUnreachable(f"cell {cell.name} answered {r.status_code}: {r.text[:200]}")
+        return _answer(method, r.json()["answer"])
+
+    async def create(
+        self, cell: CellInfo, players: int, config: dict[str, Any], host: str, name: str
+    ) -> str:
+        body = {"players": players, "config": config, "host": host, "name": name}
+        r = await self._post(cell, "/cells/create", body)
+        if r.status_code == 503 and r.json().get("detail") == NO_ROOM:
+            raise NoRoom()
+        if r.status_code != 200:
+            raise CellUnreachable(f"cell {cell.name} answered {r.status_code}: {r.text[:200]}")
+        return str(r.json()["code"])
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+
+def cells_router(public: FastAPI, secret: str) -> APIRouter:
+    """The internal port's routes other cells' gateways call. They run in the internal
+    server's thread; the work runs on the public app's loop, where its directory lives."""
+    router = APIRouter(prefix="/cells", include_in_schema=False)
+
+    def check(given: str | None) -> Directory:
+        if not given or not hmac.compare_digest(given.encode(), secret.encode()):
+            raise HTTPException(403, "not a gateway of this fleet")
+        services = getattr(public.state, "services", None)
+        if services is None:
+            raise HTTPException(503, "starting")
+        directory: Directory = services.directory
+        return directory
+
+    async def on_public_loop(coro: Coroutine[Any, Any, Any]) -> Any:
+        loop: asyncio.AbstractEventLoop = public.state.loop
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
+
+    @router.post("/call")
+    async def call(body: CallBody, x_secret: Secret = None) -> dict[str, Any]:
+        directory = check(x_secret)
+        if body.method not in TABLE_METHODS:
+            raise HTTPException(400, f"not a table method: {body.method[:32]!r}")
+        args = _request_args(body.method, body.args)
+        try:
+            answer = await on_public_loop(directory.call_here(body.code, body.method, *args))
+        except TableGone:
+            raise HTTPException(404, "no such table") from None
+        except ForeignTable:
+            raise HTTPException(409, "not a table of this cell") from None
+        if body.method == "serve":
+            reply: Reply = answer
+            return {"answer": to_json(reply)}
+        return {"answer": answer}
+
+    @router.post("/create")
+    async def create(body: CreateBody, x_secret: Secret = None) -> dict[str, str]:
+        directory = check(x_secret)
+        try:
+            code = await on_public_loop(
+                directory.create_here(body.players, body.config, body.host, body.name)
+            )
+        except NoRoom:
+            raise HTTPException(503, NO_ROOM) from None
+        return {"code": str(code)}
+
+    return router
