@@ -1,0 +1,165 @@
+"""Two cells on one machine: one shared redis-server, two embedded Ray clusters (cells `a` and
+`b`, one Ray token between them: the fleet's link secret), one gateway homed in each with its
+internal port. Used by tests/cluster/test_cells.py and `python -m loadtests.cells`.
+
+`kill("a")` is the hard loss of a cell: its gateway and every process of its Ray (head, raylet,
+workers: the table actors) get SIGKILL by PID, nothing stopped in order."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+import redis
+
+from actors import keys
+from cluster.gateway_process import ROOT, GatewayProcess
+from cluster.procs import RayHead, RedisServer, free_port, ray_env
+from cluster.ray_auth import write_token
+
+NAMESPACE = "quatro-cells"
+
+
+@dataclass
+class Cell:
+    name: str
+    head: RayHead
+    gateway: GatewayProcess
+
+
+@dataclass
+class TwoCells:
+    logs: Path
+    table_slots: int = 16
+    extra_env: dict[str, str] = field(default_factory=dict)
+    redis: RedisServer = field(default_factory=RedisServer)
+    token_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="qcells-")))
+    cells: dict[str, Cell] = field(default_factory=dict)
+
+    def start(self) -> TwoCells:
+        self.redis.start()
+        token = write_token(self.token_dir)  # one token, so one link secret, for both cells
+        for name in ("a", "b"):
+            head = RayHead(
+                table_slots=self.table_slots, object_store_mb=128, num_cpus=2, token_path=token
+            )
+            head.start()
+            self.cells[name] = Cell(name, head, self._gateway(name, head))
+        for cell in self.cells.values():
+            cell.gateway.start()
+        for cell in self.cells.values():
+            cell.gateway.wait_ready()
+        return self
+
+    def _gateway(self, name: str, head: RayHead) -> GatewayProcess:
+        port = free_port()
+        env = ray_env(head.auth_mode, head.token_path, head.preload)
+        env.update(
+            RAY_ADDRESS=head.address,
+            REDIS_URL=self.redis.url,
+            PORT=str(port),
+            RAY_NAMESPACE=NAMESPACE,
+            QUATRO_CELL=name,
+            QUATRO_INTERNAL_PORT=str(free_port()),
+            QUATRO_TEST_HOOKS="1",
+            QUATRO_POOL_SIZE="1",
+            QUATRO_POOL_MAX="1",
+            QUATRO_SLOT_RESERVE="2",
+            PYTHONPATH=str(ROOT),
+        )
+        env.update(self.extra_env)
+        return GatewayProcess(port, env, self.logs / f"gateway-{name}.log")
+
+    def url(self, name: str) -> str:
+        return self.cells[name].gateway.url
+
+    def store(self) -> redis.Redis:
+        return redis.Redis.from_url(self.redis.url, decode_responses=True)
+
+    def record(self, code: str) -> dict[str, Any]:
+        r = self.store()
+        try:
+            return dict(json.loads(r.get(keys.table(code)) or "{}"))
+        finally:
+            r.close()
+
+    def snapshot(self, code: str) -> dict[str, Any]:
+        r = self.store()
+        try:
+            return dict(json.loads(r.get(keys.snapshot(code)) or "{}"))
+        finally:
+            r.close()
+
+    def log(self, code: str) -> list[list[Any]]:
+        """The table's stored event log (its last 256 events), oldest first."""
+        r = self.store()
+        try:
+            return [json.loads(x) for x in r.lrange(keys.log(code), 0, -1)]
+        finally:
+            r.close()
+
+    def registry(self) -> dict[str, dict[str, Any]]:
+        """The cells whose registry record lives now."""
+        r = self.store()
+        try:
+            found = {}
+            for name in sorted(r.smembers(keys.CELLS)):
+                raw = r.get(keys.cell(name))
+                if raw is not None:
+                    found[name] = dict(json.loads(raw))
+            return found
+        finally:
+            r.close()
+
+    def kill(self, name: str) -> list[int]:
+        """SIGKILL the cell's gateway and every process of its Ray, by PID; the PIDs killed."""
+        cell = self.cells[name]
+        doomed = self._processes_of(cell)
+        for proc in doomed:
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                proc.kill()
+        _, alive = psutil.wait_procs(doomed, timeout=10)
+        assert not alive, f"still alive after SIGKILL: {alive}"
+        for popen in (cell.gateway.proc, cell.head.proc):
+            if popen is not None:
+                with contextlib.suppress(Exception):
+                    popen.wait(5)
+        return [p.pid for p in doomed]
+
+    def _processes_of(self, cell: Cell) -> list[psutil.Process]:
+        """The cell's gateway and Ray head with all their descendants, and any process that
+        names the head's private temp dir in its command line or its environment (Ray's
+        workers retitle themselves `ray::TableActor`, and start sessions of their own)."""
+        marker = str(cell.head.temp_dir)
+        found: dict[int, psutil.Process] = {}
+        for popen in (cell.gateway.proc, cell.head.proc):
+            if popen is None:
+                continue
+            with contextlib.suppress(psutil.NoSuchProcess):
+                root = psutil.Process(popen.pid)
+                for p in [root, *root.children(recursive=True)]:
+                    found[p.pid] = p
+        for p in psutil.process_iter(["pid", "cmdline"]):
+            if p.pid == os.getpid() or p.pid in found:
+                continue
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                if marker in " ".join(p.info["cmdline"] or []) or any(
+                    marker in v for v in p.environ().values()
+                ):
+                    found[p.pid] = p
+        return list(found.values())
+
+    def stop(self) -> None:
+        for cell in self.cells.values():
+            cell.gateway.stop()
+        for cell in self.cells.values():
+            cell.head.cleanup()
+        self.redis.cleanup()
+        shutil.rmtree(self.token_dir, ignore_errors=True)

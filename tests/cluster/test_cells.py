@@ -1,0 +1,159 @@
+"""Cells, the proof on one machine (issue 23, docs/scaling.md): one shared redis-server, two
+embedded Ray clusters (cells a and b), a gateway homed in each. New tables go to the cell with
+the most free slots (a tie to the creating gateway's own); a table is played through either
+gateway; cell a's Ray and gateway are killed hard, and its tables are restored in cell b and
+play on through b's gateway with scores, hands, round and events intact, their players back
+in their seats by session."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cluster.cells import TwoCells
+from tests.cluster.client import Frame, Player, table_with
+from tests.cluster.test_match import play_match
+from tests.cluster.test_resilience import open_round
+
+SLOTS = 16
+MOVE_LIMIT_S = 60.0  # kill -> playing again in cell b: registry TTL 5 s + an actor start
+
+
+@pytest.fixture
+def cells(tmp_path: Path) -> Iterator[TwoCells]:
+    two = TwoCells(tmp_path, table_slots=SLOTS)
+    try:
+        yield two.start()
+    finally:
+        two.stop()
+
+
+async def until(check: Callable[[], Any], limit: float, what: str) -> Any:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while not (result := check()):
+        if loop.time() > deadline:
+            raise AssertionError(f"not within {limit} s: {what}")
+        await asyncio.sleep(0.05)
+    return result
+
+
+def free(cells: TwoCells) -> dict[str, int]:
+    return {name: int(rec["free"]) for name, rec in cells.registry().items()}
+
+
+async def settled(cells: TwoCells, what: str, check: Callable[[dict[str, int]], bool]) -> None:
+    """Both cells published, their pools full, and `check` true of their free slots."""
+    await until(lambda: len(f := free(cells)) == 2 and check(f), 60, what)
+
+
+async def reconnect(player: Player, code: str, base: str, limit: float) -> Frame:
+    """Say hello again (by session) until welcomed: the first hello may wait out the move."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while True:
+        try:
+            return await player.connect(code, base)
+        except (AssertionError, OSError, TimeoutError):
+            if loop.time() > deadline:
+                raise
+
+
+def kind(entry: list[Any]) -> str:
+    """The event type of a stored log entry."""
+    return next(str(v["type"]) for v in entry if isinstance(v, dict) and "type" in v)
+
+
+async def first_event_after(player: Player, seq: int, limit: float) -> Frame:
+    return await player.wait_event(lambda e: True, limit=limit, after=seq)
+
+
+async def test_a_lost_cells_tables_play_on_in_the_other(cells: TwoCells) -> None:
+    a, b = cells.url("a"), cells.url("b")
+    # Placement. Equal room: a table goes to the creating gateway's own cell.
+    await settled(cells, "both cells publish equal room", lambda f: f["a"] == f["b"])
+    code3, people3 = await table_with(a, 4, 2, deals=1, time_scale=1.0)
+    assert cells.record(code3)["cell"] == "a"
+    # Cell a has less room now: a's gateway places the next table in b, where b's gateway
+    # opens it (a creation for another cell is done by a gateway of that cell).
+    await settled(cells, "cell a has less room", lambda f: f["a"] < f["b"])
+    code2, (host2, partner2) = await table_with(a, 4, 2, time_scale=0.02, bot_policy="smart")
+    assert cells.record(code2)["cell"] == "b"
+    await settled(cells, "equal room again", lambda f: f["a"] == f["b"])
+    code1, _ = await table_with(b, 4, 1, time_scale=0.05, bot_policy="smart")
+    assert cells.record(code1)["cell"] == "b"  # a tie, through b: b
+    # (Both cells got tables; one more in a, so that a's loss takes two.)
+    await settled(cells, "cell b has less room", lambda f: f["b"] < f["a"])
+    code4, (host4, partner4) = await table_with(b, 4, 2, time_scale=0.05, bot_policy="smart")
+    assert cells.record(code4)["cell"] == "a"
+
+    # A match in cell b, played through cell a's gateway.
+    assert (await host2.rest("POST", f"/api/tables/{code2}/start")).is_success
+    over2 = await play_match(host2, partner2)
+    assert max(over2["scores"]) == 5  # type: ignore[call-overload]
+
+    # Cell a's tables: one mid-round with nothing moving by itself (idle bots, slow clock),
+    # played through a's gateway; one mid-match with smart bots, through b's gateway.
+    rounds3 = await open_round(code3, people3)
+    host3, other3 = people3
+    mine = rounds3[0]
+    await host3.ok("swap", card=mine["hand"][0]["id"], slot=0, expect=mine["center"][0]["id"])
+    await other3.wait_event(lambda e: e["type"] == "swapped" and e["seat"] == 0)
+    assert (await host4.rest("POST", f"/api/tables/{code4}/start")).is_success
+    await host4.wait_event(lambda e: e["type"] == "round")
+    seen3 = {p.seat: (await p.rest("GET", f"/api/tables/{code3}")).json() for p in people3}
+    welcome3 = {p.seat: await p.connect(code3, a) for p in people3}  # what each sees now
+    saved3, log3 = cells.snapshot(code3), cells.log(code3)
+
+    # Cell a lost: its gateway and its whole Ray, SIGKILL by PID.
+    loop = asyncio.get_running_loop()
+    killed = loop.time()
+    cells.kill("a")
+    last4, saved4 = host4.last_seq, cells.snapshot(code4)  # all that cell a ever saved of it
+
+    # The table followed through b plays on, its players' sockets untouched: the next event
+    # continues their numbering, with no gap and nothing twice (Player.problems).
+    await until(
+        lambda: cells.snapshot(code4)["seq"] > saved4["seq"], MOVE_LIMIT_S, "table 4 plays on"
+    )
+    moved4 = loop.time() - killed
+    await first_event_after(host4, last4, 15)
+    assert cells.record(code4)["cell"] == "b"
+    over4 = await play_match(host4, partner4)
+    assert max(over4["scores"]) == 5  # type: ignore[call-overload]
+    for p in (host4, partner4):
+        assert not p.problems, p.problems
+
+    # The table whose gateway died with its cell: its players come back to b by session, to
+    # their seats, and find it exactly as they left it.
+    assert "a" not in cells.registry()
+    back = {p.seat: await reconnect(p, code3, b, MOVE_LIMIT_S) for p in people3}
+    moved3 = loop.time() - killed
+    assert cells.record(code3)["cell"] == "b"
+    for seat, welcome in back.items():
+        before, now = welcome3[seat]["table"], welcome["table"]
+        assert welcome["you"]["seat"] == seat
+        for key in ("hand", "center", "scores", "round", "phase", "deadline", "sign"):
+            assert now[key] == before[key], (seat, key, before[key], now[key])
+        assert seen3[seat]["scores"] == now["scores"]
+    # Not one event lost or changed: the log goes on from the same events, and what came since
+    # is only their seats changing connection: the close order of each one's old connection
+    # (its hello replaced it) and the seat's presence (they did nothing else).
+    after3 = cells.log(code3)
+    assert [e for e in after3 if e[0] <= saved3["seq"]] == log3
+    assert {kind(e) for e in after3 if e[0] > saved3["seq"]} <= {"_close", "seat"}
+    # And play resumes there.
+    hand = back[1]["table"]["hand"]
+    center = back[1]["table"]["center"]
+    await other3.ok("swap", card=hand[0]["id"], slot=1, expect=center[1]["id"])
+    await host3.wait_event(lambda e: e["type"] == "swapped" and e["seat"] == 1)
+    assert cells.snapshot(code3)["seq"] > saved3["seq"]
+    for p in [*people3, host4, partner4, host2, partner2]:
+        await p.close()
+    print(
+        f"cells: kill -> playing again in b: {moved4:.1f} s (followed), {moved3:.1f} s (rejoined)"
+    )

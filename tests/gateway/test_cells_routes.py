@@ -1,0 +1,111 @@
+"""The internal port's cell routes (gateway/cells.py) without Ray: refused without the fleet's
+secret, only the four table methods with typed arguments, a table not of this cell answered
+409 (never passed on), and none of it on the public app."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import warnings
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+
+from actors.cells import ForeignTable
+from actors.codec import to_json
+from actors.protocol import Act, Outcome
+from cluster.settings import Settings
+from gateway.app import create_app
+from gateway.cells import SECRET_HEADER, cells_router
+from gateway.internal import internal_app
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+SECRET = "s3cret"
+
+
+class FakeDirectory:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, tuple[Any, ...]]] = []
+
+    async def call_here(self, code: str, method: str, *args: Any) -> Any:
+        self.calls.append((code, method, args))
+        if code == "ELSEWH":
+            raise ForeignTable(code, "b")
+        if method == "serve":
+            return Outcome(True, None, 0, ())
+        return {"host": "127.0.0.1", "port": 20001, "incarnation": "x"}
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[TestClient, FakeDirectory]]:
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    public = FastAPI()
+    directory = FakeDirectory()
+    public.state.services = SimpleNamespace(directory=directory)
+    public.state.loop = loop
+    app = FastAPI()
+    app.include_router(cells_router(public, SECRET))
+    try:
+        yield TestClient(app), directory
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
+
+
+def test_no_secret_no_call(served: tuple[TestClient, FakeDirectory]) -> None:
+    client, directory = served
+    body = {"code": "ABCDEF", "method": "endpoint", "args": []}
+    assert client.post("/cells/call", json=body).status_code == 403
+    assert client.post("/cells/call", json=body, headers={SECRET_HEADER: "nope"}).status_code == 403
+    create = {"players": 4, "config": {}, "host": "p", "name": "n"}
+    assert client.post("/cells/create", json=create).status_code == 403
+    assert directory.calls == []
+
+
+def test_only_table_methods_with_typed_arguments(served: tuple[TestClient, FakeDirectory]) -> None:
+    client, directory = served
+    auth = {SECRET_HEADER: SECRET}
+    for method, args in (("stop", []), ("open", []), ("endpoint", [1]), ("serve", [{"t": "x"}])):
+        body = {"code": "ABCDEF", "method": method, "args": args}
+        assert client.post("/cells/call", json=body, headers=auth).status_code == 400, method
+    assert directory.calls == []
+    r = client.post(
+        "/cells/call", json={"code": "ABCDEF", "method": "endpoint", "args": []}, headers=auth
+    )
+    assert r.status_code == 200
+    assert r.json()["answer"]["port"] == 20001
+    act = Act.of("c-1", "gw", "p0", "ready", {})
+    body = {"code": "ABCDEF", "method": "serve", "args": [to_json(act)]}
+    r = client.post("/cells/call", json=body, headers=auth)
+    assert r.status_code == 200
+    assert r.json()["answer"]["ok"] is True
+    assert directory.calls[-1][2][0] == act  # the request arrives typed, as sent
+
+
+def test_a_table_of_another_cell_is_not_passed_on(served: tuple[TestClient, FakeDirectory]) -> None:
+    client, _ = served
+    body = {"code": "ELSEWH", "method": "summary", "args": []}
+    assert client.post("/cells/call", json=body, headers={SECRET_HEADER: SECRET}).status_code == 409
+
+
+def test_the_cell_routes_are_internal_only() -> None:
+    settings = Settings(internal_port=9999, cell="a")
+    public = create_app(settings)
+    body = {"code": "ABCDEF", "method": "endpoint", "args": []}
+    auth = {SECRET_HEADER: SECRET, "Host": "localhost"}
+
+    def status(app: FastAPI) -> int:
+        return TestClient(app).post("/cells/call", json=body, headers=auth).status_code
+
+    assert status(public) == 404  # the public port: no such route, secret or not
+    assert status(internal_app(public, settings)) == 404  # no cells: none either
+    assert status(internal_app(public, settings, SECRET)) == 503  # there ("starting")
