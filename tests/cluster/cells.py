@@ -160,6 +160,14 @@ class TwoCells:
         for cell in self.cells.values():
             cell.gateway.stop()
         for cell in self.cells.values():
+            # What its head's stop leaves (its workers retitle themselves and may outlive the
+            # raylet for a while): only processes of this cell, found by its private temp dir.
+            leftovers = self._processes_of(cell)
+            cell.head.stop()
+            for proc in leftovers:
+                with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                    proc.kill()
+            psutil.wait_procs(leftovers, timeout=10)
             cell.head.cleanup()
         self.redis.cleanup()
         shutil.rmtree(self.token_dir, ignore_errors=True)
