@@ -17,6 +17,7 @@ import redis.asyncio as aioredis
 from actors import keys
 from actors.cells import CellInfo, Registry, place
 from actors.pool import Pool
+from actors.protocol import Outcome, Reply
 from actors.slots import Slots
 from actors.store import TableMoved, record_json
 from actors.table_core import TableCore
@@ -39,6 +40,10 @@ def record(url: str, code: str = CODE) -> dict[str, Any]:
         return dict(json.loads(r.get(keys.table(code)) or "{}"))
     finally:
         r.close()
+
+
+def ok(reply: Reply) -> bool:
+    return isinstance(reply, Outcome) and reply.ok
 
 
 def registry(url: str, cell: str, ttl_ms: int = 5000) -> Registry:
@@ -72,7 +77,7 @@ async def test_an_incarnation_left_in_the_old_cell_is_fenced(redis_url: str) -> 
     moved: list[str] = []
     old = TableCore(NAME, redis_url, now=clock, cell="a", on_moved=lambda: moved.append("a"))
     assert (await old.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0)))["ok"]
-    assert (await old.serve(act("p0", "add_bot", seat=1))).ok
+    assert ok(await old.serve(act("p0", "add_bot", seat=1)))
     assert record(redis_url)["cell"] == "a"
     seq = saved(redis_url)["seq"]
     # Cell a is judged lost (a partition: this incarnation still runs) and b takes the table.
@@ -91,7 +96,7 @@ async def test_an_incarnation_left_in_the_old_cell_is_fenced(redis_url: str) -> 
     assert saved(redis_url)["seq"] == seq
     assert record(redis_url)["cell"] == "b"
     # The new one plays on and saves.
-    assert (await new.serve(act("p0", "add_bot", seat=2))).ok
+    assert ok(await new.serve(act("p0", "add_bot", seat=2)))
     assert saved(redis_url)["seq"] > seq
     after = saved(redis_url)["seq"]
     # The old one stopping (its idle stop) leaves the new one's records alone.

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-import redis
+from redis import Redis
 
 from actors import keys
 from cluster.gateway_process import ROOT, GatewayProcess
@@ -80,8 +80,8 @@ class TwoCells:
     def url(self, name: str) -> str:
         return self.cells[name].gateway.url
 
-    def store(self) -> redis.Redis:
-        return redis.Redis.from_url(self.redis.url, decode_responses=True)
+    def store(self) -> Redis:
+        return Redis.from_url(self.redis.url, decode_responses=True)
 
     def record(self, code: str) -> dict[str, Any]:
         r = self.store()
@@ -109,8 +109,8 @@ class TwoCells:
         """The cells whose registry record lives now."""
         r = self.store()
         try:
-            found = {}
-            for name in sorted(r.smembers(keys.CELLS)):
+            found: dict[str, dict[str, Any]] = {}
+            for name in sorted(str(n) for n in r.smembers(keys.CELLS)):
                 raw = r.get(keys.cell(name))
                 if raw is not None:
                     found[name] = dict(json.loads(raw))

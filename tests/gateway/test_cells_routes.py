@@ -104,7 +104,7 @@ def test_the_cell_routes_are_internal_only() -> None:
     auth = {SECRET_HEADER: SECRET, "Host": "localhost"}
 
     def status(app: FastAPI) -> int:
-        return TestClient(app).post("/cells/call", json=body, headers=auth).status_code
+        return int(TestClient(app).post("/cells/call", json=body, headers=auth).status_code)
 
     assert status(public) == 404  # the public port: no such route, secret or not
     assert status(internal_app(public, settings)) == 404  # no cells: none either
