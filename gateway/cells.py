@@ -7,9 +7,14 @@ of that cell, here, rather than published by the actors to Redis: the actor stay
 (its address is asked of it through Ray, by its own cell's gateway), and one path serves both
 the lookups and the creations, which need a driver of that cell anyway.
 
-Every request carries the fleet's shared secret (the link secret: the Ray token, the same in
-every cell of a fleet) and is refused 403 without it; the internal port is never the public
-one, and on Kubernetes only the fleet's gateways may reach it (the chart's NetworkPolicy). Only
+Every request is signed with the fleet's shared secret (the link secret: the Ray token, the same
+in every cell of a fleet): an HMAC of its time, path and body, refused 403 when it does not
+match or is older than `SIGNED_FOR_S`. The secret itself never travels: the address a request
+goes to comes from the registry in Redis, and whoever can write Redis must not collect the Ray
+token by publishing a cell of their own. Answers are signed too, bound to the request they
+answer: a forged one (a data-plane address that would collect the link's hello, a table said
+gone) is not believed. The internal port is never the public one, and on
+Kubernetes only the fleet's gateways may reach it (the chart's NetworkPolicy). Only
 the four table methods above can be asked, each argument and answer typed on the way
 (`serve`'s request and reply in the data plane's own encoding, actors/codec.py). The gateway
 that answers uses its own Ray only (`Directory.call_here`): a table that is not of its cell is
@@ -19,13 +24,16 @@ answered 409, so a request never bounces between gateways.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
+import json
 import logging
+import time
 from collections.abc import Coroutine
 from typing import Annotated, Any
 
 import httpx
-from fastapi import APIRouter, FastAPI, Header, HTTPException
+from fastapi import APIRouter, FastAPI, Header, HTTPException, Request, Response
 from pydantic import BaseModel, Field
 
 from actors.cells import CellInfo, CellUnreachable, ForeignTable
@@ -35,7 +43,8 @@ from actors.protocol import Act, Join, Joined, Leave, Outcome, Reply, Views, Vie
 
 log = logging.getLogger("quatro.cells")
 
-SECRET_HEADER = "X-Quatro-Cell-Secret"
+AUTH_HEADER = "X-Quatro-Cell-Auth"  # "<epoch ms>:<hex HMAC-SHA256 of ms, path and body>"
+SIGNED_FOR_S = 30.0  # a signed request older (or newer) than this is refused: no late replay
 CONNECT_S = 2.0
 # A call waits through the table's restart there (actors.directory.RESTART_WAIT_S), a creation
 # for a pooled actor (QUATRO_POOL_WAIT): a little longer, so their answer is not lost here.
@@ -45,7 +54,33 @@ TABLE_METHODS = frozenset({"endpoint", "serve", "summary", "seat_of"})
 
 
 # At module level: FastAPI reads the routes' annotations from the module's names.
-Secret = Annotated[str | None, Header(alias=SECRET_HEADER)]
+Auth = Annotated[str | None, Header(alias=AUTH_HEADER)]
+
+
+def signature(secret: str, at_ms: int, path: str, body: bytes) -> str:
+    message = f"{at_ms}\n{path}\n".encode() + body
+    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+
+
+def signed(secret: str, path: str, body: bytes, now_ms: int | None = None) -> str:
+    """The auth header of a request of this gateway."""
+    at = int(time.time() * 1000) if now_ms is None else now_ms
+    return f"{at}:{signature(secret, at, path, body)}"
+
+
+def answering(request_headers: Any) -> str:
+    """What an answer's signature covers besides its body: the request's own signature."""
+    return f"answer:{request_headers.get(AUTH_HEADER, '')}"
+
+
+def verified(secret: str, header: str | None, path: str, body: bytes) -> bool:
+    """Whether `header` signs this request with `secret`, recently enough."""
+    at, _, given = (header or "").partition(":")
+    if not at.isdigit() or not given:
+        return False
+    if abs(time.time() * 1000 - int(at)) > SIGNED_FOR_S * 1000:
+        return False
+    return hmac.compare_digest(given.encode(), signature(secret, int(at), path, body).encode())
 
 
 class CallBody(BaseModel):
@@ -96,23 +131,28 @@ class HttpCells:
     """`actors.cells.RemoteCells` over the other cells' internal ports."""
 
     def __init__(self, secret: str) -> None:
-        self._headers = {SECRET_HEADER: secret}
+        self._secret = secret
         self._client: httpx.AsyncClient | None = None
 
     @property
     def client(self) -> httpx.AsyncClient:
         """Made at the first use, on the gateway's event loop."""
         if self._client is None:
-            self._client = httpx.AsyncClient(
-                headers=self._headers, timeout=httpx.Timeout(CALL_S, connect=CONNECT_S)
-            )
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(CALL_S, connect=CONNECT_S))
         return self._client
 
     async def _post(self, cell: CellInfo, path: str, body: dict[str, Any]) -> httpx.Response:
+        raw = json.dumps(body, separators=(",", ":")).encode()
+        headers = {AUTH_HEADER: signed(self._secret, path, raw), "Content-Type": "application/json"}
         try:
-            return await self.client.post(f"http://{cell.internal}{path}", json=body)
+            r = await self.client.post(
+                f"http://{cell.internal}{path}", content=raw, headers=headers
+            )
         except httpx.HTTPError as exc:
             raise CellUnreachable(f"cell {cell.name} at {cell.internal}: {exc!r}") from exc
+        if not verified(self._secret, r.headers.get(AUTH_HEADER), answering(headers), r.content):
+            raise CellUnreachable(f"cell {cell.name} at {cell.internal}: unsigned {r.status_code}")
+        return r
 
     async def call(self, cell: CellInfo, code: str, method: str, args: tuple[Any, ...]) -> Any:
         body = {"code": code, "method": method, "args": _request_json(args, method)}
@@ -146,8 +186,8 @@ def cells_router(public: FastAPI, secret: str) -> APIRouter:
     server's thread; the work runs on the public app's loop, where its directory lives."""
     router = APIRouter(prefix="/cells", include_in_schema=False)
 
-    def check(given: str | None) -> Directory:
-        if not given or not hmac.compare_digest(given.encode(), secret.encode()):
+    async def check(request: Request, auth: str | None) -> Directory:
+        if not verified(secret, auth, request.url.path, await request.body()):
             raise HTTPException(403, "not a gateway of this fleet")
         services = getattr(public.state, "services", None)
         if services is None:
@@ -159,32 +199,40 @@ def cells_router(public: FastAPI, secret: str) -> APIRouter:
         loop: asyncio.AbstractEventLoop = public.state.loop
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
 
+    def answer(request: Request, status: int, content: dict[str, Any]) -> Response:
+        raw = json.dumps(content, separators=(",", ":")).encode()
+        sig = signed(secret, answering(request.headers), raw)
+        return Response(raw, status, {AUTH_HEADER: sig}, media_type="application/json")
+
     @router.post("/call")
-    async def call(body: CallBody, x_secret: Secret = None) -> dict[str, Any]:
-        directory = check(x_secret)
+    async def call(request: Request, body: CallBody, auth: Auth = None) -> Response:
+        directory = await check(request, auth)
         if body.method not in TABLE_METHODS:
-            raise HTTPException(400, f"not a table method: {body.method[:32]!r}")
-        args = _request_args(body.method, body.args)
+            return answer(request, 400, {"detail": f"not a table method: {body.method[:32]!r}"})
         try:
-            answer = await on_public_loop(directory.call_here(body.code, body.method, *args))
+            args = _request_args(body.method, body.args)
+        except HTTPException as exc:
+            return answer(request, exc.status_code, {"detail": exc.detail})
+        try:
+            found = await on_public_loop(directory.call_here(body.code, body.method, *args))
         except TableGone:
-            raise HTTPException(404, "no such table") from None
+            return answer(request, 404, {"detail": "no such table"})
         except ForeignTable:
-            raise HTTPException(409, "not a table of this cell") from None
+            return answer(request, 409, {"detail": "not a table of this cell"})
         if body.method == "serve":
-            reply: Reply = answer
-            return {"answer": to_json(reply)}
-        return {"answer": answer}
+            reply: Reply = found
+            return answer(request, 200, {"answer": to_json(reply)})
+        return answer(request, 200, {"answer": found})
 
     @router.post("/create")
-    async def create(body: CreateBody, x_secret: Secret = None) -> dict[str, str]:
-        directory = check(x_secret)
+    async def create(request: Request, body: CreateBody, auth: Auth = None) -> Response:
+        directory = await check(request, auth)
         try:
             code = await on_public_loop(
                 directory.create_here(body.players, body.config, body.host, body.name)
             )
         except NoRoom:
-            raise HTTPException(503, NO_ROOM) from None
-        return {"code": str(code)}
+            return answer(request, 503, {"detail": NO_ROOM})
+        return answer(request, 200, {"code": str(code)})
 
     return router

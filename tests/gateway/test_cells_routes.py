@@ -5,7 +5,9 @@ secret, only the four table methods with typed arguments, a table not of this ce
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from types import SimpleNamespace
@@ -19,7 +21,7 @@ from actors.codec import to_json
 from actors.protocol import Act, Outcome
 from cluster.settings import Settings
 from gateway.app import create_app
-from gateway.cells import SECRET_HEADER, cells_router
+from gateway.cells import AUTH_HEADER, SIGNED_FOR_S, answering, cells_router, signed, verified
 from gateway.internal import internal_app
 
 with warnings.catch_warnings():
@@ -61,11 +63,29 @@ def served() -> Iterator[tuple[TestClient, FakeDirectory]]:
         loop.close()
 
 
-def test_no_secret_no_call(served: tuple[TestClient, FakeDirectory]) -> None:
+def post(
+    client: TestClient, path: str, body: dict[str, Any], secret: str = SECRET, age_s: float = 0
+) -> Any:
+    raw = json.dumps(body).encode()
+    at = int((time.time() - age_s) * 1000)
+    headers = {AUTH_HEADER: signed(secret, path, raw, at), "Content-Type": "application/json"}
+    return client.post(path, content=raw, headers={**headers, "Host": "localhost"})
+
+
+def test_no_signature_no_call(served: tuple[TestClient, FakeDirectory]) -> None:
     client, directory = served
     body = {"code": "ABCDEF", "method": "endpoint", "args": []}
     assert client.post("/cells/call", json=body).status_code == 403
-    assert client.post("/cells/call", json=body, headers={SECRET_HEADER: "nope"}).status_code == 403
+    assert post(client, "/cells/call", body, secret="nope").status_code == 403
+    assert post(client, "/cells/call", body, age_s=SIGNED_FOR_S + 5).status_code == 403  # late
+    raw = json.dumps(body).encode()
+    other = {
+        AUTH_HEADER: signed(SECRET, "/cells/call", raw + b" "),
+        "Content-Type": "application/json",
+    }
+    assert (
+        client.post("/cells/call", content=raw, headers=other).status_code == 403
+    )  # not this body
     create = {"players": 4, "config": {}, "host": "p", "name": "n"}
     assert client.post("/cells/create", json=create).status_code == 403
     assert directory.calls == []
@@ -73,39 +93,44 @@ def test_no_secret_no_call(served: tuple[TestClient, FakeDirectory]) -> None:
 
 def test_only_table_methods_with_typed_arguments(served: tuple[TestClient, FakeDirectory]) -> None:
     client, directory = served
-    auth = {SECRET_HEADER: SECRET}
     for method, args in (("stop", []), ("open", []), ("endpoint", [1]), ("serve", [{"t": "x"}])):
         body = {"code": "ABCDEF", "method": method, "args": args}
-        assert client.post("/cells/call", json=body, headers=auth).status_code == 400, method
+        assert post(client, "/cells/call", body).status_code == 400, method
     assert directory.calls == []
-    r = client.post(
-        "/cells/call", json={"code": "ABCDEF", "method": "endpoint", "args": []}, headers=auth
-    )
+    r = post(client, "/cells/call", {"code": "ABCDEF", "method": "endpoint", "args": []})
     assert r.status_code == 200
     assert r.json()["answer"]["port"] == 20001
     act = Act.of("c-1", "gw", "p0", "ready", {})
-    body = {"code": "ABCDEF", "method": "serve", "args": [to_json(act)]}
-    r = client.post("/cells/call", json=body, headers=auth)
+    r = post(client, "/cells/call", {"code": "ABCDEF", "method": "serve", "args": [to_json(act)]})
     assert r.status_code == 200
     assert r.json()["answer"]["ok"] is True
     assert directory.calls[-1][2][0] == act  # the request arrives typed, as sent
 
 
+def test_answers_are_signed_for_their_request(served: tuple[TestClient, FakeDirectory]) -> None:
+    client, _ = served
+    r = post(client, "/cells/call", {"code": "ABCDEF", "method": "endpoint", "args": []})
+    asked = r.request.headers
+    assert verified(SECRET, r.headers[AUTH_HEADER], answering(asked), r.content)
+    assert not verified(SECRET, r.headers[AUTH_HEADER], answering(asked), r.content + b" ")
+    assert not verified(SECRET, r.headers[AUTH_HEADER], "answer:another request", r.content)
+    assert not verified("another secret", r.headers[AUTH_HEADER], answering(asked), r.content)
+
+
 def test_a_table_of_another_cell_is_not_passed_on(served: tuple[TestClient, FakeDirectory]) -> None:
     client, _ = served
     body = {"code": "ELSEWH", "method": "summary", "args": []}
-    assert client.post("/cells/call", json=body, headers={SECRET_HEADER: SECRET}).status_code == 409
+    assert post(client, "/cells/call", body).status_code == 409
 
 
 def test_the_cell_routes_are_internal_only() -> None:
     settings = Settings(internal_port=9999, cell="a")
     public = create_app(settings)
     body = {"code": "ABCDEF", "method": "endpoint", "args": []}
-    auth = {SECRET_HEADER: SECRET, "Host": "localhost"}
 
     def status(app: FastAPI) -> int:
-        return int(TestClient(app).post("/cells/call", json=body, headers=auth).status_code)
+        return int(post(TestClient(app), "/cells/call", body).status_code)
 
-    assert status(public) == 404  # the public port: no such route, secret or not
+    assert status(public) == 404  # the public port: no such route, signed or not
     assert status(internal_app(public, settings)) == 404  # no cells: none either
     assert status(internal_app(public, settings, SECRET)) == 503  # there ("starting")
