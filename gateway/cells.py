@@ -49,6 +49,10 @@ CONNECT_S = 2.0
 # A call waits through the table's restart there (actors.directory.RESTART_WAIT_S), a creation
 # for a pooled actor (QUATRO_POOL_WAIT): a little longer, so their answer is not lost here.
 CALL_S = 45.0
+# A lookup (`endpoint`, `summary`, `seat_of`) answers at once from a live cell; one whose gateway
+# lives on while its Ray is gone would hold it until Ray gives up, long after the cell's record
+# expired and the table could have been moved: give up sooner, and read the registry again.
+LOOKUP_S = 10.0
 NO_ROOM = "no_room"
 TABLE_METHODS = frozenset({"endpoint", "serve", "summary", "seat_of"})
 
@@ -141,12 +145,17 @@ class HttpCells:
             self._client = httpx.AsyncClient(timeout=httpx.Timeout(CALL_S, connect=CONNECT_S))
         return self._client
 
-    async def _post(self, cell: CellInfo, path: str, body: dict[str, Any]) -> httpx.Response:
+    async def _post(
+        self, cell: CellInfo, path: str, body: dict[str, Any], wait_s: float = CALL_S
+    ) -> httpx.Response:
         raw = json.dumps(body, separators=(",", ":")).encode()
         headers = {AUTH_HEADER: signed(self._secret, path, raw), "Content-Type": "application/json"}
         try:
             r = await self.client.post(
-                f"http://{cell.internal}{path}", content=raw, headers=headers
+                f"http://{cell.internal}{path}",
+                content=raw,
+                headers=headers,
+                timeout=httpx.Timeout(wait_s, connect=CONNECT_S),
             )
         except httpx.HTTPError as exc:
             raise CellUnreachable(f"cell {cell.name} at {cell.internal}: {exc!r}") from exc
@@ -156,7 +165,7 @@ class HttpCells:
 
     async def call(self, cell: CellInfo, code: str, method: str, args: tuple[Any, ...]) -> Any:
         body = {"code": code, "method": method, "args": _request_json(args, method)}
-        r = await self._post(cell, "/cells/call", body)
+        r = await self._post(cell, "/cells/call", body, CALL_S if method == "serve" else LOOKUP_S)
         if r.status_code == 404:
             raise TableGone(code)
         if r.status_code == 409:
