@@ -89,9 +89,10 @@ def place(cells: dict[str, CellInfo], home: str) -> str:
     return best.name if best.room > 0 else home
 
 
-# KEYS[1]: the table's record; ARGV[1]: the cell it must still name ('' for none), ARGV[2]: the
-# cell it moves to. 1 when moved, 0 when the record names another cell by now (someone moved it
-# first: follow them) or is gone. Its TTL is kept.
+# KEYS[1]: the table's record, KEYS[2] and KEYS[3]: the old and the new cell's set of tables;
+# ARGV[1]: the cell it must still name ('' for none), ARGV[2]: the cell it moves to, ARGV[3]:
+# its code. 1 when moved, 0 when the record names another cell by now (someone moved it first:
+# follow them) or is gone. Its TTL is kept.
 MOVE = """
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
@@ -105,6 +106,8 @@ if ttl > 0 then
 else
   redis.call('SET', KEYS[1], cjson.encode(rec))
 end
+redis.call('SREM', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[3])
 return 1
 """
 
@@ -159,7 +162,28 @@ class Registry:
 
     async def move(self, code: str, from_cell: str) -> bool:
         """Move the table from `from_cell` to this gateway's home: True for the one winner."""
-        return bool(await self._move(keys=[keys.table(code)], args=[from_cell, self.home]))
+        names = [keys.table(code), keys.cell_tables(from_cell), keys.cell_tables(self.home)]
+        return bool(await self._move(keys=names, args=[from_cell, self.home, code]))
+
+    async def gone(self) -> list[str]:
+        """The cells ever announced whose record expired (not this one)."""
+        names = sorted(str(n) for n in await self.redis.smembers(keys.CELLS))
+        live = await self.cells()
+        return [n for n in names if n not in live and n != self.home]
+
+    async def tables_of(self, cell: str, count: int) -> list[str]:
+        """Up to `count` codes of the tables `cell` ran, at random (several gateways sweeping
+        one lost cell each pick their own)."""
+        found = await self.redis.srandmember(keys.cell_tables(cell), count)
+        return [str(c) for c in found or []]
+
+    async def forget(self, cell: str, code: str) -> None:
+        """`code` no longer belongs in `cell`'s set (its table stopped, or moved)."""
+        await self.redis.srem(keys.cell_tables(cell), code)
+
+    async def opened(self, code: str) -> None:
+        """A table this cell opened."""
+        await self.redis.sadd(keys.cell_tables(self.home), code)
 
 
 def _info(name: str, raw: str | bytes) -> CellInfo:

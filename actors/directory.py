@@ -69,6 +69,8 @@ DEFAULT_POOL_STARTS = 2
 DEFAULT_POOL_WAIT_S = 30.0
 SLOTS_READ_S = 2.0  # a reading of Ray's slots slower than this does not renew the cell's record
 LINK_CHECK_S = 1.0  # a table's last known link address answering within this: not lost
+SWEEP_EVERY = 2  # registry renewals between two sweeps of lost cells' tables
+SWEEP_TABLES = 4  # tables of one lost cell a sweep moves at most
 
 ActorGone = (RayActorError, ActorUnavailableError, ActorDiedError)
 
@@ -283,12 +285,39 @@ class Directory:
             self.tasks.spawn(self._publish_forever(self.registry), "cell registry")
 
     async def _publish_forever(self, registry: Registry) -> None:
+        passes = 0
         while True:
             try:
                 await registry.publish(*await self._read_slots())
             except Exception as exc:  # Ray or Redis out of reach: the record expires, as it must
                 log.warning("cell %s: registry record not renewed (%s)", self.cell, exc)
+            else:
+                passes += 1
+                if passes % SWEEP_EVERY == 0:
+                    try:
+                        await self._sweep(registry)
+                    except Exception:
+                        log.exception("cell %s: the sweep of lost cells failed", self.cell)
             await asyncio.sleep(PUBLISH_S)
+
+    async def _sweep(self, registry: Registry) -> None:
+        """Move a few tables of each lost cell here, those nobody asked for since (a table with
+        only bots, or whose players all left): until then their actor runs nowhere, and their
+        bots and clocks wait. A few per pass, one after another, so that a lost cell's
+        thousands do not ask this cell's Ray for thousands of workers at once; other cells'
+        gateways sweep too, and `MOVE` gives each table to one of them."""
+        for cell in await registry.gone():
+            for code in await registry.tables_of(cell, SWEEP_TABLES):
+                record = await self.record(code)
+                if record is None or cell_of(record) != cell:
+                    await registry.forget(cell, code)  # stopped, or moved by someone else
+                    continue
+                try:
+                    await self.call(code, "summary")  # moved and started here on the way
+                except TableGone:
+                    await registry.forget(cell, code)
+                except Exception as exc:
+                    log.warning("table %s of lost cell %s not moved yet (%s)", code, cell, exc)
 
     async def _read_slots(self) -> tuple[float, float]:
         """Ray's free and total slots, within SLOTS_READ_S (TimeoutError past it). A reading
@@ -344,6 +373,8 @@ class Directory:
                 continue
             if reply["ok"]:
                 self._handles[code] = handle
+                if self.registry is not None:
+                    await self.registry.opened(code)
                 return code
             await self._drop_stale_table(keys=[keys.table(code)], args=[record])
             if reply.get("error", {}).get("code") != "not_allowed":

@@ -22,6 +22,13 @@ def pool_targets(cell: str = "") -> str:
     return f"quatro:cell:{cell}:pool:targets" if cell else POOL_TARGETS
 
 
+def cell_tables(name: str) -> str:
+    """The codes of the tables a cell runs (a set), so that a lost cell's tables are moved even
+    when nobody asks for them (actors.directory's sweep). A code may outlive its table here:
+    whoever finds it so removes it."""
+    return f"quatro:cell:{name}:tables"
+
+
 def cell(name: str) -> str:
     """A cell's registry record: JSON {free, total, reserve, internal}, with a short TTL that
     its gateways renew while their Ray answers (actors.cells)."""

@@ -104,7 +104,8 @@ return pushed_log
 
 # The table stops: its records go and its snapshot and log expire, unless the record names
 # another cell (the table was moved: those records are the new incarnation's now).
-# KEYS: table record, actor record, snapshot, log; ARGV: this actor's cell, the stopped TTL.
+# KEYS: table record, actor record, snapshot, log, and with a cell its set of tables; ARGV: this
+# actor's cell, the stopped TTL, the code.
 RETIRE = """
 local current = redis.call('GET', KEYS[1])
 if current then
@@ -116,6 +117,7 @@ end
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('EXPIRE', KEYS[3], tonumber(ARGV[2]))
 redis.call('EXPIRE', KEYS[4], tonumber(ARGV[2]))
+if ARGV[1] ~= '' then redis.call('SREM', KEYS[5], ARGV[3]) end
 return 1
 """
 
@@ -327,8 +329,10 @@ class TableStore:
         if self._retire_script is None:
             self._retire_script = self.redis.register_script(RETIRE)
         names = [keys.table(code), keys.actor(self.name), keys.snapshot(code), keys.log(code)]
+        if self.cell:
+            names.append(keys.cell_tables(self.cell))
         with contextlib.suppress(redis.RedisError, OSError, TimeoutError):
-            await self._retire_script(keys=names, args=[self.cell, STOPPED_TTL_S])
+            await self._retire_script(keys=names, args=[self.cell, STOPPED_TTL_S, code])
 
 
 def replay_meta(code: str, players: int) -> str:

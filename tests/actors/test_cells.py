@@ -57,6 +57,7 @@ async def test_of_two_gateways_moving_a_table_one_wins(redis_url: str) -> None:
     codes = [f"MV{i:04d}" for i in range(50)]
     for code in codes:
         r.set(keys.table(code), record_json(f"table-{code}", 4, "a"), ex=3600)
+        r.sadd(keys.cell_tables("a"), code)
     for code in codes:
         won = await asyncio.gather(b.move(code, "a"), c.move(code, "a"))
         assert sorted(won) == [False, True], (code, won)
@@ -64,6 +65,8 @@ async def test_of_two_gateways_moving_a_table_one_wins(redis_url: str) -> None:
         assert rec["cell"] == ("b" if won[0] else "c")
         assert rec["actor"] == f"table-{code}"  # the same actor name, restored in the new cell
         assert 0 < int(r.ttl(keys.table(code))) <= 3600  # its TTL kept
+        assert r.sismember(keys.cell_tables(rec["cell"]), code)  # the winner's to sweep now
+    assert r.scard(keys.cell_tables("a")) == 0
     # A record that names another cell by now (moved already) is not moved again.
     assert not await b.move(codes[0], "a")
     assert not await b.move("NOSUCH", "a")

@@ -90,6 +90,12 @@ async def test_a_lost_cells_tables_play_on_in_the_other(cells: TwoCells) -> None
     await settled(cells, "cell b has less room", lambda f: f["b"] < f["a"])
     code4, (host4, partner4) = await table_with(b, 4, 2, time_scale=0.05, bot_policy="smart")
     assert cells.record(code4)["cell"] == "a"
+    # And a table of a that nobody follows: its host left, smart bots play on by themselves.
+    await settled(cells, "equal room, last", lambda f: f["a"] == f["b"])
+    code5, (host5,) = await table_with(a, 4, 1, time_scale=0.5, bot_policy="smart")
+    assert cells.record(code5)["cell"] == "a"
+    assert (await host5.rest("POST", f"/api/tables/{code5}/start")).is_success
+    await host5.close()
 
     # A match in cell b, played through cell a's gateway.
     assert (await host2.rest("POST", f"/api/tables/{code2}/start")).is_success
@@ -114,6 +120,8 @@ async def test_a_lost_cells_tables_play_on_in_the_other(cells: TwoCells) -> None
     killed = loop.time()
     cells.kill("a")
     last4, saved4 = host4.last_seq, cells.snapshot(code4)  # all that cell a ever saved of it
+
+    saved5, saved_log5 = cells.snapshot(code5), cells.log(code5)
 
     # The table followed through b plays on, its players' sockets untouched: the next event
     # continues their numbering, with no gap and nothing twice (Player.problems).
@@ -152,8 +160,20 @@ async def test_a_lost_cells_tables_play_on_in_the_other(cells: TwoCells) -> None
     await other3.ok("swap", card=hand[0]["id"], slot=1, expect=center[1]["id"])
     await host3.wait_event(lambda e: e["type"] == "swapped" and e["seat"] == 1)
     assert cells.snapshot(code3)["seq"] > saved3["seq"]
+    # The table nobody asked for was swept into b by its gateway, and its bots play on there.
+    await until(
+        lambda: (
+            cells.record(code5).get("cell") == "b" and cells.snapshot(code5)["seq"] > saved5["seq"]
+        ),
+        MOVE_LIMIT_S,
+        "the unfollowed table is moved and plays on",
+    )
+    moved5 = loop.time() - killed
+    kept5 = [e for e in cells.log(code5) if e[0] <= saved5["seq"]]
+    assert kept5 == [e for e in saved_log5 if e[0] >= (kept5[0][0] if kept5 else 0)]
     for p in [*people3, host4, partner4, host2, partner2]:
         await p.close()
     print(
-        f"cells: kill -> playing again in b: {moved4:.1f} s (followed), {moved3:.1f} s (rejoined)"
+        f"cells: kill -> playing again in b: {moved4:.1f} s (followed), {moved3:.1f} s "
+        f"(rejoined), {moved5:.1f} s (nobody there: swept)"
     )
