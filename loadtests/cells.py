@@ -2,12 +2,13 @@
 
 Two cells on one machine (tests/cluster/cells.py: one shared redis-server, two embedded Ray
 clusters, a gateway homed in each); tables created one after another through cell b's gateway
-and placed by free slots; each has a human player following it through b's gateway and smart
-bots in its other seats, playing until every table has scored. Then cell a's gateway and whole
-Ray are killed (SIGKILL by PID). Printed: where the tables went, the time from the kill to each
-table playing again in cell b (a new event saved there), how many moved, and what was lost:
-points (scores below those saved at the kill) and events (the stored log up to the kill
-changed)."""
+and placed by free slots, with smart bots in three seats, playing until every table has scored.
+The human of half the tables (in each cell) follows theirs through b's gateway; the others left
+(their tables are moved by the sweep of lost cells, not by a follower). Then cell a's gateway
+and whole Ray are killed (SIGKILL by PID). Printed: where the tables went, the time from the
+kill to each table playing again in cell b (a new event saved there), how many moved, and what
+was lost: points (scores below those saved at the kill) and events (the stored log up to the
+kill changed)."""
 
 from __future__ import annotations
 
@@ -53,11 +54,16 @@ async def run(tables: int, slots: int) -> None:
         full = 2 * (slots - 1)  # each gateway keeps one pooled actor
         await until(lambda: len(cells.registry()) == 2 and room(cells) == full, 60, "both up")
         codes: list[str] = []
+        unfollowed: set[str] = set()
         for n in range(tables):
             code, (host,) = await table_with(b, 4, 1, time_scale=0.05, bot_policy="smart")
             assert (await host.rest("POST", f"/api/tables/{code}/start")).is_success
             codes.append(code)
-            people.append(host)
+            if (n // 2) % 2 == 0:  # placements alternate: followed tables in both cells
+                people.append(host)
+            else:
+                await host.close()
+                unfollowed.add(code)
             # The next placement reads the room this one left (pools refilled, records renewed).
             await until(lambda n=n: room(cells) == full - n - 1, 60, "the registry follows")
         where = {code: cells.record(code)["cell"] for code in codes}
@@ -100,7 +106,9 @@ async def run(tables: int, slots: int) -> None:
             events_lost += sum(1 for e in log if e[0] >= first and stored.get(e[0]) != e)
             took = f"{back[code]:.1f} s" if code in back else "NOT within the wait"
             print(
-                f"  table {code} (cell {where[code]}): playing in cell b {took} after the kill; "
+                f"  table {code} (cell {where[code]}, "
+                f"{'nobody there' if code in unfollowed else 'followed'}): "
+                f"playing in cell b {took} after the kill; "
                 f"scores {before} at the kill, {after} now; seq {snap['seq']} -> "
                 f"{now_snap['seq']}"
             )
