@@ -71,6 +71,11 @@ SLOTS_READ_S = 2.0  # a reading of Ray's slots slower than this does not renew t
 LINK_CHECK_S = 1.0  # a table's last known link address answering within this: not lost
 SWEEP_EVERY = 2  # registry renewals between two sweeps of lost cells' tables
 SWEEP_TABLES = 4  # tables of one lost cell a sweep moves at most
+# A cell is swept only once it has been gone this long as seen from here: a cell whose gateways
+# restart (a deploy) lets its record lapse for a few seconds, and a sweep then would move every
+# one of its healthy tables (their old incarnations fenced: nothing lost, but every player's
+# link dropped). A table asked for moves sooner, and only when its link is silent too.
+SWEEP_GRACE_S = 15.0
 
 ActorGone = (RayActorError, ActorUnavailableError, ActorDiedError)
 
@@ -128,6 +133,7 @@ class Directory:
         # and Redis, not a death) is not moved.
         self._endpoints: dict[str, tuple[str, int]] = {}
         self._slots_read: asyncio.Task[tuple[float, float]] | None = None
+        self._gone_since: dict[str, float] = {}  # lost cell -> loop time first seen gone
         self.redis = redis
         self.namespace = namespace
         self.redis_url = redis_url
@@ -306,7 +312,12 @@ class Directory:
         bots and clocks wait. A few per pass, one after another, so that a lost cell's
         thousands do not ask this cell's Ray for thousands of workers at once; other cells'
         gateways sweep too, and `MOVE` gives each table to one of them."""
-        for cell in await registry.gone():
+        now = asyncio.get_running_loop().time()
+        gone = await registry.gone()
+        self._gone_since = {c: self._gone_since.get(c, now) for c in gone}
+        for cell in gone:
+            if now - self._gone_since[cell] < SWEEP_GRACE_S:
+                continue
             for code in await registry.tables_of(cell, SWEEP_TABLES):
                 record = await self.record(code)
                 if record is None or cell_of(record) != cell:
