@@ -134,6 +134,7 @@ class Directory:
         self._endpoints: dict[str, tuple[str, int]] = {}
         self._slots_read: asyncio.Task[tuple[float, float]] | None = None
         self._gone_since: dict[str, float] = {}  # lost cell -> loop time first seen gone
+        self._sweeping: asyncio.Task[None] | None = None
         self.redis = redis
         self.namespace = namespace
         self.redis_url = redis_url
@@ -299,12 +300,19 @@ class Directory:
                 log.warning("cell %s: registry record not renewed (%s)", self.cell, exc)
             else:
                 passes += 1
-                if passes % SWEEP_EVERY == 0:
-                    try:
-                        await self._sweep(registry)
-                    except Exception:
-                        log.exception("cell %s: the sweep of lost cells failed", self.cell)
+                # A task of its own: a sweep waits for actors to start (seconds each), and the
+                # renewals must go on meanwhile, or this cell's record would lapse and other
+                # cells sweep it in turn. One sweep at a time.
+                sweeping = self._sweeping is not None and not self._sweeping.done()
+                if passes % SWEEP_EVERY == 0 and not sweeping:
+                    self._sweeping = self.tasks.spawn(self._sweep_logged(registry), "sweep")
             await asyncio.sleep(PUBLISH_S)
+
+    async def _sweep_logged(self, registry: Registry) -> None:
+        try:
+            await self._sweep(registry)
+        except Exception:
+            log.exception("cell %s: the sweep of lost cells failed", self.cell)
 
     async def _sweep(self, registry: Registry) -> None:
         """Move a few tables of each lost cell here, those nobody asked for since (a table with
