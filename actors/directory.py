@@ -92,6 +92,7 @@ class Directory:
         pool_max: int = DEFAULT_POOL_MAX,
         pool_starts: int = DEFAULT_POOL_STARTS,
         pool_wait_s: float = DEFAULT_POOL_WAIT_S,
+        pool_quiet_s: float = 0.0,
     ) -> None:
         """`pool_size`: the ready actors kept at the least (`pool_max` at most, with demand);
         `pool_starts`: new actors started side by side; `pool_wait_s`: how long a creation
@@ -114,6 +115,7 @@ class Directory:
             pool_size,
             pool_max,
             pool_starts,
+            pool_quiet_s,
         )
         self._answered_at = float("-inf")  # loop time of the last answer from any table actor
         self._probe: asyncio.Task[str] | None = None

@@ -66,6 +66,7 @@ class Services:
             settings.pool_max,
             settings.pool_starts,
             settings.pool_wait_s,
+            settings.pool_quiet_s,
         )
         # Read at each scrape (from the internal port's thread too): plain attributes.
         metrics.POOL_TARGET.set_function(lambda: directory.pool.last_target)
