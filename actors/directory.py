@@ -115,6 +115,7 @@ class Directory:
         pool_max: int = DEFAULT_POOL_MAX,
         pool_starts: int = DEFAULT_POOL_STARTS,
         pool_wait_s: float = DEFAULT_POOL_WAIT_S,
+        pool_quiet_s: float = 0.0,
         cell: str = "",
         registry: Registry | None = None,
         remote: RemoteCells | None = None,
@@ -153,7 +154,8 @@ class Directory:
             pool_size,
             pool_max,
             pool_starts,
-            cell,
+            quiet_s=pool_quiet_s,
+            cell=cell,
         )
         self._answered_at = float("-inf")  # loop time of the last answer from any table actor
         self._probe: asyncio.Task[str] | None = None

@@ -96,6 +96,7 @@ class Pool:
         minimum: int,
         maximum: int,
         at_once: int,
+        quiet_s: float = 0.0,
         cell: str = "",
     ) -> None:
         """`cell`: the cell whose Ray runs this pool's actors: its list and targets are that
@@ -110,6 +111,11 @@ class Pool:
         self.minimum = max(0, minimum)
         self.maximum = max(self.minimum, maximum)
         self.at_once = max(1, at_once)
+        # Starting an actor costs a worker process's start (~0.6 s of CPU) on the cores the
+        # tables in play use: with `quiet_s`, the buffer is refilled only once no creation came
+        # for that long, so a ramp takes what was started ahead and starts only for creations
+        # that find it empty (0: refill at once, as before).
+        self.quiet_s = max(0.0, quiet_s)
         self._takes: deque[float] = deque()  # monotonic times of the creations of the window
         self.last_target = self.minimum
         self._waiters: deque[asyncio.Future[tuple[str, Handle]]] = deque()
@@ -253,6 +259,12 @@ class Pool:
         if self._refill is None or self._refill.done():
             self._refill = self.tasks.spawn(self._refill_logged(), "refill")
 
+    def _in_ramp(self) -> bool:
+        """Whether creations are coming in (the last one within `quiet_s`)."""
+        return bool(self.quiet_s and self._takes) and (
+            time.monotonic() - self._takes[-1] < self.quiet_s
+        )
+
     def _fall_back_later(self) -> None:
         """A pass once this creation leaves the demand window, to let the pool fall back."""
         if self._later is not None:
@@ -260,7 +272,12 @@ class Pool:
         self._later = self.tasks.spawn(self._fall_back(), "fall back")
 
     async def _fall_back(self) -> None:
-        await asyncio.sleep(DEMAND_WINDOW_S + 0.5)
+        if 0 < self.quiet_s < DEMAND_WINDOW_S:
+            await asyncio.sleep(self.quiet_s + 0.1)
+            self.refill_soon()  # the ramp is over: the buffer is grown back now
+            await asyncio.sleep(DEMAND_WINDOW_S - self.quiet_s + 0.4)
+        else:
+            await asyncio.sleep(DEMAND_WINDOW_S + 0.5)
         self.refill_soon()
 
     async def _refill_logged(self) -> None:
@@ -280,7 +297,8 @@ class Pool:
                     await self._give_back(taken[0])
             target = self.target()
             live = await self.live()
-            needed = max(0, target - live) + self.waiting - self._starting
+            buffer = 0 if self._in_ramp() else max(0, target - live)
+            needed = buffer + self.waiting - self._starting
             if needed > 0 and self._starting < self.at_once and not self._full:
                 room = await self.slots.room(min(needed, self.at_once - self._starting))
                 self._full = room == 0

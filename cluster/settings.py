@@ -57,6 +57,11 @@ class Settings(BaseSettings):
     # How long a creation waits for a ready actor when the pool is empty (a burst), before
     # `503 unavailable`; a full cluster answers `503 no_room` at once instead.
     pool_wait_s: float = Field(default=30.0, gt=0, validation_alias=_env("QUATRO_POOL_WAIT"))
+    # Seconds without a creation before the pool grows its buffer back (0: at once): a ramp then
+    # takes the actors started ahead and starts a process only for a creation that finds none.
+    pool_quiet_s: float = Field(
+        default=0.0, ge=0, le=10, validation_alias=_env("QUATRO_POOL_QUIET")
+    )
     # Free table slots no new table may take (actors.slots): room for crashed tables to restart
     # and for what other gateways started since this one last looked. Past it: 503 `no_room`.
     slot_reserve: int = Field(default=4, ge=0, validation_alias=_env("QUATRO_SLOT_RESERVE"))

@@ -70,6 +70,7 @@ class Services:
             settings.pool_max,
             settings.pool_starts,
             settings.pool_wait_s,
+            settings.pool_quiet_s,
             settings.cell,
             registry,
             remote,

@@ -65,6 +65,10 @@ def rows_of(name: str, run: int, result: Path) -> list[dict[str, Any]]:
                 "ramp server ack p99": _p99(s.get("ramp", {}).get("server_swap→ack")),
                 "ramp lag p99": _p99(s.get("ramp", {}).get("lag")),
                 "ramp tables/s": s.get("ramp", {}).get("new_tables_per_s"),
+                "ramp actor wait/slice ms": s.get("ramp", {})
+                .get("runqueue", {})
+                .get("wait_per_slice_ms"),
+                "actor wait/slice ms": s.get("runqueue", {}).get("wait_per_slice_ms"),
                 "of ceiling %": round(100 * s["tables"] / ceiling, 1) if ceiling else None,
                 "why": s.get("why", []),
             }
@@ -85,6 +89,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         "ramp server ack p99",
         "ramp lag p99",
         "ramp tables/s",
+        "ramp actor wait/slice ms",
+        "actor wait/slice ms",
         "of ceiling %",
     ]
     lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]

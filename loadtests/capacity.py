@@ -55,6 +55,7 @@ from typing import Any
 
 import psutil
 
+from loadtests import runqueue
 from loadtests.node import NODE_GROUPS, NodeSampler, machine, tree
 from loadtests.placement import placement
 from loadtests.profiles import collect, profile_pids, record
@@ -283,6 +284,9 @@ def step(
     control.set(users=users, spawn_rate=a.spawn_rate)
     ramp_from = scrape(stack.url)
     t_ramp = time.time()
+    # The actors there before the ramp (those in play, and the pool's): their wait for a core.
+    sched_from = runqueue.snapshot(actor_pids(stack.pid) if stack.pid is not None else [])
+    gateway_from = runqueue.snapshot([stack.pid] if stack.pid is not None else [])
     spy = None
     if a.profile_ramp > 0 and stack.pid is not None:
         raw = out / f"profile-ramp-{n}" / "gateway.raw"
@@ -297,6 +301,8 @@ def step(
             break
     t_live = time.time()
     ramp_to = scrape(stack.url)
+    sched_to = runqueue.snapshot(list(sched_from))
+    gateway_to = runqueue.snapshot(list(gateway_from))
     if spy is not None and stack.pid is not None:
         collect(out / f"profile-ramp-{n}", {"gateway": spy}, {"gateway": stack.pid}, a.profile_ramp)
     ramp_s = t_live - t_ramp
@@ -311,6 +317,8 @@ def step(
         # The gateway's own time for the swaps of the ramp: what players would see from
         # machines of their own, apart from the load generator's lag while it spawns users.
         "server_swap→ack": _server(ramp_from, ramp_to),
+        "runqueue": runqueue.summary(sched_from, sched_to, t_live - t_ramp),
+        "gateway_runqueue": runqueue.summary(gateway_from, gateway_to, t_live - t_ramp),
     }
     if live < n:
         return {
@@ -322,8 +330,10 @@ def step(
     time.sleep(a.settle)
     before = scrape(stack.url)
     t0 = time.time()
+    sched_before = runqueue.snapshot(actor_pids(stack.pid) if stack.pid is not None else [])
     time.sleep(a.hold)
     t1 = time.time()
+    sched_after = runqueue.snapshot(list(sched_before))
     after = scrape(stack.url)
     samples = read_samples(out)
     w = window(samples, t0, t1)
@@ -359,6 +369,7 @@ def step(
         "ramp": ramp,
         "lag": w.lag_row(),
         "server_swap→ack": server,
+        "runqueue": runqueue.summary(sched_before, sched_after, t1 - t0),
         "node_cpu": round(node_cpu(means), 1),
         "fixed_cpu": round(fixed, 1),
         "cpu_per_table": None if cost is None else round(cost[0], 2),
@@ -421,6 +432,13 @@ def write_report(
                 "ramp server ack p99": ramp.get("server_swap→ack", {}).get("p99", math.nan),
                 "ramp lag p99": ramp.get("lag", {}).get("p99", math.nan),
                 "ramp tables/s": ramp.get("new_tables_per_s"),
+                "ramp actor wait/slice ms": ramp.get("runqueue", {}).get(
+                    "wait_per_slice_ms", math.nan
+                ),
+                "ramp gateway wait/slice ms": ramp.get("gateway_runqueue", {}).get(
+                    "wait_per_slice_ms", math.nan
+                ),
+                "actor wait/slice ms": r.get("runqueue", {}).get("wait_per_slice_ms", math.nan),
                 "server ack p50/p99": f"{server['p50']}/{server['p99']}",
                 "lag p99": r["lag"]["p99"],
                 "seen p50/p95/p99": _ppp(ex["swap→seen"]),
@@ -460,7 +478,9 @@ def write_report(
         f"Bounds: p99 swap→ack ≤ {a.max_p99_ack:g} ms, p99 swap→seen ≤ {a.max_p99_seen:g} ms, "
         f"failures ≤ {100 * a.max_failures:g}%. CPU in % of one core (200 = the whole machine).",
         "`ramp ack p99 (live)`: the tables in play before a step's ramp, while its tables were "
-        "created. `server ack`: the gateway's own time for a swap (its histogram). `lag p99`: "
+        "created. `actor wait/slice`: the table actors' mean wait for a core before each turn "
+        "on one (the kernel's schedstat), over the ramp and over the hold. `server ack`: the "
+        "gateway's own time for a swap (its histogram). `lag p99`: "
         "the load generator's event-loop lag. `ceiling`: the tables that would fill every core "
         "at the step's CPU per table above the idle node's.",
         "",

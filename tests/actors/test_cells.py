@@ -139,7 +139,9 @@ async def test_each_cell_has_its_own_pool(redis_url: str) -> None:
     def refuse(name: str) -> Any:
         raise AssertionError("no actor may start here")
 
-    pool = Pool(r, Slots(0, read=lambda: (0.0, 0.0)), refuse, lookup, lambda: None, 0, 0, 1, "b")
+    pool = Pool(
+        r, Slots(0, read=lambda: (0.0, 0.0)), refuse, lookup, lambda: None, 0, 0, 1, cell="b"
+    )
     assert pool.key == keys.pool("b")
     assert await pool.live() == 0
     # Cell b's gateway never sees, nor drops as dead, a pooled actor of cell a.

@@ -8,6 +8,7 @@ table did not answer in time") while the raylet warned of 58 worker processes st
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -173,3 +174,85 @@ def test_the_pool_settings_keep_quatro_pool_size_as_the_minimum(
     monkeypatch.setenv("QUATRO_POOL_MIN", "3")
     monkeypatch.setenv("QUATRO_POOL_MAX", "1")  # never below the minimum
     assert (Settings().pool_min, Settings().pool_max) == (3, 3)
+
+
+async def test_with_a_quiet_time_a_ramp_starts_no_actor_while_the_pool_lasts(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """Issue 21: a ramp of creations takes the actors started ahead and this gateway starts none
+    beside the tables in play while they last; it grows its pool back once creations have
+    stopped for QUATRO_POOL_QUIET seconds. Without the quiet time, every take starts a refill at
+    once (the stack's other gateways share the list and refill it to their own targets, so only
+    this gateway's starts are counted)."""
+    ready, quiet_s = 3, 5.0
+    gw = stack.gateway(
+        tmp_path,
+        QUATRO_POOL_MIN=str(ready),
+        QUATRO_POOL_MAX=str(ready),
+        QUATRO_POOL_QUIET=str(quiet_s),
+        QUATRO_TABLE_RATE="1000",
+        QUATRO_TABLE_BURST="1000",
+    )
+    gw.wait_ready()
+    store = redis.Redis.from_url(stack.redis.url, decode_responses=True)
+    opened: list[str] = []
+    loop = asyncio.get_running_loop()
+    starts: list[tuple[float, float]] = []  # (loop time, this gateway's actors starting)
+    stop = asyncio.Event()
+    grew = asyncio.Event()
+
+    async def watch(c: httpx.AsyncClient) -> None:
+        while not stop.is_set():
+            metrics = gauges((await c.get("/metrics")).text)
+            starts.append((loop.time(), metrics["quatro_pool_starting"]))
+            if metrics["quatro_pool_starting"] > 0:
+                grew.set()
+            await asyncio.sleep(0.05)
+
+    try:
+        async with httpx.AsyncClient(base_url=gw.url, timeout=60) as c:
+            deadline = loop.time() + 60
+            while (
+                store.llen(keys.POOL) < ready
+                or gauges((await c.get("/metrics")).text)["quatro_pool_starting"]
+            ):
+                assert loop.time() < deadline, store.llen(keys.POOL)
+                await asyncio.sleep(0.2)
+            tokens = []
+            for i in range(ready):
+                r = await c.post("/api/sessions", json={"name": f"Q{i}"})
+                tokens.append(r.json()["token"])
+            watcher = loop.create_task(watch(c))
+            ramp_began = loop.time()
+            for token in tokens:
+                r = await c.post(
+                    "/api/tables",
+                    json={"players": 4},
+                    headers={"Authorization": f"Bearer {token}"},
+                )
+                assert r.status_code == 201, r.text
+                opened.append(r.json()["code"])
+            ramp_over = loop.time()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(grew.wait(), quiet_s + 60)
+            stop.set()
+            await watcher
+        first = next((t for t, n in starts if n > 0), None)
+        print(
+            f"pool quiet: ramp of {ready} in {ramp_over - ramp_began:.2f} s; this gateway's "
+            f"refill began {None if first is None else round(first - ramp_over, 2)} s after it "
+            f"(quiet time {quiet_s} s)"
+        )
+        assert first is not None, "the pool never grew back"
+        # Nothing started during the ramp, nor until the quiet time had passed (counted from the
+        # last creation, a little before `ramp_over`).
+        assert first - ramp_over >= quiet_s - 1.5, (first - ramp_over, starts[:10])
+        deadline = loop.time() + 60
+        while store.llen(keys.POOL) < ready:
+            assert loop.time() < deadline, store.llen(keys.POOL)
+            await asyncio.sleep(0.2)
+    finally:
+        stop.set()
+        for code in opened:
+            forget_table(stack, code)
+        gw.stop()

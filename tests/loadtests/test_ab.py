@@ -35,7 +35,9 @@ def test_each_step_of_a_run_is_one_row(tmp_path: Path) -> None:
             "swap→ack": {"p99": math.nan},
             "server_swap→ack": {"p50": 3.0, "p99": 41.0},
             "lag": {"p50": 1.0, "p99": 900.0},
+            "runqueue": {"processes": 8.0, "wait_per_slice_ms": 2.5, "wait_per_s_ms": 300.0},
         },
+        "runqueue": {"processes": 88.0, "wait_per_slice_ms": 0.4, "wait_per_s_ms": 20.0},
         "ceiling": 248.0,
     }
     (tmp_path / "capacity.json").write_text(json.dumps({"steps": [step]}))
@@ -46,7 +48,10 @@ def test_each_step_of_a_run_is_one_row(tmp_path: Path) -> None:
     assert row["ramp ack p99 (live)"] is None  # no live table during the first ramp
     assert row["of ceiling %"] == 32.3
     assert (row["ramp server ack p99"], row["ramp lag p99"]) == (41.0, 900.0)
-    line = "| play0 | 2 | 80 | False | 60.4 | 47.2 | 15.8 |  | 41.0 | 900.0 | 0.9 | 32.3 |"
+    assert (row["ramp actor wait/slice ms"], row["actor wait/slice ms"]) == (2.5, 0.4)
+    line = (
+        "| play0 | 2 | 80 | False | 60.4 | 47.2 | 15.8 |  | 41.0 | 900.0 | 0.9 | 2.5 | 0.4 | 32.3 |"
+    )
     assert line in markdown([row])
     (missing,) = rows_of("play0", 3, tmp_path / "nothing")
     assert missing["why"] == ["no result"]
