@@ -22,7 +22,7 @@ from redis import Redis
 from actors import keys
 from cluster.gateway_process import ROOT, GatewayProcess
 from cluster.procs import RayHead, RedisServer, free_port, ray_env
-from cluster.ray_auth import write_token
+from cluster.ray_auth import TOKEN_FILE, write_token
 
 NAMESPACE = "quatro-cells"
 
@@ -76,6 +76,10 @@ class TwoCells:
         )
         env.update(self.extra_env)
         return GatewayProcess(port, env, self.logs / f"gateway-{name}.log")
+
+    def secret(self) -> str:
+        """The fleet's link secret: the Ray token both cells share."""
+        return (self.token_dir / TOKEN_FILE).read_text().strip()
 
     def url(self, name: str) -> str:
         return self.cells[name].gateway.url

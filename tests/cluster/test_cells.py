@@ -8,12 +8,15 @@ in their seats by session."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
+from gateway.cells import AUTH_HEADER, signed
 from tests.cluster.cells import TwoCells
 from tests.cluster.client import Frame, Player, table_with
 from tests.cluster.test_match import play_match
@@ -72,12 +75,36 @@ async def first_event_after(player: Player, seq: int, limit: float) -> Frame:
     return await player.wait_event(lambda e: True, limit=limit, after=seq)
 
 
+async def probe_the_cell_routes(cells: TwoCells, code_of_a: str) -> None:
+    """The real servers, as another host would try them: cell b's internal port refuses a call
+    unsigned or signed with another secret, and refuses (409) a table of cell a even signed
+    right, rather than pass it on; the public port has no cell route at all."""
+    internal = f"http://{cells.registry()['b']['internal']}"
+    secret = cells.secret()
+    body = json.dumps({"code": code_of_a, "method": "endpoint", "args": []}).encode()
+    path = "/cells/call"
+
+    def headers(key: str) -> dict[str, str]:
+        return {AUTH_HEADER: signed(key, path, body), "Content-Type": "application/json"}
+
+    async with httpx.AsyncClient(timeout=10) as c:
+        r = await c.post(internal + path, json=json.loads(body))  # no signature at all
+        assert r.status_code == 403, r.text
+        r = await c.post(internal + path, content=body, headers=headers("not-the-fleet's"))
+        assert r.status_code == 403, r.text
+        r = await c.post(internal + path, content=body, headers=headers(secret))
+        assert r.status_code == 409, r.text  # a's table: b answers for its own Ray only
+        r = await c.post(cells.url("b") + path, content=body, headers=headers(secret))
+        assert r.status_code in (404, 405), r.text  # never on the public port
+
+
 async def test_a_lost_cells_tables_play_on_in_the_other(cells: TwoCells) -> None:
     a, b = cells.url("a"), cells.url("b")
     # Placement. Equal room: a table goes to the creating gateway's own cell.
     await settled(cells, "both cells publish equal room", lambda f: f["a"] == f["b"])
     code3, people3 = await table_with(a, 4, 2, deals=1, time_scale=1.0)
     assert cells.record(code3)["cell"] == "a"
+    await probe_the_cell_routes(cells, code3)
     # Cell a has less room now: a's gateway places the next table in b, where b's gateway
     # opens it (a creation for another cell is done by a gateway of that cell).
     await settled(cells, "cell a has less room", lambda f: f["a"] < f["b"])
