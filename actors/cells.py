@@ -92,7 +92,8 @@ def place(cells: dict[str, CellInfo], home: str) -> str:
 # KEYS[1]: the table's record, KEYS[2] and KEYS[3]: the old and the new cell's set of tables;
 # ARGV[1]: the cell it must still name ('' for none), ARGV[2]: the cell it moves to, ARGV[3]:
 # its code. 1 when moved, 0 when the record names another cell by now (someone moved it first:
-# follow them) or is gone. Its TTL is kept.
+# follow them) or is gone. Its TTL is kept, and it counts one more move (`moves`: the epoch by
+# which actors/store.py fences an incarnation the table moved away from, even back to its cell).
 MOVE = """
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
@@ -100,6 +101,7 @@ local rec = cjson.decode(raw)
 local cell = rec['cell'] or ''
 if cell ~= ARGV[1] then return 0 end
 rec['cell'] = ARGV[2]
+rec['moves'] = (tonumber(rec['moves']) or 0) + 1
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then
   redis.call('SET', KEYS[1], cjson.encode(rec), 'PX', ttl)

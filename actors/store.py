@@ -48,26 +48,39 @@ DEFAULT_REPLAY_TTL_S = 7 * 24 * 3600
 REPLAY_CAP = 20_000
 
 
+# Whether a table record (raw JSON) says the table moved away from an incarnation of `cell`
+# that found it after `moves` moves (actors/cells.py's MOVE sets the cell and counts one more).
+FENCE = """
+local function moved(raw, cell, moves)
+  local ok, rec = pcall(cjson.decode, raw)
+  if not ok or type(rec) ~= 'table' then return false end
+  local named = rec['cell']
+  if type(named) ~= 'string' then named = '' end
+  return named ~= cell or (tonumber(rec['moves']) or 0) ~= tonumber(moves)
+end
+"""
+
 # The save, as one script: SET the snapshot, append the new events to the log and the replay,
 # renew the records. A write can be sent twice (its answer late: redis-py sends it again on a
 # timeout, and so does the core's retry of a save it thinks failed): an event is appended only
 # when its seq is past the last one its list holds, so no list ever holds one twice.
 # The fence (cells, actors/cells.py): a save is refused (-1, nothing written) when the table
-# record names another cell than this actor's: the table was moved while this incarnation still
-# ran (a partition), and the new one's saves are the table now. No cells: both are ''.
+# record names another cell than this actor's, or counts more moves than it did when this
+# incarnation found its table: the table was moved while this incarnation still ran (a
+# partition), and the new one's saves are the table now. The count closes a -> b -> a, where a
+# stale incarnation in a would see its own cell named again. No cells: '' and 0, as before.
 # KEYS: snapshot, log, replay, replay meta, table record, actor record.
 # ARGV: the snapshot, the records' ttl, the events the log keeps, the replay's cap, its ttl,
 # its meta ('' when saved already: only renewed), the table record, the code, this actor's
-# cell; then, for each new event: its seq, its JSON, and '1' when it belongs in the replay
-# (orders do not).
-SAVE = """
-local function cell_of(raw)
-  local ok, rec = pcall(cjson.decode, raw)
-  if ok and type(rec) == 'table' and type(rec['cell']) == 'string' then return rec['cell'] end
-  return ''
-end
+# cell, the moves it knows of; then, for each new event: its seq, its JSON, and '1' when it
+# belongs in the replay (orders do not).
+SAVE = (
+    """
+"""
+    + FENCE
+    + """
 local current = redis.call('GET', KEYS[5])
-if current and cell_of(current) ~= ARGV[9] then return -1 end
+if current and moved(current, ARGV[9], ARGV[10]) then return -1 end
 local function last_seq(key)
   local raw = redis.call('LINDEX', key, -1)
   if not raw then return -1 end
@@ -77,7 +90,7 @@ local ttl = tonumber(ARGV[2])
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)
 local in_log, in_replay = last_seq(KEYS[2]), last_seq(KEYS[3])
 local pushed_log, pushed_replay = 0, 0
-for i = 10, #ARGV, 3 do
+for i = 11, #ARGV, 3 do
   local seq = tonumber(ARGV[i])
   if seq > in_log then
     redis.call('RPUSH', KEYS[2], ARGV[i + 1])
@@ -101,25 +114,26 @@ redis.call('SET', KEYS[5], ARGV[7], 'EX', ttl)
 redis.call('SET', KEYS[6], ARGV[8], 'EX', ttl)
 return pushed_log
 """
+)
 
-# The table stops: its records go and its snapshot and log expire, unless the record names
-# another cell (the table was moved: those records are the new incarnation's now).
+# The table stops: its records go and its snapshot and log expire, unless the table was moved
+# (FENCE: those records are the new incarnation's now).
 # KEYS: table record, actor record, snapshot, log, and with a cell its set of tables; ARGV: this
-# actor's cell, the stopped TTL, the code.
-RETIRE = """
+# actor's cell, the stopped TTL, the code, the moves it knows of.
+RETIRE = (
+    """
+"""
+    + FENCE
+    + """
 local current = redis.call('GET', KEYS[1])
-if current then
-  local ok, rec = pcall(cjson.decode, current)
-  local cell = ''
-  if ok and type(rec) == 'table' and type(rec['cell']) == 'string' then cell = rec['cell'] end
-  if cell ~= ARGV[1] then return 0 end
-end
+if current and moved(current, ARGV[1], ARGV[4]) then return 0 end
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('EXPIRE', KEYS[3], tonumber(ARGV[2]))
 redis.call('EXPIRE', KEYS[4], tonumber(ARGV[2]))
 if ARGV[1] ~= '' then redis.call('SREM', KEYS[5], ARGV[3]) end
 return 1
 """
+)
 
 
 class TableMoved(Exception):
@@ -144,12 +158,15 @@ class Saved:
     replay_ttl: int
 
 
-def record_json(actor_name: str, players: int, cell: str = "") -> str:
+def record_json(actor_name: str, players: int, cell: str = "", moves: int = 0) -> str:
     """The directory's record of a table: how gateways find its actor, and (with cells) which
-    cell's Ray runs it. No cell: the record is byte for byte what it was before cells."""
+    cell's Ray runs it and how many times it was moved there. No cell: the record is byte for
+    byte what it was before cells."""
     record: dict[str, Any] = {"table_id": actor_name, "actor": actor_name, "players": players}
     if cell:
         record["cell"] = cell
+    if moves:
+        record["moves"] = moves
     return json.dumps(record)
 
 
@@ -199,6 +216,9 @@ class TableStore:
         self.replay_meta_saved = False  # this incarnation wrote the replay's meta once
         # A save was refused: the table moved to another cell (SAVE's fence). For good.
         self.fenced = False
+        # The moves the table's record counted when this incarnation found its table (FENCE):
+        # 0 for a table it opened, the record's count for one it restored.
+        self.moves = 0
         self._redis: aioredis.Redis | None = None
         self._script: Any = None
         self._retire_script: Any = None
@@ -243,6 +263,7 @@ class TableStore:
             if raw is None:
                 return None
             entries = [str(x) for x in r.lrange(keys.log(str(code)), 0, -1)]
+            self.moves = moves_of(r.get(keys.table(str(code))))
         finally:
             r.close()
         return str(code), str(raw), entries
@@ -294,9 +315,10 @@ class TableStore:
             REPLAY_CAP,
             replay_ttl,
             meta,
-            record_json(self.name, players, self.cell),
+            record_json(self.name, players, self.cell, self.moves),
             code,
             self.cell,
+            self.moves,
         ]
         for e in new:
             args += [e.seq, json.dumps(e), 0 if is_order(e.wire) else 1]
@@ -332,7 +354,18 @@ class TableStore:
         if self.cell:
             names.append(keys.cell_tables(self.cell))
         with contextlib.suppress(redis.RedisError, OSError, TimeoutError):
-            await self._retire_script(keys=names, args=[self.cell, STOPPED_TTL_S, code])
+            await self._retire_script(keys=names, args=[self.cell, STOPPED_TTL_S, code, self.moves])
+
+
+def moves_of(raw: str | bytes | None) -> int:
+    """The moves a table record counts (0: none, or no readable record)."""
+    if raw is None:
+        return 0
+    try:
+        record = json.loads(raw)
+        return int(record.get("moves", 0)) if isinstance(record, dict) else 0
+    except (ValueError, TypeError):
+        return 0
 
 
 def replay_meta(code: str, players: int) -> str:

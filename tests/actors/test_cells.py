@@ -64,6 +64,7 @@ async def test_of_two_gateways_moving_a_table_one_wins(redis_url: str) -> None:
         rec = json.loads(r.get(keys.table(code)) or "{}")
         assert rec["cell"] == ("b" if won[0] else "c")
         assert rec["actor"] == f"table-{code}"  # the same actor name, restored in the new cell
+        assert rec["moves"] == 1  # one move, counted once, whoever won
         assert 0 < int(r.ttl(keys.table(code))) <= 3600  # its TTL kept
         assert r.sismember(keys.cell_tables(rec["cell"]), code)  # the winner's to sweep now
     assert r.scard(keys.cell_tables("a")) == 0
@@ -112,6 +113,41 @@ async def test_an_incarnation_left_in_the_old_cell_is_fenced(redis_url: str) -> 
     await new.stop()
     assert record(redis_url) == {}  # its own stop does retire the table
     await b.redis.aclose()
+
+
+async def test_an_incarnation_left_behind_is_fenced_when_the_table_comes_back_to_its_cell(
+    redis_url: str,
+) -> None:
+    """a -> b -> a while the first incarnation in a still runs (cut off, then back): the record
+    names cell a again, and only its count of moves tells that incarnation from the one the
+    second move started. Without it the stale one would save its older table over the new."""
+    clock = Clock()
+    stale = TableCore(NAME, redis_url, now=clock, cell="a", on_moved=lambda: None)
+    assert (await stale.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0)))["ok"]
+    assert ok(await stale.serve(act("p0", "add_bot", seat=1)))
+    b, a = registry(redis_url, "b"), registry(redis_url, "a")
+    assert await b.move(CODE, "a")
+    in_b = TableCore(NAME, redis_url, now=clock, cell="b")
+    assert ok(await in_b.serve(act("p0", "add_bot", seat=2)))
+    assert await a.move(CODE, "b")  # cell b lost in turn: back to a
+    assert record(redis_url)["cell"] == "a"
+    assert record(redis_url)["moves"] == 2
+    back = TableCore(NAME, redis_url, now=clock, cell="a")
+    assert back.store.moves == 2
+    seq = saved(redis_url)["seq"]
+    assert back.feed.seq == seq  # the table as b left it
+    with pytest.raises(TableMoved):
+        await stale.serve(act("p0", "add_bot", seat=3))
+    assert saved(redis_url)["seq"] == seq
+    assert ok(await back.serve(act("p0", "add_bot", seat=3)))
+    assert saved(redis_url)["seq"] > seq
+    assert record(redis_url)["moves"] == 2  # its saves keep the count
+    after = saved(redis_url)["seq"]
+    await stale.stop()  # nor does its stop take the records from the one in play
+    assert record(redis_url)["cell"] == "a"
+    assert saved(redis_url)["seq"] == after
+    await b.redis.aclose()
+    await a.redis.aclose()
 
 
 async def test_without_cells_records_and_pool_keys_are_as_before(redis_url: str) -> None:
