@@ -287,6 +287,7 @@ def step(
     # The actors there before the ramp (those in play, and the pool's): their wait for a core.
     sched_from = runqueue.snapshot(actor_pids(stack.pid) if stack.pid is not None else [])
     gateway_from = runqueue.snapshot([stack.pid] if stack.pid is not None else [])
+    psi_from = runqueue.pressure()
     spy = None
     if a.profile_ramp > 0 and stack.pid is not None:
         raw = out / f"profile-ramp-{n}" / "gateway.raw"
@@ -303,6 +304,7 @@ def step(
     ramp_to = scrape(stack.url)
     sched_to = runqueue.snapshot(list(sched_from))
     gateway_to = runqueue.snapshot(list(gateway_from))
+    psi_to = runqueue.pressure()
     if spy is not None and stack.pid is not None:
         collect(out / f"profile-ramp-{n}", {"gateway": spy}, {"gateway": stack.pid}, a.profile_ramp)
     ramp_s = t_live - t_ramp
@@ -319,6 +321,7 @@ def step(
         "server_swap→ack": _server(ramp_from, ramp_to),
         "runqueue": runqueue.summary(sched_from, sched_to, t_live - t_ramp),
         "gateway_runqueue": runqueue.summary(gateway_from, gateway_to, t_live - t_ramp),
+        "pressure": runqueue.pressure_share(psi_from, psi_to, t_live - t_ramp),
     }
     if live < n:
         return {
@@ -331,9 +334,11 @@ def step(
     before = scrape(stack.url)
     t0 = time.time()
     sched_before = runqueue.snapshot(actor_pids(stack.pid) if stack.pid is not None else [])
+    psi_before = runqueue.pressure()
     time.sleep(a.hold)
     t1 = time.time()
     sched_after = runqueue.snapshot(list(sched_before))
+    psi_after = runqueue.pressure()
     after = scrape(stack.url)
     samples = read_samples(out)
     w = window(samples, t0, t1)
@@ -370,6 +375,7 @@ def step(
         "lag": w.lag_row(),
         "server_swap→ack": server,
         "runqueue": runqueue.summary(sched_before, sched_after, t1 - t0),
+        "pressure": runqueue.pressure_share(psi_before, psi_after, t1 - t0),
         "node_cpu": round(node_cpu(means), 1),
         "fixed_cpu": round(fixed, 1),
         "cpu_per_table": None if cost is None else round(cost[0], 2),
@@ -439,6 +445,8 @@ def write_report(
                     "wait_per_slice_ms", math.nan
                 ),
                 "actor wait/slice ms": r.get("runqueue", {}).get("wait_per_slice_ms", math.nan),
+                "ramp PSI cpu/mem/io %": _psi(ramp.get("pressure", {})),
+                "PSI cpu/mem/io %": _psi(r.get("pressure", {})),
                 "server ack p50/p99": f"{server['p50']}/{server['p99']}",
                 "lag p99": r["lag"]["p99"],
                 "seen p50/p95/p99": _ppp(ex["swap→seen"]),
@@ -479,7 +487,9 @@ def write_report(
         f"failures ≤ {100 * a.max_failures:g}%. CPU in % of one core (200 = the whole machine).",
         "`ramp ack p99 (live)`: the tables in play before a step's ramp, while its tables were "
         "created. `actor wait/slice`: the table actors' mean wait for a core before each turn "
-        "on one (the kernel's schedstat), over the ramp and over the hold. `server ack`: the "
+        "on one (the kernel's schedstat), over the ramp and over the hold. `PSI`: the share of "
+        "time some task waited for a core, for memory, for I/O (the kernel's pressure stall "
+        "information). `server ack`: the "
         "gateway's own time for a swap (its histogram). `lag p99`: "
         "the load generator's event-loop lag. `ceiling`: the tables that would fill every core "
         "at the step's CPU per table above the idle node's.",
@@ -494,6 +504,10 @@ def write_report(
         node = read_node(out / "node.csv")
         plot_all(out, samples, node, "capacity run")
         plot_steps(out, results)
+
+
+def _psi(share: dict[str, float]) -> str:
+    return "/".join(str(share.get(k, "–")) for k in runqueue.PRESSURES)
 
 
 def _ppp(row: dict[str, Any]) -> str:

@@ -79,3 +79,36 @@ def summary(before: dict[int, Sched], after: dict[int, Sched], seconds: float) -
         "wait_per_slice_ms": round(per_slice, 3),
         "wait_per_s_ms": round(per_second, 1),
     }
+
+
+PRESSURES = ("cpu", "memory", "io")
+
+
+def pressure(proc: Path = PROC) -> dict[str, int]:
+    """The kernel's pressure stall totals (`some`: µs during which at least one task waited for
+    that resource), where PSI is on; an empty dict where it is not."""
+    found: dict[str, int] = {}
+    for kind in PRESSURES:
+        try:
+            text = (proc / "pressure" / kind).read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("some "):
+                total = dict(f.split("=", 1) for f in line.split()[1:]).get("total")
+                if total is not None:
+                    found[kind] = int(total)
+    return found
+
+
+def pressure_share(
+    before: dict[str, int], after: dict[str, int], seconds: float
+) -> dict[str, float]:
+    """The share of `seconds` (in %) some task stalled on each resource between two readings."""
+    if seconds <= 0:
+        return {}
+    return {
+        kind: round(100 * (after[kind] - before[kind]) / 1e6 / seconds, 1)
+        for kind in PRESSURES
+        if kind in before and kind in after
+    }

@@ -60,3 +60,18 @@ def test_the_real_kernel_counts_a_busy_child() -> None:
         child.stdin.close()
         child.wait(timeout=30)
     assert runqueue.process(child.pid) is None  # reaped: gone
+
+
+def test_pressure_is_read_as_the_kernel_writes_it_and_shared_over_the_time(tmp_path: Path) -> None:
+    (tmp_path / "pressure").mkdir()
+    (tmp_path / "pressure" / "cpu").write_text(
+        "some avg10=1.00 avg60=0.50 avg300=0.10 total=1500000\n"
+        "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+    )
+    (tmp_path / "pressure" / "io").write_text("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+    before = runqueue.pressure(tmp_path)  # no memory file: that kind is left out
+    assert before == {"cpu": 1500000, "io": 0}
+    after = {"cpu": 2500000, "io": 200000}
+    assert runqueue.pressure_share(before, after, 2.0) == {"cpu": 50.0, "io": 10.0}
+    assert runqueue.pressure_share(before, after, 0.0) == {}
+    assert runqueue.pressure(tmp_path / "nothing") == {}
