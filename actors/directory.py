@@ -22,6 +22,7 @@ import json
 import logging
 import secrets
 import uuid
+from asyncio import FIRST_COMPLETED
 from typing import Any
 
 import ray
@@ -59,8 +60,7 @@ CODE_LENGTH = 6
 RESTART_WAIT_S = 40.0
 SCAN_ROUNDS = 5  # SCAN calls a readiness probe may make looking for a live table
 PROBE_NAMES = 8  # actor names a readiness probe may look up before it gives up on records
-PROBE_TRIES = 3  # actors a readiness probe pings, each within a third of its time, when one
-# does not answer (its node lost)
+PROBE_TRIES = 8  # pooled actors a readiness probe pings at once (the first answer will do)
 OPEN_TRIES = 3  # pooled actors a creation tries (one that already serves a table is dropped)
 ANSWER_FRESH_S = 10.0  # a table actor's answer this recent proves this gateway can reach tables
 DEFAULT_SLOT_RESERVE = 4
@@ -207,55 +207,71 @@ class Directory:
             return "ok"
         if self.pool_size <= 0:
             return "ok"  # no pool to probe (QUATRO_POOL_SIZE=0): the Ray check stands alone
+        targets = await self._probe_targets()
+        if not targets:
+            self.refill_soon()
+            return "down: no table actor started yet"
+        # All at once, the first answer wins: a lost node may hold several of the shared pool's
+        # actors (every gateway's refill places them anywhere), and a call to one hangs until
+        # Ray declares the node dead (~15 s). Asked one after another, three such names at the
+        # pool's head made a gateway unready while other actors answered.
+        pings = {asyncio.ensure_future(self._ping(h)): name for name, h in targets}
+        silent: list[str | None] = []  # failed, or still pending when the time ran out
         why = "down: no answer from a table actor"
+        pending = set(pings)
         try:
             async with asyncio.timeout(wait_s):
-                for _ in range(PROBE_TRIES):
-                    name, handle = await self._probe_target()
-                    if handle is None:
-                        self.refill_soon()
-                        return "down: no table actor started yet"
-                    try:
-                        async with asyncio.timeout(wait_s / PROBE_TRIES):
-                            await handle.ping.remote()
-                    except (*ActorGone, TimeoutError) as exc:
-                        # Its node lost (a call hangs until Ray declares it dead, ~15 s, then
-                        # fails while the actor restarts elsewhere): not a reason to leave
-                        # traffic while other actors answer. A pooled one goes to the far
-                        # end, so that neither this probe nor a creation asks it first again.
-                        if not isinstance(exc, TimeoutError):
-                            why = f"down: {type(exc).__name__}"
-                        if name is not None:
-                            await self.pool.to_tail(name)
-                        continue
-                    self.heard_from_table()
-                    return "ok"
+                while pending:
+                    done, pending = await asyncio.wait(pending, return_when=FIRST_COMPLETED)
+                    for task in done:
+                        error = task.exception()
+                        if error is None:
+                            self.heard_from_table()
+                            return "ok"
+                        why = f"down: {type(error).__name__}"
+                        silent.append(pings[task])
         except TimeoutError:
-            pass
+            silent += [pings[task] for task in pending]
+        finally:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pings, return_exceptions=True)
+            # Those that did not answer go to the far end, so that neither the next probe nor
+            # a creation asks them first again.
+            for name in silent:
+                if name is not None:
+                    await self.pool.to_tail(name)
         return why
 
-    async def _probe_target(self) -> tuple[str | None, ActorHandle[Any] | None]:
-        """The actor a readiness probe pings: the pool's first live one (dead names before it
-        are dropped, so that no gateway stays unready on a record it can repair), with its
-        name; with the pool used up (every slot of a full cluster taken), any live table: one
-        this gateway serves, else any other (no name). A full cluster must not make every
-        gateway unready and lock out players coming back to their tables. No handle: no actor
-        to ask (a refill starts one)."""
-        for _ in range(PROBE_NAMES):
-            name = await self.redis.lindex(self.pool.key, 0)
-            if name is None:
-                # Used up: refill, in case nothing else does (the last refill found a full
-                # cluster, and no creation came since to ask again).
-                self.refill_soon()
-                break
-            handle = await self.actor(str(name))
-            if handle is not None:
-                return str(name), handle
-            await self.pool.drop(str(name))
+    @staticmethod
+    async def _ping(handle: ActorHandle[Any]) -> None:
+        await handle.ping.remote()
+
+    async def _probe_targets(self) -> list[tuple[str | None, ActorHandle[Any]]]:
+        """The actors a readiness probe pings: the first PROBE_TRIES live ones among the first
+        PROBE_NAMES of the pool (dead names are dropped, so that no gateway stays unready on a
+        record it can repair), with their names; with the pool used up (every slot of a full
+        cluster taken), any live table: one this gateway serves, else any other (no name). A
+        full cluster must not make every gateway unready and lock out players coming back to
+        their tables. None: no actor to ask (a refill starts one)."""
+        found: list[tuple[str | None, ActorHandle[Any]]] = []
+        names = [str(n) for n in await self.redis.lrange(self.pool.key, 0, PROBE_NAMES - 1)]
+        for name in names:
+            handle = await self.actor(name)
+            if handle is None:
+                await self.pool.drop(name)
+            elif len(found) < PROBE_TRIES:
+                found.append((name, handle))
+        if found:
+            return found
+        # Used up: refill, in case nothing else does (the last refill found a full cluster, and
+        # no creation came since to ask again).
+        self.refill_soon()
         served = next(iter(self._handles.values()), None)
         if served is not None:
-            return None, served
-        return None, await self._any_table_actor()
+            return [(None, served)]
+        other = await self._any_table_actor()
+        return [] if other is None else [(None, other)]
 
     async def _any_table_actor(self) -> ActorHandle[Any] | None:
         """Some live table's actor, looked for in a bounded part of the keyspace (a probe
