@@ -40,6 +40,7 @@ from actors.cells import CellInfo, CellUnreachable, ForeignTable
 from actors.codec import BadMessage, from_json, to_json
 from actors.directory import Directory, NoRoom, TableGone
 from actors.protocol import Act, Join, Joined, Leave, Outcome, Reply, Views, ViewSet
+from engine import DealSpec
 
 log = logging.getLogger("quatro.cells")
 
@@ -98,6 +99,35 @@ class CreateBody(BaseModel):
     config: dict[str, Any]
     host: str = Field(max_length=64)
     name: str = Field(max_length=64)
+
+
+def config_json(config: dict[str, Any]) -> dict[str, Any]:
+    """A new table's configuration as JSON: a test scenario's rigged deals (`DealSpec`, only
+    with QUATRO_TEST_HOOKS) as their hands and centre."""
+    deals = config.get("deals")
+    if not deals:
+        return config
+    return {**config, "deals": [{"hands": d.hands, "center": d.center} for d in deals]}
+
+
+def config_from_json(raw: dict[str, Any], test_hooks: bool) -> dict[str, Any]:
+    """`config_json` read back (HTTPException 403 for deals without the test hooks here, 422 for
+    deals that are not shaped as deals): rigging a deal is a test hook on every gateway,
+    whichever one the player asked. The table checks them against the rules when it opens, as
+    for a creation of its own cell."""
+    deals = raw.get("deals")
+    if not deals:
+        return raw
+    if not test_hooks:
+        raise HTTPException(403, "scenarios need QUATRO_TEST_HOOKS=1")
+    try:
+        specs = tuple(
+            DealSpec(hands=tuple(tuple(h) for h in d["hands"]), center=tuple(d["center"]))
+            for d in deals
+        )
+    except (KeyError, TypeError) as exc:
+        raise HTTPException(422, f"not a scenario: {exc}") from None
+    return {**raw, "deals": specs}
 
 
 def _request_json(args: tuple[Any, ...], method: str) -> list[Any]:
@@ -177,7 +207,7 @@ class HttpCells:
     async def create(
         self, cell: CellInfo, players: int, config: dict[str, Any], host: str, name: str
     ) -> str:
-        body = {"players": players, "config": config, "host": host, "name": name}
+        body = {"players": players, "config": config_json(config), "host": host, "name": name}
         r = await self._post(cell, "/cells/create", body)
         if r.status_code == 503 and r.json().get("detail") == NO_ROOM:
             raise NoRoom()
@@ -237,8 +267,12 @@ def cells_router(public: FastAPI, secret: str) -> APIRouter:
     async def create(request: Request, body: CreateBody, auth: Auth = None) -> Response:
         directory = await check(request, auth)
         try:
+            config = config_from_json(body.config, public.state.services.settings.test_hooks)
+        except HTTPException as exc:
+            return answer(request, exc.status_code, {"detail": exc.detail})
+        try:
             code = await on_public_loop(
-                directory.create_here(body.players, body.config, body.host, body.name)
+                directory.create_here(body.players, config, body.host, body.name)
             )
         except NoRoom:
             return answer(request, 503, {"detail": NO_ROOM})

@@ -134,3 +134,25 @@ def test_the_cell_routes_are_internal_only() -> None:
     assert status(public) == 404  # the public port: no such route, signed or not
     assert status(internal_app(public, settings)) == 404  # no cells: none either
     assert status(internal_app(public, settings, SECRET)) == 503  # there ("starting")
+
+
+def test_a_scenarios_rigged_deals_cross_to_another_cell_only_with_its_test_hooks() -> None:
+    """A creation placed in another cell sends its configuration as JSON: a test scenario's
+    deals (DealSpec) failed to encode, and the creation answered 500 (tests/cluster/test_cells
+    when placement sent the rigged table across)."""
+    from fastapi import HTTPException
+
+    from engine import DealSpec
+    from gateway.cells import config_from_json, config_json
+
+    deal = DealSpec(hands=(("A", "K", "Q", "J"),) * 4, center=("2", "3", "4", "5"))
+    config = {"seed": 7, "time_scale": 1.0, "deals": (deal, deal)}
+    wire = json.loads(json.dumps(config_json(config)))
+    assert config_from_json(wire, test_hooks=True) == config
+    assert config_from_json({"seed": 3}, test_hooks=False) == {"seed": 3}
+    with pytest.raises(HTTPException) as refused:
+        config_from_json(wire, test_hooks=False)
+    assert refused.value.status_code == 403
+    with pytest.raises(HTTPException) as malformed:
+        config_from_json({"seed": 1, "deals": [{"hands": 3}]}, test_hooks=True)
+    assert malformed.value.status_code == 422
