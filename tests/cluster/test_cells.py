@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from actors import keys
 from gateway.cells import AUTH_HEADER, signed
 from tests.cluster.cells import TwoCells
 from tests.cluster.client import Frame, Player, table_with
@@ -50,8 +51,29 @@ def free(cells: TwoCells) -> dict[str, int]:
 
 
 async def settled(cells: TwoCells, what: str, check: Callable[[dict[str, int]], bool]) -> None:
-    """Both cells published, their pools full, and `check` true of their free slots."""
-    await until(lambda: len(f := free(cells)) == 2 and check(f), 60, what)
+    """Both cells published, their pools full, and `check` true of their free slots, the same
+    again once both records were renewed since: a pool refilling, or Ray's view of the slots
+    lagging a creation, moves the free slots under a placement read too early."""
+    store = cells.store()
+
+    def steady() -> dict[str, int] | None:
+        f = free(cells)
+        pools_full = all(store.llen(keys.pool(name)) >= 1 for name in ("a", "b"))
+        return f if len(f) == 2 and pools_full and check(f) else None
+
+    def renewed(since: dict[str, int]) -> Callable[[], bool]:
+        return lambda: all(int(store.pttl(keys.cell(n))) > since[n] for n in since)
+
+    try:
+        for _ in range(30):
+            first = await until(steady, 60, what)
+            ttl = {n: int(store.pttl(keys.cell(n))) for n in ("a", "b")}
+            await until(renewed(ttl), 10, f"{what}: both records renewed")
+            if steady() == first:
+                return
+        raise AssertionError(f"never steady: {what}")
+    finally:
+        store.close()
 
 
 async def reconnect(player: Player, code: str, base: str, limit: float) -> Frame:
