@@ -22,6 +22,7 @@ from tests.cluster.cells import TwoCells
 from tests.cluster.client import Frame, Player, table_with
 from tests.cluster.test_match import play_match
 from tests.cluster.test_resilience import open_round
+from tests.cluster.test_restore import until
 
 SLOTS = 16
 MOVE_LIMIT_S = 60.0  # kill -> playing again in cell b: registry TTL 5 s + an actor start
@@ -34,16 +35,6 @@ def cells(tmp_path: Path) -> Iterator[TwoCells]:
         yield two.start()
     finally:
         two.stop()
-
-
-async def until(check: Callable[[], Any], limit: float, what: str) -> Any:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while not (result := check()):
-        if loop.time() > deadline:
-            raise AssertionError(f"not within {limit} s: {what}")
-        await asyncio.sleep(0.05)
-    return result
 
 
 def free(cells: TwoCells) -> dict[str, int]:
