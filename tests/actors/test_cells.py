@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,17 +20,7 @@ from actors.protocol import Outcome, Reply
 from actors.slots import Slots
 from actors.store import TableMoved, record_json
 from actors.table_core import TableCore
-from cluster.procs import RedisServer
 from tests.actors.test_table_core import CODE, NAME, Clock, act, saved
-
-
-@pytest.fixture
-def redis_url() -> Iterator[str]:
-    server = RedisServer().start()
-    try:
-        yield server.url
-    finally:
-        server.cleanup()
 
 
 def record(url: str, code: str = CODE) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,22 +18,12 @@ from actors.orders import is_order
 from actors.protocol import Act, ErrorBody, Join, Leave, Outcome, Unreadable
 from actors.store import STOPPED_TTL_S
 from actors.table_core import TableCore
-from cluster.procs import RedisServer
 
 CODE = "CORE"
 NAME = "T-core"
 START = 1_800_000_000_000  # the injected clock's start (ms)
 _ids = itertools.count()
 UNKNOWN = ErrorBody("unknown_type", "no such command: 'juggle'")
-
-
-@pytest.fixture
-def redis_url() -> Iterator[str]:
-    server = RedisServer().start()
-    try:
-        yield server.url
-    finally:
-        server.cleanup()
 
 
 class Clock:

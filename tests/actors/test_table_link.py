@@ -5,9 +5,7 @@ this is the path every gateway's command and event takes."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
-
-import pytest
+from collections.abc import Callable
 
 from actors.codec import (
     MAX_LINE,
@@ -29,20 +27,10 @@ from actors.protocol import (
     Welcome,
 )
 from actors.table_core import TableCore
-from cluster.procs import RedisServer
 
 CODE = "LINK"
 SECRET = "s3cret"
 INCARNATION = "inc-1"
-
-
-@pytest.fixture
-def redis_url() -> Iterator[str]:
-    server = RedisServer().start()
-    try:
-        yield server.url
-    finally:
-        server.cleanup()
 
 
 class Gateway:
