@@ -18,6 +18,7 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 
 from cluster.settings import Settings
+from gateway.body_limit import BodyLimit, BodyTooLarge, body_too_large_handler
 from gateway.cells import cells_router
 from gateway.routes.meta import metrics_router
 
@@ -29,6 +30,10 @@ def internal_app(public: FastAPI, settings: Settings, cell_secret: str | None = 
     app.include_router(metrics_router)
     if cell_secret is not None:
         app.include_router(cells_router(public, cell_secret))
+        # The cell routes read a body before its signature can be checked: anyone who reaches
+        # the internal port gets the public port's limit, not an unbounded read.
+        app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+        app.add_exception_handler(BodyTooLarge, body_too_large_handler)
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
