@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from tests.cluster.test_resilience import open_round
 from tests.cluster.test_restore import until
 
 SLOTS = 16
+RENEWAL_MARGIN_MS = 100  # a renewal puts back up to PUBLISH_S (1 s) of TTL; reads differ by ms
 MOVE_LIMIT_S = 60.0  # kill -> playing again in cell b: registry TTL 5 s + an actor start
 
 
@@ -53,7 +55,19 @@ async def settled(cells: TwoCells, what: str, check: Callable[[dict[str, int]], 
         return f if len(f) == 2 and pools_full and check(f) else None
 
     def renewed(since: dict[str, int]) -> Callable[[], bool]:
-        return lambda: all(int(store.pttl(keys.cell(n))) > since[n] for n in since)
+        """Whether both records were renewed since `since` (their PTTL then): a record left
+        alone only counts down, so a TTL above what the time since predicts is a renewal (a
+        bare "higher than then" missed a record read just after a renewal)."""
+        t0 = time.monotonic()
+
+        def check() -> bool:
+            decayed_ms = (time.monotonic() - t0) * 1000
+            return all(
+                int(store.pttl(keys.cell(n))) > since[n] - decayed_ms + RENEWAL_MARGIN_MS
+                for n in since
+            )
+
+        return check
 
     try:
         for _ in range(30):
@@ -103,6 +117,9 @@ async def probe_the_cell_routes(cells: TwoCells, code_of_a: str) -> None:
     async with httpx.AsyncClient(timeout=10) as c:
         r = await c.post(internal + path, json=json.loads(body))  # no signature at all
         assert r.status_code == 403, r.text
+        huge = json.dumps({"code": "X", "method": "endpoint", "args": ["x" * 200_000]})
+        r = await c.post(internal + path, content=huge, headers=headers(secret))
+        assert r.status_code == 413, r.text  # read no further than the public port would
         r = await c.post(internal + path, content=body, headers=headers("not-the-fleet's"))
         assert r.status_code == 403, r.text
         r = await c.post(internal + path, content=body, headers=headers(secret))
