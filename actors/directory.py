@@ -119,6 +119,7 @@ class Directory:
         cell: str = "",
         registry: Registry | None = None,
         remote: RemoteCells | None = None,
+        pool_start_gap_s: float = 0.0,
     ) -> None:
         """`pool_size`: the ready actors kept at the least (`pool_max` at most, with demand);
         `pool_starts`: new actors started side by side; `pool_wait_s`: how long a creation
@@ -156,6 +157,7 @@ class Directory:
             pool_starts,
             quiet_s=pool_quiet_s,
             cell=cell,
+            start_gap_s=pool_start_gap_s,
         )
         self._answered_at = float("-inf")  # loop time of the last answer from any table actor
         self._probe: asyncio.Task[str] | None = None

@@ -98,6 +98,7 @@ class Pool:
         at_once: int,
         quiet_s: float = 0.0,
         cell: str = "",
+        start_gap_s: float = 0.0,
     ) -> None:
         """`cell`: the cell whose Ray runs this pool's actors: its list and targets are that
         cell's own (`keys.pool`), since a pooled name means nothing to another cell's Ray."""
@@ -116,6 +117,12 @@ class Pool:
         # for that long, so a ramp takes what was started ahead and starts only for creations
         # that find it empty (0: refill at once, as before).
         self.quiet_s = max(0.0, quiet_s)
+        # With `start_gap_s`, the buffer grows one actor at a time, each start that long after
+        # the last one ended, so that what play loses to starts is one process now and then,
+        # never a flock of them. A creation that finds the pool empty is not paced: it waits.
+        self.start_gap_s = max(0.0, start_gap_s)
+        self._last_start_end = float("-inf")  # monotonic
+        self._pace: asyncio.Task[None] | None = None
         self._takes: deque[float] = deque()  # monotonic times of the creations of the window
         self.last_target = self.minimum
         self._waiters: deque[asyncio.Future[tuple[str, Handle]]] = deque()
@@ -265,6 +272,26 @@ class Pool:
             time.monotonic() - self._takes[-1] < self.quiet_s
         )
 
+    def _paced(self, buffer: int) -> int:
+        """The part of the buffer's shortfall that may start now: all of it unpaced, else one
+        actor once `start_gap_s` has passed since the last start ended (a pass is woken then)."""
+        if not self.start_gap_s or buffer <= 0:
+            return buffer
+        if self._starting:
+            # One of the buffer's on its way is counted against it; a start for a waiting
+            # creation is a process starting now too, so the buffer's waits for its end.
+            return min(1, max(0, self._starting - self.waiting))
+        wait = self._last_start_end + self.start_gap_s - time.monotonic()
+        if wait <= 0:
+            return 1
+        if self._pace is None or self._pace.done():
+            self._pace = self.tasks.spawn(self._refill_after(wait), "pace")
+        return 0
+
+    async def _refill_after(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        self.refill_soon()
+
     def _fall_back_later(self) -> None:
         """A pass once this creation leaves the demand window, to let the pool fall back."""
         if self._later is not None:
@@ -297,7 +324,7 @@ class Pool:
                     await self._give_back(taken[0])
             target = self.target()
             live = await self.live()
-            buffer = 0 if self._in_ramp() else max(0, target - live)
+            buffer = self._paced(0 if self._in_ramp() else max(0, target - live))
             needed = buffer + self.waiting - self._starting
             if needed > 0 and self._starting < self.at_once and not self._full:
                 room = await self.slots.room(min(needed, self.at_once - self._starting))
@@ -334,6 +361,7 @@ class Pool:
             self._full = True
         finally:
             self._starting -= 1
+            self._last_start_end = time.monotonic()
             self._wake.set()
 
     async def _placed(self, name: str, handle: Handle) -> bool:

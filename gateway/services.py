@@ -74,6 +74,7 @@ class Services:
             settings.cell,
             registry,
             remote,
+            pool_start_gap_s=settings.pool_start_gap_s,
         )
         # Read at each scrape (from the internal port's thread too): plain attributes.
         metrics.POOL_TARGET.set_function(lambda: directory.pool.last_target)

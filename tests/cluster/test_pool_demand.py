@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import re
 import time
@@ -255,4 +256,61 @@ async def test_with_a_quiet_time_a_ramp_starts_no_actor_while_the_pool_lasts(
         stop.set()
         for code in opened:
             forget_table(stack, code)
+        gw.stop()
+
+
+async def test_with_a_start_gap_the_buffer_grows_one_actor_at_a_time(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """Issue 21: with QUATRO_POOL_START_GAP the buffer grows one worker process at a time, each
+    start that long after the last one ended, never two side by side, although QUATRO_POOL_STARTS
+    would allow three at once."""
+    starts, gap_s = 3, 2.0
+    store = redis.Redis.from_url(stack.redis.url, decode_responses=True)
+    # The stack's other gateways keep the shared list at their own targets: once it has held
+    # still for 3 s they are done, and this gateway's target above it is its own to start.
+    seen, still_since = -1, time.monotonic()
+    give_up = still_since + 60
+    while time.monotonic() - still_since < 3:
+        assert time.monotonic() < give_up, seen
+        if (now := store.llen(keys.POOL)) != seen:
+            seen, still_since = now, time.monotonic()
+        await asyncio.sleep(0.1)
+    ready = seen + starts
+    gw = stack.gateway(
+        tmp_path,
+        QUATRO_POOL_MIN=str(ready),
+        QUATRO_POOL_MAX=str(ready),
+        QUATRO_POOL_STARTS="3",
+        QUATRO_POOL_START_GAP=str(gap_s),
+    )
+    loop = asyncio.get_running_loop()
+    samples: list[tuple[float, float]] = []  # (loop time, this gateway's actors starting)
+    try:
+        async with httpx.AsyncClient(base_url=gw.url, timeout=10) as c:
+            deadline = loop.time() + 120
+            ends = 0
+            while ends < starts:
+                assert loop.time() < deadline, samples[-20:]
+                try:
+                    metrics = gauges((await c.get("/metrics")).text)
+                except httpx.TransportError:  # not listening yet
+                    await asyncio.sleep(0.05)
+                    continue
+                samples.append((loop.time(), metrics["quatro_pool_starting"]))
+                if len(samples) > 1:
+                    ends += int(max(0.0, samples[-2][1] - samples[-1][1]))
+                await asyncio.sleep(0.05)
+        assert max(n for _, n in samples) == 1, "two starts side by side"
+        steps = list(itertools.pairwise(samples))
+        ended = [t for (_, m), (t, n) in steps if n < m]
+        began = [t for (_, m), (t, n) in steps if n > m]
+        # The first start may have begun before the port answered: pair each end with the
+        # next start after it.
+        gaps = [min((b for b in began if b > e), default=e) - e for e in ended[: starts - 1]]
+        print(f"pool start gap {gap_s} s: idle between starts {[round(g, 2) for g in gaps]} s")
+        assert len(gaps) == starts - 1, (ended, began)
+        assert all(gaps), (ended, began)  # each end followed by a start
+        assert min(gaps) >= gap_s - 0.3, gaps  # the gauge is read every 50 ms
+    finally:
         gw.stop()
