@@ -23,6 +23,7 @@ import logging
 import secrets
 import uuid
 from asyncio import FIRST_COMPLETED
+from collections.abc import Sequence
 from typing import Any
 
 import ray
@@ -200,7 +201,8 @@ class Directory:
     async def _reach_tables(self, wait_s: float) -> str:
         """`"ok"` when this gateway can call a table actor right now, else why not. An answer
         from any table in the last few seconds is proof enough (a busy gateway never adds a
-        call for its probe); otherwise the actor at the head of the shared pool is pinged. A
+        call for its probe); otherwise the actors at the head of the shared pool are pinged,
+        and if none answers, a table's actor (one this gateway serves, else any other). A
         gateway whose Ray driver is connected but whose calls cannot reach a worker (no route
         to the workers' ports, an object store that cannot take a reply) fails here, where a
         look at the cluster's resources would have said ready."""
@@ -213,6 +215,24 @@ class Directory:
         if not targets:
             self.refill_soon()
             return "down: no table actor started yet"
+        deadline = loop.time() + wait_s
+        why = await self._first_answer(targets, wait_s / 2 if targets[0][0] else wait_s)
+        if why == "ok" or targets[0][0] is None:
+            return why
+        # Every pooled actor asked failed or kept silent: that may be their node, lost (a
+        # shared pool refilled slowly can hold nothing else for a while), not this gateway.
+        # Any other table actor that answers proves the workers reachable.
+        # The new node the pool's refills favoured may hold tables too: several, at once.
+        others = [(None, h) for h in await self._table_actors(PROBE_TRIES)]
+        if not others:
+            return why
+        again = await self._first_answer(others, max(0.1, deadline - loop.time()))
+        return "ok" if again == "ok" else why
+
+    async def _first_answer(
+        self, targets: Sequence[tuple[str | None, ActorHandle[Any]]], wait_s: float
+    ) -> str:
+        """`"ok"` as soon as one of `targets` answers a ping, else why not."""
         # All at once, the first answer wins: a lost node may hold several of the shared pool's
         # actors (every gateway's refill places them anywhere), and a call to one hangs until
         # Ray declares the node dead (~15 s). Asked one after another, three such names at the
@@ -269,33 +289,31 @@ class Directory:
         # Used up: refill, in case nothing else does (the last refill found a full cluster, and
         # no creation came since to ask again).
         self.refill_soon()
-        served = next(iter(self._handles.values()), None)
-        if served is not None:
-            return [(None, served)]
-        other = await self._any_table_actor()
-        return [] if other is None else [(None, other)]
+        return [(None, h) for h in await self._table_actors(PROBE_TRIES)]
 
-    async def _any_table_actor(self) -> ActorHandle[Any] | None:
-        """Some live table's actor, looked for in a bounded part of the keyspace (a probe
-        every few seconds must not walk a Redis full of sessions). Records naming an actor
-        Ray does not know are passed over: a gateway's readiness does not restore tables."""
+    async def _table_actors(self, most: int) -> list[ActorHandle[Any]]:
+        """Up to `most` tables' actors: those this gateway serves first (a handle may outlive
+        its table), then others looked for in a bounded part of the keyspace (a probe every
+        few seconds must not walk a Redis full of sessions). Records naming an actor Ray does
+        not know are passed over: a gateway's readiness does not restore tables."""
+        found = list(dict.fromkeys(self._handles.values()))[: most // 2]
         cursor = 0
         looked = 0
         for _ in range(SCAN_ROUNDS):
-            cursor, found = await self.redis.scan(cursor, match=keys.table("*"), count=200)
-            for key in found:
+            cursor, keys_found = await self.redis.scan(cursor, match=keys.table("*"), count=200)
+            for key in keys_found:
                 rec = await self.redis.get(key)
                 if rec is None:
                     continue
+                looked += 1
                 handle = await self.actor(str(json.loads(rec)["actor"]))
                 if handle is not None:
-                    return handle
-                looked += 1
-                if looked >= PROBE_NAMES:
-                    return None
+                    found.append(handle)
+                if len(found) >= most or looked >= PROBE_NAMES:
+                    return found
             if cursor == 0:
                 break
-        return None
+        return found
 
     def refill_soon(self) -> None:
         self.pool.refill_soon()

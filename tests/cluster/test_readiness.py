@@ -36,14 +36,18 @@ async def _ready_until(url: str, want: int, within: float) -> dict[str, Any]:
 
 
 async def test_ready_means_a_table_actor_answers(stack: Stack, tmp_path: Path) -> None:
-    gw = stack.gateway(tmp_path, QUATRO_POOL_SIZE="1")
-    gw.wait_ready()
+    # A Redis of its own: when its pooled actors stay silent, the probe asks any live table's
+    # actor, and the stack's other tables (those of earlier tests) must not answer for them.
+    own = RedisServer()
+    own.start()
+    gw = stack.gateway(tmp_path, QUATRO_POOL_SIZE="1", REDIS_URL=own.url)
     try:
+        gw.wait_ready()
         body = await _ready_until(gw.url, 200, 30)
         assert body == {"ready": True, "redis": "ok", "ray": "ok", "tables": "ok"}
         # Ready may come from another live table while the pool refills (a test before this one
         # may have left the cluster full, then the pool used up): wait for a pooled actor.
-        pool = redis.Redis.from_url(stack.redis.url, decode_responses=True)
+        pool = redis.Redis.from_url(own.url, decode_responses=True)
         deadline = time.monotonic() + 30
         while pool.lindex(keys.POOL, 0) is None:
             assert time.monotonic() < deadline, "the pool was not refilled"
@@ -71,6 +75,15 @@ async def test_ready_means_a_table_actor_answers(stack: Stack, tmp_path: Path) -
         assert body["tables"] == "ok"
     finally:
         gw.stop()
+        # Its pooled actors are named only in that Redis: stopped here, or they would hold
+        # their table slots for the rest of the session.
+        ray = stack.driver()
+        leftover = redis.Redis.from_url(own.url, decode_responses=True)
+        for name in leftover.lrange(keys.POOL, 0, -1):
+            with contextlib.suppress(ValueError):
+                ray.kill(ray.get_actor(str(name), namespace=stack.namespace), no_restart=True)
+        leftover.close()
+        own.cleanup()
 
 
 async def test_with_no_pool_left_any_live_table_proves_the_workers_reachable(

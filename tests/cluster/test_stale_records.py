@@ -20,9 +20,10 @@ import redis
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors import keys
-from actors.directory import new_code
+from actors.directory import Directory, new_code
 from actors.table_actor import actor_class, record_json
-from cluster.procs import RayWorkerNode
+from cluster.procs import RayWorkerNode, RedisServer
+from cluster.redis_client import async_redis
 from tests.cluster.client import Player, table_with
 from tests.cluster.test_data_plane import _node_of, ray_get
 from tests.cluster.test_resilience import actor_pid
@@ -370,3 +371,60 @@ async def test_a_pooled_actor_whose_node_is_lost_fails_no_creation_nor_readiness
             forget_table(stack, c)
         gw.stop()
         node.stop()
+
+
+async def test_a_pool_of_only_lost_actors_leaves_the_probe_to_a_live_table(stack: Stack) -> None:
+    """A shared pool refilled slowly (a start gap) can hold, for a while, nothing but actors of
+    a node just lost: their pings fail, yet this gateway reaches the workers, and a live table's
+    actor proves it. A Redis of its own, so that the pool holds only those names."""
+    own = RedisServer()
+    own.start()
+    client = async_redis(own.url, 30.0)
+    ray = stack.driver()
+    lost, live = [ghost(), ghost()], ghost()
+    names = [live]
+    directory: Directory | None = None
+    node: RayWorkerNode | None = None
+    try:
+        # Placed before the node exists: not on it.
+        handle = (
+            actor_class()
+            .options(name=live, namespace=stack.namespace, lifetime="detached")
+            .remote(live, own.url)
+        )
+        ray_get(stack, handle.ping.remote())
+        node = RayWorkerNode(stack.head, table_slots=4, num_cpus=1, object_store_mb=80).start()
+        node_id = await _node_of(stack, node.manager_port)
+        placement = NodeAffinitySchedulingStrategy(node_id, soft=False)
+        for name in lost:
+            names.append(name)
+            on_node = (
+                actor_class()
+                .options(
+                    name=name,
+                    namespace=stack.namespace,
+                    lifetime="detached",
+                    scheduling_strategy=placement,
+                )
+                .remote(name, own.url)
+            )
+            assert ray_get(stack, on_node.ping.remote())["node"] == node_id
+        await client.rpush(keys.POOL, *lost)
+        await client.set(keys.table("LOST22"), record_json(live, 4))
+        # A pool that may start no actor (its slot reserve is more than any cluster has).
+        directory = Directory(
+            client, stack.namespace, own.url, 1, 60.0, 60.0, 60.0, slot_reserve=10**9
+        )
+        kill_node(node)
+        # Before: "down: ActorUnavailableError" (or no answer), with every pooled ping failed.
+        assert await directory.reach_tables(wait_s=3) == "ok"
+    finally:
+        if directory is not None:
+            await directory.close()
+        for name in names:
+            with contextlib.suppress(Exception):
+                ray.kill(ray.get_actor(name, namespace=stack.namespace), no_restart=True)
+        await client.aclose()
+        own.cleanup()
+        if node is not None:
+            node.stop()
