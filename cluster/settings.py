@@ -59,14 +59,15 @@ class Settings(BaseSettings):
     pool_wait_s: float = Field(default=30.0, gt=0, validation_alias=_env("QUATRO_POOL_WAIT"))
     # Seconds without a creation before the pool grows its buffer back (0: at once): a ramp then
     # takes the actors started ahead and starts a process only for a creation that finds none.
+    # 3 s and the 2 s gap below won the A/B of docs/performance.md (2026-12-02).
     pool_quiet_s: float = Field(
-        default=0.0, ge=0, le=10, validation_alias=_env("QUATRO_POOL_QUIET")
+        default=3.0, ge=0, le=10, validation_alias=_env("QUATRO_POOL_QUIET")
     )
     # Seconds between the end of one start for the buffer and the next (0: unpaced, up to
     # `pool_starts` side by side): a start beside tables in play costs them, a flock of them
     # costs them seconds. Creations that find the pool empty are never paced.
     pool_start_gap_s: float = Field(
-        default=0.0, ge=0, le=60, validation_alias=_env("QUATRO_POOL_START_GAP")
+        default=2.0, ge=0, le=60, validation_alias=_env("QUATRO_POOL_START_GAP")
     )
     # Free table slots no new table may take (actors.slots): room for crashed tables to restart
     # and for what other gateways started since this one last looked. Past it: 503 `no_room`.

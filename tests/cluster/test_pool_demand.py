@@ -84,6 +84,10 @@ async def test_a_burst_of_creations_waits_its_turn_and_the_pool_follows_demand(
         QUATRO_POOL_SIZE=str(POOL_MIN),
         QUATRO_POOL_MAX=str(POOL_MAX),
         QUATRO_POOL_STARTS=str(STARTS),
+        # The demand-following buffer itself, unpaced and refilled at every take (the later
+        # tests pin the quiet time and the start gap, on by default, one at a time).
+        QUATRO_POOL_QUIET="0",
+        QUATRO_POOL_START_GAP="0",
         # Thirty creations from 127.0.0.1 within a second: past the default per-IP quotas.
         QUATRO_TABLE_RATE="1000",
         QUATRO_TABLE_BURST="1000",
@@ -191,6 +195,7 @@ async def test_with_a_quiet_time_a_ramp_starts_no_actor_while_the_pool_lasts(
         QUATRO_POOL_MIN=str(ready),
         QUATRO_POOL_MAX=str(ready),
         QUATRO_POOL_QUIET=str(quiet_s),
+        QUATRO_POOL_START_GAP="0",
         QUATRO_TABLE_RATE="1000",
         QUATRO_TABLE_BURST="1000",
     )
@@ -283,6 +288,7 @@ async def test_with_a_start_gap_the_buffer_grows_one_actor_at_a_time(
         QUATRO_POOL_MAX=str(ready),
         QUATRO_POOL_STARTS="3",
         QUATRO_POOL_START_GAP=str(gap_s),
+        QUATRO_POOL_QUIET="0",
     )
     loop = asyncio.get_running_loop()
     samples: list[tuple[float, float]] = []  # (loop time, this gateway's actors starting)
