@@ -219,10 +219,10 @@ class Directory:
         why = await self._first_answer(targets, wait_s / 2 if targets[0][0] else wait_s)
         if why == "ok" or targets[0][0] is None:
             return why
-        # Every pooled actor asked failed or kept silent: that may be their node, lost (a
-        # shared pool refilled slowly can hold nothing else for a while), not this gateway.
-        # Any other table actor that answers proves the workers reachable.
-        # The new node the pool's refills favoured may hold tables too: several, at once.
+        # Every pooled actor asked failed or kept silent: that may be their node, lost, not
+        # this gateway (a node just added is the least loaded, so the pool's refills land on
+        # it). Any table's actor that answers proves the workers reachable; several at once,
+        # as that node may hold tables too.
         others = [(None, h) for h in await self._table_actors(PROBE_TRIES)]
         if not others:
             return why
