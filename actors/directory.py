@@ -220,9 +220,9 @@ class Directory:
         if why == "ok" or targets[0][0] is None:
             return why
         # Every pooled actor asked failed or kept silent: that may be their node, lost, not
-        # this gateway (a node just added is the least loaded, so the pool's refills land on
-        # it). Any table's actor that answers proves the workers reachable; several at once,
-        # as that node may hold tables too.
+        # this gateway (table actors SPREAD, so the refills after a node joined put many of
+        # the pool's actors on it). Any table's actor that answers proves the workers
+        # reachable; several at once, as that node may hold tables too.
         others = [(None, h) for h in await self._table_actors(PROBE_TRIES)]
         if not others:
             return why
