@@ -25,6 +25,8 @@ import httpx
 from tests.deploy.docker import CACHE, Docker, DockerError
 from tests.deploy.pods import PodPlan
 
+ANSWER = "QUATRO-ANSWER"  # marks a short driver's own lines on its stdout (Deployment.ray)
+
 
 @dataclass
 class Deployment:
@@ -212,12 +214,19 @@ class Deployment:
         """A short Ray driver on the head (what an operator's `kubectl exec` would run): the
         head's container has the token and the address in its environment."""
         head = self.pods("ray-head")[0]
+        # The driver's stdout also carries what Ray pushes to every driver (after a head restart:
+        # "(raylet) The node ... has been marked dead", several lines, at any moment): the
+        # script's own lines are marked, and the last of them is its answer.
         wrapped = (
-            "import ray, json, os\n"
+            "import functools, ray, json, os\n"
+            f"print = functools.partial(print, {ANSWER!r}, flush=True)\n"
             "ray.init(address='auto', namespace=os.environ['RAY_NAMESPACE'],"
             " logging_level='ERROR')\n" + script
         )
-        return self.exec(head, "python", "-c", wrapped, timeout=timeout).strip().splitlines()[-1]
+        out = self.exec(head, "python", "-c", wrapped, timeout=timeout)
+        answers = [line for line in out.splitlines() if line.startswith(ANSWER + " ")]
+        assert answers, f"no answer from the driver: {out[-2000:]}"
+        return answers[-1][len(ANSWER) + 1 :].strip()
 
     def table_slots(self) -> float:
         return float(self.ray("print(ray.cluster_resources().get('table_slot', 0))"))
