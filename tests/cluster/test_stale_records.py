@@ -302,6 +302,21 @@ async def test_a_pooled_name_whose_actor_already_serves_a_table_is_passed_over(
             forget_table(stack, c)
 
 
+def actor_on_node(stack: Stack, name: str, node_id: str, redis_url: str) -> None:
+    """A detached table actor named `name`, started on the node `node_id` (and answering)."""
+    handle = (
+        actor_class()
+        .options(
+            name=name,
+            namespace=stack.namespace,
+            lifetime="detached",
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+        )
+        .remote(name, redis_url)
+    )
+    assert ray_get(stack, handle.ping.remote())["node"] == node_id
+
+
 def kill_node(node: RayWorkerNode) -> None:
     """SIGKILL of every process of a worker node, as a lost machine: `ray start`, its raylet and
     its workers (which start sessions of their own, so not one process group)."""
@@ -331,19 +346,8 @@ async def test_a_pooled_actor_whose_node_is_lost_fails_no_creation_nor_readiness
     opened: list[str] = []
     try:
         node_id = await _node_of(stack, node.manager_port)
-        placement = NodeAffinitySchedulingStrategy(node_id, soft=True)
         for name in (first, second):
-            handle = (
-                actor_class()
-                .options(
-                    name=name,
-                    namespace=stack.namespace,
-                    lifetime="detached",
-                    scheduling_strategy=placement,
-                )
-                .remote(name, stack.redis.url)
-            )
-            assert ray_get(stack, handle.ping.remote())["node"] == node_id
+            actor_on_node(stack, name, node_id, stack.redis.url)
         gw.wait_ready()
         r.lpush(keys.POOL, first)  # at the head: the next creation takes it
         kill_node(node)
@@ -395,20 +399,9 @@ async def test_a_pool_of_only_lost_actors_leaves_the_probe_to_a_live_table(stack
         ray_get(stack, handle.ping.remote())
         node = RayWorkerNode(stack.head, table_slots=4, num_cpus=1, object_store_mb=80).start()
         node_id = await _node_of(stack, node.manager_port)
-        placement = NodeAffinitySchedulingStrategy(node_id, soft=False)
         for name in lost:
             names.append(name)
-            on_node = (
-                actor_class()
-                .options(
-                    name=name,
-                    namespace=stack.namespace,
-                    lifetime="detached",
-                    scheduling_strategy=placement,
-                )
-                .remote(name, own.url)
-            )
-            assert ray_get(stack, on_node.ping.remote())["node"] == node_id
+            actor_on_node(stack, name, node_id, own.url)
         await client.rpush(keys.POOL, *lost)
         await client.set(keys.table("LOST22"), record_json(live, 4))
         # A pool that may start no actor (its slot reserve is more than any cluster has).
