@@ -378,9 +378,10 @@ async def test_a_pooled_actor_whose_node_is_lost_fails_no_creation_nor_readiness
 
 
 async def test_a_pool_of_only_lost_actors_leaves_the_probe_to_a_live_table(stack: Stack) -> None:
-    """A shared pool refilled slowly (a start gap) can hold, for a while, nothing but actors of
-    a node just lost: their pings fail, yet this gateway reaches the workers, and a live table's
-    actor proves it. A Redis of its own, so that the pool holds only those names."""
+    """Table actors SPREAD, so the refills after a node joined can put the whole head of the
+    shared pool on it; when it is lost, every pooled ping fails, yet this gateway reaches the
+    workers, and a live table's actor proves it. A Redis of its own: the pool holds only those
+    names."""
     own = RedisServer()
     own.start()
     client = async_redis(own.url, 30.0)

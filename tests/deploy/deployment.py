@@ -225,7 +225,8 @@ class Deployment:
         )
         out = self.exec(head, "python", "-c", wrapped, timeout=timeout)
         answers = [line for line in out.splitlines() if line.startswith(ANSWER + " ")]
-        assert answers, f"no answer from the driver: {out[-2000:]}"
+        if not answers:  # as a failed exec: `wait` tries again
+            raise DockerError(f"no answer from the driver on {head}: {out[-2000:]}")
         return answers[-1][len(ANSWER) + 1 :].strip()
 
     def table_slots(self) -> float:
