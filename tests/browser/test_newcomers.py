@@ -240,6 +240,7 @@ def test_r15_with_both_carres_the_partners_sign_says_call_and_the_reminder_agree
         expect(guest.page.locator(f".sign-fixed [data-sign='{PINEAPPLE}']")).to_be_visible()
         for p in (host, guest):
             p.page.click("#ready-btn")
+        for p in (host, guest):
             expect(p.page.locator(".hand-card")).to_have_count(4)
         collect(page, "K", (0, 1), ("Q", "J"))
         collect(guest.page, "A", (2, 3), ("Q", "J"))
