@@ -97,6 +97,11 @@ def liven(players: list[Player], emitter: int, emoji: str) -> None:
     expect(p.locator("#floor-toggle[aria-pressed='true']")).to_be_visible()
     p.click(".emit-btn")
     p.click(f"#emit-picker [data-emoji='{emoji}']")
+    # The team's own sign without a carré is asked about first: say yes.
+    asked = p.locator("#confirm-sign")
+    expect(asked.or_(p.locator(f"section.me[data-shows='{emoji}']"))).to_be_visible()
+    if asked.count():
+        asked.click()
     expect(players[0].page.locator(f".seat[data-seat='{emitter}'] .bubble")).to_be_visible()
 
 

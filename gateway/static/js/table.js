@@ -156,7 +156,12 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
     </section>`}
     ${!watching && (tb.claims ?? []).length > 0 && html`<${ClaimRequests} game=${game} actions=${actions} />`}
     ${!watching &&
-    html`<section class="me team-${myRow.team}" aria-label=${t("table.you")} data-seat=${me}>
+    html`<section
+      class="me team-${myRow.team}"
+      aria-label=${t("table.you")}
+      data-seat=${me}
+      data-shows=${myRow.floor && myRow.emoji ? myRow.emoji : ""}
+    >
       <div class="me-head">
         ${myRow.emoji &&
         html`<span class="bubble pulse" key=${pulses[me]} aria-hidden="true">${myRow.emoji}</span>`}
@@ -185,7 +190,7 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
           </p>
           <fieldset class="actions" disabled=${!live} data-live=${live ? "yes" : "no"}>
             <legend class="visually-hidden">${t("table.you")}</legend>
-            <${FloorControls} game=${game} actions=${actions} />
+            <${FloorControls} game=${game} actions=${actions} hand=${hand} />
             <${CallButtons} game=${game} actions=${actions} hand=${hand} />
           </fieldset>`}`}
     </section>`}
