@@ -256,7 +256,9 @@ def test_emoji_picker_leaves_the_hand_visible_and_marks_our_sign(
         # The team's sign is marked, for the eye and for a screen reader.
         ours = picker.locator(f"[data-emoji='{sign}']")
         expect(ours).to_have_attribute("data-team-sign", "yes")
-        expect(ours).to_have_accessible_name(f"{sign} {words['floor.pickerSign']}")
+        # (its picture's name, "pineapple", then "our sign")
+        name = words["emoji." + "-".join(f"{ord(c):x}" for c in sign)]
+        expect(ours).to_have_accessible_name(f"{name} {words['floor.pickerSign']}")
         expect(ours.locator(".sign-mark")).to_be_visible()
         expect(picker.locator("[data-team-sign]")).to_have_count(1)
         assert severe_violations(page) == []
