@@ -18,6 +18,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect
 
 from engine.signs import EMOJIS
+from gateway.emoji_vendor import emoji_code as code
 from tests.browser.conftest import STATIC
 from tests.browser.emoji_fonts import (
     MISSING_JS,
@@ -40,10 +41,6 @@ from tests.browser.players import (
 )
 
 PINEAPPLE, COCONUT = "🍍", "🥥"
-
-
-def code(emoji: str) -> str:
-    return "-".join(f"{ord(c):x}" for c in emoji if c != "\ufe0f")
 
 
 def catalog(lang: str) -> dict[str, Any]:
