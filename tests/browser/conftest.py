@@ -51,15 +51,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+def playwright() -> Iterator[Any]:
+    """The one Playwright of the session (a second one cannot start while it runs): tests that
+    need a Chromium of their own (other fonts) launch it from here."""
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        yield b
-        b.close()
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Any) -> Iterator[Any]:
+    b = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+    yield b
+    b.close()
 
 
 class _StaticHandler(http.server.SimpleHTTPRequestHandler):

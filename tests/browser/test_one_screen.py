@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import FloatRect, Page, ViewportSize, expect
 
+from gateway.emoji_vendor import emoji_code
 from tests.browser.players import Player, create_table, join_by_link, new_player
 from tests.browser.test_languages import catalog
 from tests.browser.test_match import severe_violations
@@ -256,7 +257,9 @@ def test_emoji_picker_leaves_the_hand_visible_and_marks_our_sign(
         # The team's sign is marked, for the eye and for a screen reader.
         ours = picker.locator(f"[data-emoji='{sign}']")
         expect(ours).to_have_attribute("data-team-sign", "yes")
-        expect(ours).to_have_accessible_name(f"{sign} {words['floor.pickerSign']}")
+        # (its picture's name, "pineapple", then "our sign")
+        name = words[f"emoji.{emoji_code(sign)}"]
+        expect(ours).to_have_accessible_name(f"{name} {words['floor.pickerSign']}")
         expect(ours.locator(".sign-mark")).to_be_visible()
         expect(picker.locator("[data-team-sign]")).to_have_count(1)
         assert severe_violations(page) == []

@@ -10,6 +10,7 @@ import { TableRoute } from "./game.js";
 import { ReplayRoute } from "./replay.js";
 import { navigate, route } from "./router.js";
 import { Toasts } from "./toast.js";
+import { Emoji, ICON } from "./emoji.js";
 
 function Header() {
   const [muted, setM] = useState(isMuted());
@@ -28,7 +29,7 @@ function Header() {
         aria-pressed=${muted ? "true" : "false"}
         onClick=${() => (setMuted(!muted), setM(!muted))}
       >
-        <span aria-hidden="true">${muted ? "🔇" : "🔊"}</span>
+        <${Emoji} e=${muted ? ICON.muted : ICON.sound} label="" />
         <span class="visually-hidden">${t("nav.mute")}</span>
       </button>
       <label class="tool lang">

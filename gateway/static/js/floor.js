@@ -3,12 +3,12 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
-import { Name } from "./names.js";
+import { Msg, Name } from "./names.js";
 import { serverNow } from "./servertime.js";
 import { useTick } from "./ticking.js";
 import { Dialog, EmojiGrid } from "./panels.js";
 import { hintsOn, signNeedsConfirm } from "./hints.js";
-import { Msg } from "./names.js";
+import { Emoji, ICON } from "./emoji.js";
 
 export function FloorControls({ game, actions, hand }) {
   useTick(250);
@@ -59,7 +59,7 @@ export function FloorControls({ game, actions, hand }) {
       aria-disabled=${locked ? "true" : "false"}
       onClick=${() => !locked && actions.floor(!mine.floor)}
     >
-      <span aria-hidden="true">🎙️</span>
+      <${Emoji} e=${ICON.floor} label="" />
       ${mine.floor ? t("floor.release") : t("floor.take")}
       ${locked &&
       html`<span class="lock" style=${`animation-duration:${lockLeft}ms`} key=${tb.floor_ready_at}
@@ -76,7 +76,7 @@ export function FloorControls({ game, actions, hand }) {
         aria-controls="emit-picker"
         onClick=${() => setPicker(!picker)}
       >
-        ${tb.choice ? html`<span class="big-emoji">${tb.choice}</span>` : t("floor.choose")}
+        ${tb.choice ? html`<span class="big-emoji" data-emoji=${tb.choice}><${Emoji} e=${tb.choice} /></span>` : t("floor.choose")}
       </button>
       ${picker &&
       html`<div id="emit-picker" class="popover" ref=${pickerBox}>
@@ -113,7 +113,7 @@ export function History({ game }) {
             (it) => html`<li key=${it.n}>
               <span class="team-dot team-${game.table.seats[it.seat].team}" aria-hidden="true"></span>
               <${Name} seats=${game.table.seats} seat=${it.seat} />
-              <span class="big-emoji">${it.emoji}</span>
+              <span class="big-emoji" data-emoji=${it.emoji}><${Emoji} e=${it.emoji} /></span>
             </li>`,
           )}
         </ol>`}

@@ -5,6 +5,7 @@
 import { html } from "./html.js";
 import { Msg } from "./names.js";
 import { hasCarre, partnerOf } from "./state.js";
+import { Emoji, ICON } from "./emoji.js";
 
 export function hintsOn(table) {
   return table.settings?.hints !== false;
@@ -52,6 +53,6 @@ export function HintLine({ table, seat, hand }) {
   // Always rendered, so that a new hint is spoken by the live region.
   return html`<p class="tip" role="status" data-hint=${hint || ""}>
     ${hint &&
-    html`<span aria-hidden="true">💡 </span><${Msg} k=${`hint.${hint}`} vars=${{ sign: table.sign }} />`}
+    html`<${Emoji} e=${ICON.hint} label="" /> <${Msg} k=${`hint.${hint}`} vars=${{ sign: table.sign }} />`}
   </p>`;
 }

@@ -4,6 +4,7 @@ import { listOf, t } from "./i18n.js";
 import { Name, teamLabel } from "./names.js";
 import { Countdown } from "./ticking.js";
 import { allowWatchers } from "./settings.js";
+import { Emoji, ICON } from "./emoji.js";
 
 export function StatusBar({ game, status }) {
   const tb = game.table;
@@ -33,7 +34,7 @@ export function StatusBar({ game, status }) {
     </ul>
     <span class="floor-holders">
       ${floors.length
-        ? html`<span aria-hidden="true">🎙️</span> ${listOf(
+        ? html`<${Emoji} e=${ICON.floor} label="" /> ${listOf(
               floors.map((s) => html`<${Name} seats=${tb.seats} seat=${s} />`),
             )}`
         : html`<span class="muted">${t("status.noFloor")}</span>`}
@@ -56,12 +57,12 @@ function WatchCount({ game }) {
   if (!game.you.host || game.you.watching) {
     if (!n) return null;
     return html`<span class="watch-count" data-count=${n} aria-label=${label} title=${label}>
-      <span aria-hidden="true">👁 ${n}</span>
+      <span aria-hidden="true"><${Emoji} e=${ICON.watchers} label="" /> ${n}</span>
     </span>`;
   }
   return html`<details class="watch-count watch-menu" data-count=${n} data-open=${allowed ? "yes" : "no"}>
     <summary aria-label=${label} title=${label}>
-      <span aria-hidden="true">👁 ${allowed ? n : "⊘"}</span>
+      <span aria-hidden="true"><${Emoji} e=${ICON.watchers} label="" /> ${allowed ? n : "⊘"}</span>
     </summary>
     <div class="popover">
       <label>
