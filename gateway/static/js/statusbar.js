@@ -15,12 +15,14 @@ export function StatusBar({ game, status }) {
   }[tb.phase];
   const floors = tb.seats.filter((s) => s.floor).map((s) => s.seat);
   return html`<div class="statusbar" aria-label=${t("status.bar")}>
-    <span class="round-no">${t("status.round", { n: tb.round })}</span>
-    ${clockLabel &&
-    html`<span class="clock" data-phase=${tb.phase}>
-      <span class="clock-label">${clockLabel}</span>
-      <${Countdown} deadline=${tb.deadline} label=${clockLabel} />
-    </span>`}
+    <span class="when">
+      <span class="round-no">${t("status.round", { n: tb.round })}</span>
+      ${clockLabel &&
+      html`<span class="clock" data-phase=${tb.phase}>
+        <span class="clock-label">${clockLabel}</span>
+        <${Countdown} deadline=${tb.deadline} label=${clockLabel} />
+      </span>`}
+    </span>
     <ul class="scores" aria-label=${t("status.scores")}>
       ${Array.from(
         { length: teams },
