@@ -57,7 +57,7 @@ function WatchCount({ game }) {
   const label = allowed ? t("watch.count", { n }) : t("watch.closedShort");
   if (!game.you.host || game.you.watching) {
     if (!n) return null;
-    return html`<span class="watch-count" data-count=${n} aria-label=${label} title=${label}>
+    return html`<span class="watch-count" data-count=${n} role="img" aria-label=${label} title=${label}>
       <span aria-hidden="true">👁 ${n}</span>
     </span>`;
   }
