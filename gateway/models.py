@@ -106,6 +106,13 @@ class BotIn(Body):
     seat: StrictInt
 
 
+class BotsFilled(BaseModel):
+    """The seats that the host's call filled with bots, in seat order (none when no seat was
+    empty)."""
+
+    seats: list[int] = Field(description="the seats that each got a bot from this call")
+
+
 BotLevel = Literal["relaxed", "normal", "sharp"]
 LateJoin = Literal["ask", "always", "never"]
 

@@ -30,8 +30,9 @@ async def create_session(body: NewSession, svc: Svc) -> SessionOut:
 @router.get("/sessions/tables", response_model=MyTables, dependencies=[quota("lookup")])
 async def my_tables(svc: Svc, me: Me) -> MyTables:
     """The live tables where the caller holds a seat, asked of each table; a table that is gone,
-    or where the seat was freed, is forgotten. One that does not answer in time is left out
-    this time. 401 `bad_token` without a session."""
+    where the seat was freed or whose match is over is forgotten (a finished match is not one
+    to return to). One that does not answer in time is left out this time. 401 `bad_token`
+    without a session."""
 
     async def look(code: str) -> dict[str, Any] | None:
         try:
@@ -43,6 +44,8 @@ async def my_tables(svc: Svc, me: Me) -> MyTables:
             found = None
         except BACKEND_DOWN:
             return None
+        if found is not None and found["phase"] == "over":
+            found = None
         if found is None:
             await svc.sessions.seated(me.player_id, code, None)
         return found

@@ -21,6 +21,7 @@ from engine.commands import (
     ChangeSettings,
     ClaimSeat,
     Command,
+    FillBots,
     LeaveSeat,
     Rematch,
     RemoveBot,
@@ -34,6 +35,7 @@ from gateway.deps import Me, Svc, quota
 from gateway.errors import BACKEND_DOWN, NO_REASON, ApiError
 from gateway.models import (
     BotIn,
+    BotsFilled,
     ClaimAnswer,
     ClaimOut,
     NewTable,
@@ -179,6 +181,20 @@ async def leave_seat(code: str, seat: int, svc: Svc, me: Me) -> Ok:
 async def add_bot(code: str, body: BotIn, svc: Svc, me: Me) -> Ok:
     await _act(svc, code, me, AddBot(ASKER, target=body.seat))
     return Ok()
+
+
+@router.post("/{code}/bots/fill", response_model=BotsFilled)
+async def fill_bots(code: str, svc: Svc, me: Me) -> BotsFilled:
+    """The host puts a bot in every empty seat in one call (R29); they play at the table's bot
+    level. 403 `not_host` (`not_allowed` at a public table), 409 `wrong_phase` after the start;
+    a table with no empty seat answers `{"seats": []}` and changes nothing."""
+    reply = await _act(svc, code, me, FillBots(ASKER))
+    filled = [
+        int(e.wire["seat"])
+        for e in reply.events
+        if e.wire.get("type") == "seat" and e.wire.get("kind") == "bot"
+    ]
+    return BotsFilled(seats=sorted(filled))
 
 
 @router.delete("/{code}/bots/{seat}", response_model=Ok)

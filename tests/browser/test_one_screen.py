@@ -36,6 +36,9 @@ LONG_NAME = "Bartholomew-Jean Pierre"
 EN = catalog("en")
 AR = catalog("ar")
 
+# Whether some of a name is cut off (names take up to two lines, then end with an ellipsis).
+CUT = "el => el.scrollHeight > el.clientHeight + 1 || el.scrollWidth > el.clientWidth + 1"
+
 # What must never need a scroll, by what a player calls it.
 ESSENTIALS = {
     "hand": ".hand .hand-card",
@@ -198,16 +201,16 @@ def test_seats_write_their_team_number_and_a_readable_name(
     long_seat = page.locator(".seat[data-seat='3']")
     assert (long_seat.get_attribute("aria-label") or "").startswith(LONG_NAME)
     name = long_seat.locator(".name")
-    assert name.evaluate("el => el.scrollWidth > el.clientWidth + 1")  # cut while at rest
+    assert name.evaluate(CUT)  # cut while at rest
     long_seat.click()
     expect(name).to_have_text(LONG_NAME)
-    assert name.evaluate("el => el.scrollWidth <= el.clientWidth + 1")
+    assert not name.evaluate(CUT)
     page.locator(".slot[data-slot='0']").focus()  # away again: cut again
-    assert name.evaluate("el => el.scrollWidth > el.clientWidth + 1")
+    assert name.evaluate(CUT)
     page.keyboard.press("Shift+Tab")  # the keyboard reaches the seats too: the last one
     focused = page.locator(".seat:focus")
     expect(focused).to_have_attribute("data-seat", "7")
-    assert focused.locator(".name").evaluate("el => el.scrollWidth <= el.clientWidth + 1")
+    assert not focused.locator(".name").evaluate(CUT)
     page.locator(".slot[data-slot='0']").focus()
 
     # The score chips carry the number as well.

@@ -128,6 +128,8 @@ export function SigningPanel({ game, actions }) {
   </section>`;
 }
 
+// A vote that asks this player to answer is on their screen wherever the page is scrolled, before
+// its result is (css/banners.css holds it at the top of the screen).
 export function VoteBanner({ game, actions }) {
   const tb = game.table;
   const v = tb.vote;
@@ -135,7 +137,11 @@ export function VoteBanner({ game, actions }) {
   const answered = v.accepted.includes(me);
   const mayAnswer = v.voters.includes(me) && !answered;
   const waiting = v.voters.length - v.accepted.length;
-  return html`<div class="banner vote" role="region" aria-label=${t("vote.title")}>
+  return html`<div
+    class="banner vote ${mayAnswer ? "asking" : ""}"
+    role="region"
+    aria-label=${t("vote.title")}
+  >
     <span>
       <${Msg} k="vote.asks" vars=${{ name: seatName(tb.seats, v.by) }} />
       ${" "}<${Countdown} deadline=${v.deadline} label=${t("vote.title")} />

@@ -16,12 +16,14 @@ export function StatusBar({ game, status }) {
   }[tb.phase];
   const floors = tb.seats.filter((s) => s.floor).map((s) => s.seat);
   return html`<div class="statusbar" aria-label=${t("status.bar")}>
-    <span class="round-no">${t("status.round", { n: tb.round })}</span>
-    ${clockLabel &&
-    html`<span class="clock" data-phase=${tb.phase}>
-      <span class="clock-label">${clockLabel}</span>
-      <${Countdown} deadline=${tb.deadline} label=${clockLabel} />
-    </span>`}
+    <span class="when">
+      <span class="round-no">${t("status.round", { n: tb.round })}</span>
+      ${clockLabel &&
+      html`<span class="clock" data-phase=${tb.phase}>
+        <span class="clock-label">${clockLabel}</span>
+        <${Countdown} deadline=${tb.deadline} label=${clockLabel} />
+      </span>`}
+    </span>
     <ul class="scores" aria-label=${t("status.scores")}>
       ${Array.from(
         { length: teams },
@@ -56,7 +58,7 @@ function WatchCount({ game }) {
   const label = allowed ? t("watch.count", { n }) : t("watch.closedShort");
   if (!game.you.host || game.you.watching) {
     if (!n) return null;
-    return html`<span class="watch-count" data-count=${n} aria-label=${label} title=${label}>
+    return html`<span class="watch-count" data-count=${n} role="img" aria-label=${label} title=${label}>
       <span aria-hidden="true"><${Emoji} e=${ICON.watchers} label="" /> ${n}</span>
     </span>`;
   }
