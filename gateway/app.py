@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
 
 from actors.directory import NoRoom
 from cluster.settings import Settings, get_settings
@@ -20,10 +21,12 @@ from gateway.errors import (
     BACKEND_DOWN,
     ApiError,
     api_error_handler,
+    http_error_handler,
     no_room_handler,
     unavailable_handler,
     validation_handler,
 )
+from gateway.openapi import openapi
 from gateway.routes import meta, pages, quickplay, replays, sessions, tables
 from gateway.security_headers import SecurityHeaders
 from gateway.services import Services
@@ -68,7 +71,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url="/redoc" if public_docs else None,
         openapi_url="/openapi.json" if public_docs else None,
     )
+    app.openapi = lambda: openapi(app)  # type: ignore[method-assign]
     app.add_exception_handler(ApiError, api_error_handler)
+    app.add_exception_handler(HTTPException, http_error_handler)
     app.add_exception_handler(RequestValidationError, validation_handler)
     app.add_exception_handler(BodyTooLarge, body_too_large_handler)
     unavailable = unavailable_handler(settings.retry_after_s)

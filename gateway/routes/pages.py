@@ -7,14 +7,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import APIRouter
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, HTMLResponse
 
 from engine.errors import ErrorCode
 from gateway.errors import ApiError
+from gateway.openapi import refusals
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 
-router = APIRouter(include_in_schema=False)
+# In the OpenAPI as what they are: an HTML page, or 404 `not_found` without the web client.
+router = APIRouter(
+    tags=["pages"],
+    default_response_class=HTMLResponse,
+    responses=refusals((ErrorCode.NOT_FOUND, 404)),
+)
 
 
 def _index() -> FileResponse:

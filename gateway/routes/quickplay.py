@@ -23,6 +23,7 @@ from engine.errors import ErrorCode
 from gateway.deps import ClientIp, Me, Svc
 from gateway.errors import ApiError
 from gateway.models import QuickIn, QuickOut
+from gateway.openapi import AUTH, BACKEND, QUOTA, refusals
 from gateway.quickplay import PENDING, poll
 from gateway.routes.tables import _act, _phase, _within
 
@@ -43,7 +44,21 @@ def _offer_ms(fill_ms: int) -> int:
     return max(1, fill_ms - min(fill_ms // 4, 10_000))
 
 
-@router.post("/quickplay", response_model=QuickOut)
+@router.post(
+    "/quickplay",
+    response_model=QuickOut,
+    responses=refusals(
+        *AUTH,
+        *QUOTA,
+        ErrorCode.TOO_MANY_LOBBIES,
+        *BACKEND,
+        ErrorCode.NO_ROOM,
+        # The table's refusals of the seat found, but those that send it to the next table.
+        ErrorCode.ALREADY_SEATED,
+        ErrorCode.BAD_SEAT,
+        ErrorCode.INTERNAL,
+    ),
+)
 async def quick_play(body: QuickIn, svc: Svc, me: Me, ip: ClientIp) -> QuickOut:
     """A seat at a public table of `players` seats. 422 `bad_message` for another size; 429
     `rate_limited` / `too_many_lobbies` when this call would open a table past a quota; 503

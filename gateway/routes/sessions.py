@@ -12,6 +12,7 @@ from actors.directory import TableGone
 from gateway.deps import Me, Svc, quota
 from gateway.errors import BACKEND_DOWN
 from gateway.models import MyTable, MyTables, NewSession, SessionOut
+from gateway.openapi import AUTH, BACKEND, QUOTA, refusals
 
 router = APIRouter(prefix="/api", tags=["sessions"])
 
@@ -20,14 +21,23 @@ MOST_TABLES = 8
 
 
 @router.post(
-    "/sessions", status_code=201, response_model=SessionOut, dependencies=[quota("session")]
+    "/sessions",
+    status_code=201,
+    response_model=SessionOut,
+    dependencies=[quota("session")],
+    responses=refusals(*QUOTA, *BACKEND),
 )
 async def create_session(body: NewSession, svc: Svc) -> SessionOut:
     token, session = await svc.sessions.create(body.name)
     return SessionOut(token=token, player_id=session.player_id, name=session.name)
 
 
-@router.get("/sessions/tables", response_model=MyTables, dependencies=[quota("lookup")])
+@router.get(
+    "/sessions/tables",
+    response_model=MyTables,
+    dependencies=[quota("lookup")],
+    responses=refusals(*AUTH, *QUOTA, *BACKEND),
+)
 async def my_tables(svc: Svc, me: Me) -> MyTables:
     """The live tables where the caller holds a seat, asked of each table; a table that is gone,
     where the seat was freed or whose match is over is forgotten (a finished match is not one
