@@ -69,7 +69,7 @@ async def test_an_incarnation_left_in_the_old_cell_is_fenced(redis_url: str) -> 
     clock = Clock()
     moved: list[str] = []
     old = TableCore(NAME, redis_url, now=clock, cell="a", on_moved=lambda: moved.append("a"))
-    assert (await old.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0)))["ok"]
+    assert (await old.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0))).ok
     assert ok(await old.serve(act("p0", "add_bot", seat=1)))
     assert record(redis_url)["cell"] == "a"
     seq = saved(redis_url)["seq"]
@@ -112,7 +112,7 @@ async def test_an_incarnation_left_behind_is_fenced_when_the_table_comes_back_to
     second move started. Without it the stale one would save its older table over the new."""
     clock = Clock()
     stale = TableCore(NAME, redis_url, now=clock, cell="a", on_moved=lambda: None)
-    assert (await stale.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0)))["ok"]
+    assert (await stale.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0))).ok
     assert ok(await stale.serve(act("p0", "add_bot", seat=1)))
     b, a = registry(redis_url, "b"), registry(redis_url, "a")
     assert await b.move(CODE, "a")
@@ -145,7 +145,7 @@ async def test_without_cells_records_and_pool_keys_are_as_before(redis_url: str)
     assert keys.pool() == keys.POOL == "quatro:pool"
     assert keys.pool_targets() == keys.POOL_TARGETS == "quatro:pool:targets"
     core = TableCore(NAME, redis_url, now=Clock())
-    assert (await core.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0)))["ok"]
+    assert (await core.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0))).ok
     assert "cell" not in record(redis_url)
     await core.stop()
 

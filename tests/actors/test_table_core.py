@@ -61,7 +61,7 @@ def act(player: str, kind: str, **args: Any) -> Act:
 async def opened(url: str, clock: Clock, players: int = 4) -> TableCore:
     core = TableCore(NAME, url, now=clock)
     answer = await core.open(CODE, {"players": players, "seed": 7}, "p0", "Ann", (600.0, 600.0))
-    assert answer["ok"], answer
+    assert answer.ok, answer
     return core
 
 
@@ -146,7 +146,7 @@ async def test_a_restarted_core_finds_its_table_and_its_answers_again(redis_url:
         assert again.code == CODE
         assert not again.lost
         assert again.feed.seq == seq
-        assert again.stored_seq == seq
+        assert again.saves.stored_seq == seq
         assert again.view(0) == view
         assert again.conns == {0: "gw/c0"}
         # A gateway's retry of a command judged before the restart is not applied twice.
@@ -336,7 +336,7 @@ async def test_a_table_opened_with_a_code_used_before_starts_a_log_of_its_own(
 
     new = TableCore("T-core-2", redis_url, now=clock)
     answer = await new.open(CODE, {"players": 4, "seed": 8}, "p9", "Zed", (600.0, 600.0))
-    assert answer["ok"], answer
+    assert answer.ok, answer
     try:
         assert [e[0] for e in stored_log(redis_url)] == list(range(1, new.feed.seq + 1))
         assert saved(redis_url)["seq"] == new.feed.seq
