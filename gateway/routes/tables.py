@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from fastapi import APIRouter
 
 from actors.directory import TableGone
-from actors.protocol import Act, Outcome
+from actors.protocol import Act, Outcome, Overview, Summary
 from engine import DealSpec, ScenarioError, TableConfig
 from engine.commands import (
     AddBot,
@@ -111,13 +111,13 @@ async def _phase(svc: Svc, code: str) -> str | None:
     try:
         # Not through a restart: a creation asks this of the caller's other lobbies first.
         summary = await _within(
-            svc, svc.directory.call(code, "summary"), svc.settings.actor_timeout_s
+            svc, svc.directory.ask(code, Summary()), svc.settings.actor_timeout_s
         )
     except TableGone:
         return None
     except ApiError:
         return "lobby"
-    return None if summary is None else str(summary["phase"])
+    return None if summary is None else summary.phase
 
 
 @router.post("", status_code=201, response_model=TableOut, dependencies=[quota("table")])
@@ -144,14 +144,12 @@ async def create_table(body: NewTable, svc: Svc, me: Me) -> TableOut:
 @router.get("/{code}", response_model=TableSummary, dependencies=[quota("lookup")])
 async def get_table(code: str, svc: Svc) -> dict[str, Any]:
     """Rate-limited per IP (429 `rate_limited`), so that invite codes cannot be scanned."""
-    return await _summary(code, svc)
+    return (await _summary(code, svc)).wire
 
 
-async def _summary(code: str, svc: Svc) -> dict[str, Any]:
+async def _summary(code: str, svc: Svc) -> Overview:
     try:
-        summary: dict[str, Any] | None = await _within(
-            svc, svc.directory.call(code.upper(), "summary")
-        )
+        summary = await _within(svc, svc.directory.ask(code.upper(), Summary()))
     except TableGone as exc:
         raise ApiError(ErrorCode.UNKNOWN_TABLE, f"no table {code}") from exc
     if summary is None:
@@ -164,7 +162,7 @@ async def take_seat(code: str, seat: int, svc: Svc, me: Me) -> SeatOut:
     reply = await _act(svc, code, me, TakeSeat(seat, me.player_id, me.name))
     summary = await _summary(code, svc)
     await svc.sessions.seated(me.player_id, code.upper(), reply.seat)
-    return SeatOut(seat=seat, team=team_of(seat, int(summary["players"])))
+    return SeatOut(seat=seat, team=team_of(seat, summary.players))
 
 
 @router.delete("/{code}/seats/{seat}", response_model=Ok)
@@ -204,8 +202,9 @@ async def claim_seat(code: str, seat: int, svc: Svc, me: Me) -> ClaimOut:
     watchers."""
     await _act(svc, code, me, ClaimSeat(seat, me.player_id, me.name))
     summary = await _summary(code, svc)
-    approved = any(c["seat"] == seat and c["approved"] for c in summary.get("claims", []))
-    return ClaimOut(seat=seat, team=team_of(seat, int(summary["players"])), approved=approved)
+    claims = TableSummary.model_validate(summary.wire).claims
+    approved = any(c.seat == seat and c.approved for c in claims)
+    return ClaimOut(seat=seat, team=team_of(seat, summary.players), approved=approved)
 
 
 @router.delete("/{code}/claims/mine", response_model=Ok)
