@@ -139,7 +139,7 @@ class TableActor:
             case Open():
                 return await self._open(call)
             case HandOver():
-                return await self.core.hand_over()
+                return await self.core.saves.hand_over()
             case Renew(gateway=gateway):
                 return self.core.leases.renew(gateway)
             case Unsubscribe(gateway=gateway):

@@ -32,7 +32,6 @@ from actors.protocol import (
     Batch,
     Entry,
     ErrorBody,
-    HandedOver,
     Outcome,
     Overview,
     Reply,
@@ -91,6 +90,7 @@ class TableCore:
         self.replay_ttl_s = DEFAULT_REPLAY_TTL_S
         self.code = ""
         self.lost = False  # the snapshot could not be read: this incarnation only retires
+        self._opening = False
         self.table: Table | None = None
         self.feed = Feed()
         self.conns: dict[int, str] = {}  # seat -> the connection id that holds it
@@ -308,16 +308,18 @@ class TableCore:
         long the table lives once over, in its lobby, and with nobody connected; `replay_ttl`:
         how long its replay is kept after its last event. Refused `not_allowed` when the actor
         has a table (another `open` may have won while this one claimed the code)."""
-        if self.table is not None:
+        if self.table is not None or self._opening:
             return ALREADY_OPEN
-        config = dict(config)
-        policy = str(config.pop("bot_policy", "smart"))
-        table = Table(TableConfig(code=code, **config))
-        # Claimed first, so that nothing is awaited between applying the creator's seat and
-        # committing it: no other call sees the table before both are done.
-        await self.store.claim(code)
-        if self.table is not None:
-            return ALREADY_OPEN
+        self._opening = True  # a second `open` meanwhile must not claim a code of its own
+        try:
+            config = dict(config)
+            policy = str(config.pop("bot_policy", "smart"))
+            table = Table(TableConfig(code=code, **config))
+            # Claimed first, so that nothing is awaited between applying the creator's seat
+            # and committing it: no other call sees the table before both are done.
+            await self.store.claim(code)
+        finally:
+            self._opening = False
 
         def seat_the_host() -> Applied:
             self.code, self.table, self.bots = code, table, BotDriver(table, policy)
@@ -326,18 +328,14 @@ class TableCore:
             self.last_activity = time.monotonic()
             return self.apply(TakeSeat(seat=0, player_id=host, name=name), self.now())
 
-        seated = await self.change(seat_the_host, touch=True)
+        refused = (await self.change(seat_the_host, touch=True)).refused
         self.start()
-        return Outcome(seated.refused is None, seated.refused, 0, tuple(seated.entries))
-
-    async def hand_over(self) -> HandedOver:
-        """Everything applied in Redis before the actor moves (`Saves.hand_over`)."""
-        return await self.saves.hand_over()
+        return Outcome(refused is None, refused, None if refused else 0)
 
     async def stop(self) -> None:
-        # (A moved table never stops here: its records are the new incarnation's.)
         """The table stopped (idle): its tasks end first, so that none writes to Redis after
-        its records went; every follower is told; then the wrapper ends the actor."""
+        its records went; every follower is told; then the wrapper ends the actor. (A moved
+        table never stops here: its records are the new incarnation's.)"""
         log.info("table %s idle: stopping", self.code)
         await self.tasks.close()
         await self.store.retire(self.code)
@@ -383,13 +381,12 @@ class TableCore:
         return Overview.of({**self.table.summary(), "watching": self.watchers.count()})
 
     def seat_of(self, player_id: str) -> Seated | None:
-        """Where `player_id` sits here; None when they hold no seat (or the actor has no
-        table)."""
-        seat = None if self.table is None else self.table.seat_of(player_id)
-        if self.table is None or seat is None:
+        """Where `player_id` sits here; None when they hold no seat (or there is no table)."""
+        t = self.table
+        seat = None if t is None else t.seat_of(player_id)
+        if t is None or seat is None:
             return None
-        summary = self.table.summary()
-        return Seated(seat, int(str(summary["players"])), str(summary["phase"]))
+        return Seated(seat, t.players, str(t.phase))
 
     def view(self, seat: int | None) -> dict[str, Any]:
         """A `welcome` snapshot: the engine's view of a seat (None: the public one), with
