@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from actors.directory import TableGone
+from actors.protocol import SeatOf
 from engine.commands import TakeSeat
 from engine.errors import ErrorCode
 from gateway.deps import ClientIp, Me, Svc
@@ -101,10 +102,10 @@ async def _still_held(svc: Svc, player_id: str, seat: dict[str, object]) -> Quic
     """The recorded quick-play seat, if the player still holds it at a table not over."""
     out = QuickOut.model_validate(seat)
     try:
-        found = await _within(svc, svc.directory.call(out.code, "seat_of", player_id))
+        found = await _within(svc, svc.directory.ask(out.code, SeatOf(player_id)))
     except TableGone:
         return None
-    if not found or found["seat"] != out.seat or found["phase"] == "over":
+    if found is None or found.seat != out.seat or found.phase == "over":
         return None
     return out
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, Path
 
 from actors.directory import TableGone
-from actors.protocol import Act, Outcome
+from actors.protocol import Act, Outcome, Overview, Summary
 from engine import DealSpec, ScenarioError, TableConfig
 from engine.commands import (
     AddBot,
@@ -141,13 +141,13 @@ async def _phase(svc: Svc, code: str) -> str | None:
     try:
         # Not through a restart: a creation asks this of the caller's other lobbies first.
         summary = await _within(
-            svc, svc.directory.call(code, "summary"), svc.settings.actor_timeout_s
+            svc, svc.directory.ask(code, Summary()), svc.settings.actor_timeout_s
         )
     except TableGone:
         return None
     except ApiError:
         return "lobby"
-    return None if summary is None else str(summary["phase"])
+    return None if summary is None else summary.phase
 
 
 @router.post(
@@ -193,14 +193,12 @@ async def create_table(body: NewTable, svc: Svc, me: Me) -> TableOut:
 )
 async def get_table(code: Code, svc: Svc) -> dict[str, Any]:
     """Rate-limited per IP (429 `rate_limited`), so that invite codes cannot be scanned."""
-    return await _summary(code, svc)
+    return (await _summary(code, svc)).wire
 
 
-async def _summary(code: str, svc: Svc) -> dict[str, Any]:
+async def _summary(code: str, svc: Svc) -> Overview:
     try:
-        summary: dict[str, Any] | None = await _within(
-            svc, svc.directory.call(code.upper(), "summary")
-        )
+        summary = await _within(svc, svc.directory.ask(code.upper(), Summary()))
     except TableGone as exc:
         raise ApiError(ErrorCode.UNKNOWN_TABLE, f"no table {code}") from exc
     if summary is None:
@@ -219,7 +217,7 @@ async def take_seat(code: Code, seat: Seat, svc: Svc, me: Me) -> SeatOut:
     reply = await _act(svc, code, me, TakeSeat(seat, me.player_id, me.name))
     summary = await _summary(code, svc)
     await svc.sessions.seated(me.player_id, code.upper(), reply.seat)
-    return SeatOut(seat=seat, team=team_of(seat, int(summary["players"])))
+    return SeatOut(seat=seat, team=team_of(seat, summary.players))
 
 
 @router.delete(
@@ -305,8 +303,9 @@ async def claim_seat(code: Code, seat: Seat, svc: Svc, me: Me) -> ClaimOut:
     watchers."""
     await _act(svc, code, me, ClaimSeat(seat, me.player_id, me.name))
     summary = await _summary(code, svc)
-    approved = any(c["seat"] == seat and c["approved"] for c in summary.get("claims", []))
-    return ClaimOut(seat=seat, team=team_of(seat, int(summary["players"])), approved=approved)
+    claims = TableSummary.model_validate(summary.wire).claims
+    approved = any(c.seat == seat and c.approved for c in claims)
+    return ClaimOut(seat=seat, team=team_of(seat, summary.players), approved=approved)
 
 
 @router.delete(
