@@ -54,7 +54,7 @@ async def my_tables(svc: Svc, me: Me) -> MyTables:
             found = None
         except BACKEND_DOWN:
             return None
-        if found is not None and found["phase"] == "over":
+        if found is not None and found.phase == "over":
             found = None
         if found is None:
             await svc.sessions.seated(me.player_id, code, None)

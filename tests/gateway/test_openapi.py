@@ -20,7 +20,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute, iter_route_contexts
 
-from actors.directory import CODE_ALPHABET, CODE_LENGTH, new_code
+from actors.table_records import CODE_ALPHABET, CODE_LENGTH, new_code
 from cluster.settings import Settings
 from engine import table as engine_table
 from engine.commands import SEATLESS, Command
