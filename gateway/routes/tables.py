@@ -243,7 +243,7 @@ async def add_bot(code: Code, body: BotIn, svc: Svc, me: Me) -> Ok:
 
 
 @router.post(
-    "/{code}/bots/fill",
+    "/{code}/fill",
     response_model=BotsFilled,
     responses=refusals(*FROM_SEAT, *LOBBY, *HOST),
 )

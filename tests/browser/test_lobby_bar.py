@@ -1,7 +1,7 @@
 """The lobby on a phone (issue 33, point 4): the host's "Start the match" stays on screen however
 far the seats and the settings are scrolled, on the 390×844 phone the issue was found on and on a
 small one, in English, Haitian Creole and Arabic; and one tap on "Fill with bots" puts a bot in
-every empty seat — one REST call, `POST /api/tables/{code}/bots/fill` — leaving alone the seat a
+every empty seat — one REST call, `POST /api/tables/{code}/fill` — leaving alone the seat a
 guest took, which the guest sees happen."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def test_start_stays_on_screen_and_one_tap_fills_the_empty_seats(
         for p in (host, guest):
             expect(p.page.locator(".seat-row[data-kind='bot']")).to_have_count(4)
             expect(p.page.locator(".seat-row[data-seat='3'] .name")).to_have_text("Wòdlin")
-        assert calls == ["POST /bots/fill"]
+        assert calls == ["POST /fill"]
         expect(fill).to_have_count(0)
         expect(page.locator("#lobby-bar [role=status]")).to_have_text(words["lobby.full"])
         expect(start).to_be_enabled()

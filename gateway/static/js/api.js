@@ -110,7 +110,7 @@ export const api = {
     call("POST", `/api/tables/${encodeURIComponent(code)}/bots`, { body: { seat }, token }),
   // (ext) A bot in every empty seat, in one call -> {seats: [the seats filled]}.
   fillBots: (token, code) =>
-    call("POST", `/api/tables/${encodeURIComponent(code)}/bots/fill`, { token }),
+    call("POST", `/api/tables/${encodeURIComponent(code)}/fill`, { token }),
   removeBot: (token, code, seat) =>
     call("DELETE", `/api/tables/${encodeURIComponent(code)}/bots/${seat}`, { token }),
   settings: (token, code, body) =>
