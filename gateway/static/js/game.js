@@ -7,6 +7,7 @@ import { NameField, SeatsPanel } from "./lobby.js";
 import { TableView } from "./table.js";
 import { navigate } from "./router.js";
 import { useTable } from "./usetable.js";
+import { OfflineBanner, useOnline } from "./offline.js";
 
 export function TableRoute({ code }) {
   const nameRef = useRef(null);
@@ -26,12 +27,17 @@ export function TableRoute({ code }) {
     stopWatching,
     actions,
   } = useTable(code, { onBadName: () => nameRef.current?.focus() });
+  const online = useOnline(retryNow);
 
-  const banner = html`<${ConnectionBanner}
-    status=${status}
-    show=${(mode === "seated" || mode === "watching") && wasOnline}
-    onRetry=${retryNow}
-  />`;
+  // Offline, the link's banner says so in every mode, even before the first hello (a reload
+  // without network, the page coming from the service worker).
+  const banner = online
+    ? html`<${ConnectionBanner}
+        status=${status}
+        show=${(mode === "seated" || mode === "watching") && wasOnline}
+        onRetry=${retryNow}
+      />`
+    : html`<${OfflineBanner} seat=${mode === "seated" || mode === "connecting"} />`;
 
   if (mode === "missing") {
     return html`<section class="panel center-text" role="alert">
@@ -40,7 +46,7 @@ export function TableRoute({ code }) {
     </section>`;
   }
   if (mode === "unseated") {
-    if (!summary) return html`<p class="loading" role="status">${t("status.loading")}</p>`;
+    if (!summary) return html`${banner}<p class="loading" role="status">${t("status.loading")}</p>`;
     if (summary.phase !== "lobby") {
       // Bots hold seats and the host lets people join late: watching is the way to a seat.
       const closed = summary.settings?.watchers === false;
