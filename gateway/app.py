@@ -92,4 +92,4 @@ def add_web_client(app: FastAPI, root: Path = STATIC) -> None:
     cannot be rendered stops the start here."""
     app.state.web_client = WebClient(ClientFiles(root))
     app.include_router(pages.router)
-    app.mount("/static", StaticFiles(app.state.web_client.files), name="static")
+    app.mount("/static", StaticFiles(app.state.web_client), name="static")

@@ -10,6 +10,9 @@ every file it loads named by its version, so that all of it may be cached for go
   themselves, replaces the `<!-- modulepreload -->` marker (after the import map: a module
   fetched before it would make the browser ignore the map). The browser then asks for every
   module at once instead of discovering them one level of imports at a time.
+- The stylesheets it links, one per concern, are served as one (`css/page.css`, their texts in
+  the order linked, which the cascade relies on): each stylesheet blocks the first paint, and
+  over HTTP/1.1 a browser fetches six at a time.
 
 The service worker's list (`shell`) comes from the same files, so neither can go stale when a
 file is added.
@@ -27,7 +30,12 @@ from gateway.security_headers import inline_script_hashes
 
 PAGE = "index.html"
 MARKER = "<!-- modulepreload -->"
+# The template's notes for developers (the marker is replaced before these go).
+COMMENT = re.compile(r"\n?[ \t]*<!--.*?-->", re.DOTALL)
 IMPORT_MAP = re.compile(r'(<script type="importmap">)(.*?)(</script>)', re.DOTALL)
+STYLESHEET = re.compile(r'\n?[ \t]*<link rel="stylesheet" href="/static/(css/[^"?#]+)">')
+# The stylesheets' one file: served by the gateway, never on disk.
+STYLES = "css/page.css"
 # <link rel="stylesheet|preload" href="/static/…"> and <script src="/static/…">.
 VERSIONED_REF = re.compile(
     r'(<link\b[^>]*\brel="(?:stylesheet|preload)"[^>]*\bhref="|<script\b[^>]*\bsrc=")'
@@ -61,6 +69,27 @@ class Page:
     script_hashes: tuple[str, ...]  # CSP sources of its inline scripts (the import map)
     preloads: tuple[str, ...]  # static paths of the modules preloaded, entry first
     versioned: frozenset[str]  # static paths the page loads by versioned URL
+    made: dict[str, ClientFile]  # files the page's rendering made (STYLES), by static path
+    merged: tuple[str, ...]  # the stylesheets STYLES is made of, in order
+
+
+def merge_styles(text: str, current: dict[str, ClientFile]) -> tuple[str, ClientFile, list[str]]:
+    """The page with its stylesheet links replaced by one to STYLES, that file, and the
+    stylesheets it merges."""
+    merged = STYLESHEET.findall(text)
+    if not merged or STYLES in current:
+        raise PageError(f"{PAGE} needs stylesheets under /static/css/, and {STYLES} not on disk")
+    parts = []
+    for rel in merged:
+        if rel not in current:
+            raise PageError(f"{PAGE} names /static/{rel}, which is missing")
+        parts.append(f"/* {rel} */\n".encode() + current[rel].body.rstrip() + b"\n")
+    styles = ClientFile(b"".join(parts), current[merged[0]].media_type)
+    first = STYLESHEET.search(text)
+    assert first is not None
+    link = f'\n  <link rel="stylesheet" href="/static/{STYLES}">'
+    text = text[: first.start()] + link + STYLESHEET.sub("", text[first.end() :])
+    return text, styles, merged
 
 
 def static_path(url: str, importer: str | None = None) -> str:
@@ -100,9 +129,13 @@ def render(files: ClientFiles) -> Page:
     if found is None or entry is None or MARKER not in text:
         raise PageError(f"{PAGE} needs an import map, a module script and a {MARKER} marker")
     bare: dict[str, str] = json.loads(found.group(2))["imports"]
+    text, styles, merged = merge_styles(text, current)
     versioned: set[str] = set()
 
     def version(rel: str) -> str:
+        if rel == STYLES:
+            versioned.add(rel)
+            return f"/static/{STYLES}?v={styles.digest}"
         if rel not in current:
             raise PageError(f"{PAGE} names /static/{rel}, which is missing")
         versioned.add(rel)
@@ -115,26 +148,32 @@ def render(files: ClientFiles) -> Page:
     links = "\n  ".join(f'<link rel="modulepreload" href="{version(p)}">' for p in preloads[1:])
     text = VERSIONED_REF.sub(lambda m: m.group(1) + version(m.group(2)) + '"', text)
     text = IMPORT_MAP.sub(lambda m: f"{m.group(1)}\n{import_map}\n  {m.group(3)}", text)
-    body = text.replace(MARKER, links).encode()
+    body = COMMENT.sub("", text.replace(MARKER, links)).encode()
     return Page(
         file=ClientFile(body, template.media_type),
         script_hashes=tuple(inline_script_hashes(body)),
         preloads=tuple(preloads),
         versioned=frozenset(versioned),
+        made={STYLES: styles},
+        merged=tuple(merged),
     )
 
 
 def shell(files: ClientFiles, page: Page) -> dict[str, object]:
     """What the service worker keeps for offline use: the page (under "/") and every file of
-    the client but the developers' notes and licences, each under the URL the page asks for it
-    by (versioned or not) with the digest the answer's ETag must carry. `version` changes
-    whenever any of it does, and names the worker's cache."""
-    current = files.current()
-    versioned = page.versioned
+    the client but the developers' notes, the licences and the stylesheets merged into STYLES
+    (which it keeps instead), each under the URL the page asks for it by (versioned or not)
+    with the digest the answer's ETag must carry. `version` changes whenever any of it does,
+    and names the worker's cache."""
+    kept = {
+        rel: f
+        for rel, f in files.current().items()
+        if rel not in ELSEWHERE and rel not in page.merged and not NOT_SHELL.search(rel)
+    } | page.made
     entries = [{"url": "/", "digest": page.file.digest}] + [
-        {"url": files.url(rel) if rel in versioned else f"/static/{rel}", "digest": f.digest}
-        for rel, f in sorted(current.items())
-        if rel not in ELSEWHERE and not NOT_SHELL.search(rel)
+        {"url": f"/static/{rel}?v={f.digest}" if rel in page.versioned else f"/static/{rel}"}
+        | {"digest": f.digest}
+        for rel, f in sorted(kept.items())
     ]
     version = digest_of(json.dumps(entries, sort_keys=True).encode())
     return {"version": version, "files": entries}
@@ -175,3 +214,9 @@ class WebClient:
     def worker(self) -> ClientFile | None:
         self._derive()
         return self._worker
+
+    def static(self, rel: str) -> ClientFile | None:
+        """The file at /static/`rel`: one of the folder's, or one the page's rendering made."""
+        page = self.page()
+        made = page.made.get(rel) if page is not None else None
+        return made or self.files.get(rel)

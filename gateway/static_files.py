@@ -22,8 +22,8 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from gateway.client_files import ENCODINGS, ClientFile, ClientFiles
-from gateway.client_page import ELSEWHERE
+from gateway.client_files import ENCODINGS, ClientFile
+from gateway.client_page import ELSEWHERE, WebClient
 
 FOREVER = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
@@ -87,10 +87,10 @@ async def file_response(
 
 
 class StaticFiles:
-    """The ASGI app at /static: GET and HEAD of the files of `files`, by exact path."""
+    """The ASGI app at /static: GET and HEAD of the client's files, by exact path."""
 
-    def __init__(self, files: ClientFiles) -> None:
-        self.files = files
+    def __init__(self, client: WebClient) -> None:
+        self.client = client
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         assert scope["type"] == "http"
@@ -99,7 +99,7 @@ class StaticFiles:
         response: Response
         if scope["method"] not in ("GET", "HEAD"):
             response = PlainTextResponse("Method Not Allowed", 405, {"allow": "GET, HEAD"})
-        elif rel in ELSEWHERE or (found := self.files.get(rel)) is None:
+        elif rel in ELSEWHERE or (found := self.client.static(rel)) is None:
             response = PlainTextResponse("Not Found", 404)
         else:
             asked = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("v")

@@ -13,7 +13,6 @@ import json
 import re
 import shutil
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import brotli
@@ -22,7 +21,7 @@ from fastapi import FastAPI
 
 from gateway.app import add_web_client
 from gateway.client_files import STATIC, ClientFiles
-from gateway.client_page import MAPPED, PageError, WebClient
+from gateway.client_page import MAPPED, STYLES, PageError, WebClient
 from gateway.security_headers import SecurityHeaders
 from gateway.static_files import FOREVER, NOT_THIS, REVALIDATE, chosen_encoding
 
@@ -46,17 +45,17 @@ def client() -> TestClient:
 
 
 @pytest.fixture
-def copy(tmp_path: Path) -> Iterator[Path]:
+def copy(tmp_path: Path) -> Path:
     """A copy of the client's files that a test may change."""
     root = tmp_path / "static"
     shutil.copytree(STATIC, root)
-    yield root
+    return root
 
 
 def page_text(client: TestClient) -> str:
     r = client.get("/", headers={"accept-encoding": "identity"})
     assert r.status_code == 200
-    return r.text
+    return str(r.text)
 
 
 def shell(client: TestClient) -> dict[str, object]:
@@ -161,7 +160,8 @@ def test_the_page_names_every_file_by_its_version(client: TestClient) -> None:
             continue  # the manifest keeps its address: browsers identify installed apps by it
         if rel.startswith("icons/"):
             continue  # icons are asked for by the browser, not by the page's code
-        digest = hashlib.sha256((STATIC / rel).read_bytes()).hexdigest()[:12]
+        body = client.get(path).content if rel == STYLES else (STATIC / rel).read_bytes()
+        digest = hashlib.sha256(body).hexdigest()[:12]
         assert query == f"v={digest}", url
         assert client.get(url).headers["cache-control"] == FOREVER, url
     imports = json.loads(re.search(r'"importmap">(.*?)</script>', text, re.DOTALL).group(1))  # type: ignore[union-attr]
@@ -199,6 +199,21 @@ def test_the_page_preloads_the_whole_module_graph_after_its_import_map(client: T
     assert text.index('<script type="importmap">') < first < text.index('<script type="module"')
 
 
+def test_the_stylesheets_are_one_file_in_the_order_linked(client: TestClient) -> None:
+    linked = re.findall(
+        r'<link rel="stylesheet" href="/static/(css/[^"]+)">', (STATIC / "index.html").read_text()
+    )
+    assert len(linked) > 5
+    text = page_text(client)
+    (only,) = re.findall(r'<link rel="stylesheet" href="([^"]+)">', text)
+    assert only.startswith(f"/static/{STYLES}?v=")
+    merged = client.get(only, headers={"accept-encoding": "identity"}).text
+    at = [merged.index(f"/* {rel} */\n" + (STATIC / rel).read_text().rstrip()) for rel in linked]
+    assert at == sorted(at)
+    assert client.get(only).headers["cache-control"] == FOREVER
+    assert "<!--" not in text  # the template's notes stay in the repository
+
+
 def test_the_pages_policy_allows_its_own_import_map_and_nothing_inline(client: TestClient) -> None:
     r = client.get("/t/ABCDEF", headers={"accept-encoding": "identity"})
     csp = r.headers["content-security-policy"]
@@ -220,12 +235,14 @@ def test_the_service_workers_list_is_the_whole_shell_and_nothing_else(client: Te
     assert isinstance(files, list)
     urls = [f["url"] for f in files]
     assert urls[0] == "/"
+    merged = set(re.findall(r'href="/static/(css/[^"]+)"', (STATIC / "index.html").read_text()))
     on_disk = {
         p.relative_to(STATIC).as_posix()
         for p in STATIC.rglob("*")
         if p.is_file() and p.name not in NOT_SHELL and not p.name.startswith("LICENSE")
     }
-    assert {u.split("?")[0].removeprefix("/static/") for u in urls[1:]} == on_disk
+    kept = {u.split("?")[0].removeprefix("/static/") for u in urls[1:]}
+    assert kept == on_disk - merged | {STYLES}
     assert not [u for u in urls if u.startswith(("/api", "/ws", "/replay", "/t/"))]
     page = page_text(client)
     for entry in files:
@@ -270,7 +287,7 @@ def test_a_module_added_is_preloaded_and_a_missing_one_stops_the_page(copy: Path
     assert page is not None
     assert {"js/more.js", "js/extra.js", "vendor/htm.module.js"} <= set(page.preloads)
     main.write_text('import { gone } from "./gone.js";\n' + main.read_text())
-    with pytest.raises(PageError, match="gone.js"):
+    with pytest.raises(PageError, match=r"gone\.js"):
         WebClient(ClientFiles(copy))
 
 
