@@ -29,15 +29,19 @@ export function TableRoute({ code }) {
   } = useTable(code, { onBadName: () => nameRef.current?.focus() });
   const online = useOnline(retryNow);
 
-  // Offline, the link's banner says so in every mode, even before the first hello (a reload
-  // without network, the page coming from the service worker).
-  const banner = online
-    ? html`<${ConnectionBanner}
-        status=${status}
-        show=${(mode === "seated" || mode === "watching") && wasOnline}
-        onRetry=${retryNow}
-      />`
-    : html`<${OfflineBanner} seat=${mode === "seated" || mode === "connecting"} />`;
+  // The device offline: a player with a seat here (or coming back to one) is told that it is
+  // kept, even before the first hello (a reload without network, the page coming from the
+  // service worker); anyone else that Quatro carries on when the network returns.
+  const seat = mode === "seated" || mode === "connecting";
+  const banner =
+    !online && !seat && mode !== "watching"
+      ? html`<${OfflineBanner} />`
+      : html`<${ConnectionBanner}
+          status=${status}
+          show=${((mode === "seated" || mode === "watching") && wasOnline) || (!online && seat)}
+          note=${!online && seat ? t("offline.seatKept") : null}
+          onRetry=${retryNow}
+        />`;
 
   if (mode === "missing") {
     return html`<section class="panel center-text" role="alert">
@@ -101,17 +105,17 @@ export function TableRoute({ code }) {
     />`;
 }
 
-function ConnectionBanner({ status, show, onRetry }) {
-  if (!show || status === "online") return null;
+function ConnectionBanner({ status, show, note, onRetry }) {
+  if (!show || (status === "online" && !note)) return null;
   if (status === "replaced") {
     return html`<div class="banner warn" role="alert">
       <span>${t("conn.replaced")}</span>
       <button type="button" onClick=${onRetry}>${t("conn.useHere")}</button>
     </div>`;
   }
-  return html`<div class="banner" role="status" data-conn=${status}>
+  return html`<div class="banner" role="status" data-conn=${note ? "offline" : status}>
     <span class="spinner" aria-hidden="true"></span>
-    <span>${t("conn.lost")}</span>
+    <span>${t("conn.lost")}${note && ` ${note}`}</span>
     <button type="button" onClick=${onRetry}>${t("conn.retry")}</button>
   </div>`;
 }

@@ -2,7 +2,7 @@
 // client's shell, so a reload while offline still opens Quatro; and what the page says when the
 // device is offline. A seat is never lost to a lost network (R24: the seat and the hand stay,
 // nobody plays for the player), and the table's socket comes back by itself: the page says so,
-// in place of the link's usual "Reconnecting…".
+// beside the link's usual "Reconnecting…".
 import { useEffect, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
@@ -37,9 +37,9 @@ export function useOnline(onBack) {
   return online;
 }
 
-// `seat`: the player holds (or is coming back to) a seat at this table.
-export function OfflineBanner({ seat = false }) {
+// Offline, where no seat is at stake (a table's page with a seat says so in its link banner).
+export function OfflineBanner() {
   return html`<div class="banner offline" role="status" data-conn="offline">
-    <span>${t(seat ? "offline.seatKept" : "offline.waiting")}</span>
+    <span>${t("offline.waiting")}</span>
   </div>`;
 }
