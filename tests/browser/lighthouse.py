@@ -59,7 +59,8 @@ class Run:
 
 
 def install() -> Path:
-    if BIN.exists():
+    installed = PREFIX / "node_modules" / "lighthouse" / "package.json"
+    if BIN.exists() and json.loads(installed.read_text())["version"] == LIGHTHOUSE.split("@")[1]:
         return BIN
     if shutil.which("npm") is None:
         raise SystemExit("npm is missing: apt-get install npm")

@@ -27,7 +27,10 @@ export function TableRoute({ code }) {
     stopWatching,
     actions,
   } = useTable(code, { onBadName: () => nameRef.current?.focus() });
-  const online = useOnline(retryNow);
+  // Back online: a dead link tries again at once rather than at its next backoff step.
+  const linkStatus = useRef(status);
+  linkStatus.current = status;
+  const online = useOnline(() => linkStatus.current !== "online" && retryNow());
 
   // The device offline: a player with a seat here (or coming back to one) is told that it is
   // kept, even before the first hello (a reload without network, the page coming from the
@@ -105,8 +108,11 @@ export function TableRoute({ code }) {
     />`;
 }
 
+// `note`: said after "Reconnecting…" (the device is offline). The banner comes with the link's
+// own state, as the disabled controls do: a network cut the page has not noticed yet says
+// nothing.
 function ConnectionBanner({ status, show, note, onRetry }) {
-  if (!show || (status === "online" && !note)) return null;
+  if (!show || status === "online") return null;
   if (status === "replaced") {
     return html`<div class="banner warn" role="alert">
       <span>${t("conn.replaced")}</span>
