@@ -48,9 +48,10 @@ IMPORTS = re.compile(
     r"""(?:^|[;}\n])\s*(?:import|export)\b[\s\w$*{},]*?\bfrom\s*["']([^"'\n]+)["']"""
     r"""|(?:^|[;}\n])\s*import\s*["']([^"'\n]+)["']"""
 )
-# What the import map names by version besides what it maps already: every module, and the
-# catalogs (js/i18n.js fetches them through import.meta.resolve).
-MAPPED = re.compile(r"^(?:.*\.js|i18n/[^/]+\.json)$")
+# What the import map names by version besides what it maps already: every module, the
+# catalogs (js/i18n.js fetches them through import.meta.resolve) and the emoji pictures
+# (js/emoji.js likewise), so that all of them are immutable in a browser's cache.
+MAPPED = re.compile(r"^(?:.*\.js|i18n/[^/]+\.json|vendor/twemoji/[^/]+\.svg)$")
 # Not part of the shell the service worker keeps: the notes for developers and the licences
 # (shipped, not shown).
 NOT_SHELL = re.compile(r"(?:^|/)(?:README\.md|LICENSE[^/]*)$")

@@ -244,6 +244,10 @@ def test_the_service_workers_list_is_the_whole_shell_and_nothing_else(client: Te
     kept = {u.split("?")[0].removeprefix("/static/") for u in urls[1:]}
     assert kept == on_disk - merged | {STYLES}
     assert not [u for u in urls if u.startswith(("/api", "/ws", "/replay", "/t/"))]
+    # The emoji pictures go through the import map too (js/emoji.js): cached for good.
+    pictures = [u for u in urls if "/vendor/twemoji/" in u]
+    assert len(pictures) > 24
+    assert all("?v=" in u for u in pictures)
     page = page_text(client)
     for entry in files:
         r = client.get(entry["url"], headers={"accept-encoding": "br"})
