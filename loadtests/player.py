@@ -87,8 +87,7 @@ class Player:
 
     async def register(self) -> Player:
         r = await self.rest("POST", "/api/sessions", json={"name": self.name})
-        if r.status_code != 201:
-            raise RuntimeError(f"{self.name}: no session: {r.status_code} {r.text}")
+        _expect(r, 201, f"{self.name}: a session")
         self.token, self.player_id = r.json()["token"], r.json()["player_id"]
         return self
 
@@ -289,5 +288,7 @@ async def table_with(
 
 
 def _expect(r: httpx.Response, status: int, what: str) -> None:
+    """An answer other than `status` is a failed expectation (AssertionError, as a test's would
+    be: callers wait through one, a test reports it)."""
     if r.status_code != status:
-        raise RuntimeError(f"{what}: {r.status_code} {r.text}")
+        raise AssertionError(f"{what}: {r.status_code} {r.text}")
