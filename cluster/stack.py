@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from cluster.connect import reread_ray_env, stay_on_loopback
+from cluster.connect import connect_ray
 from cluster.gateway_process import ROOT, GatewayProcess
 from cluster.procs import (
     RAY_QUIET,
@@ -39,6 +39,7 @@ from cluster.procs import (
     ray_env,
 )
 from cluster.readiness import wait_ready
+from cluster.settings import Settings
 
 LAUNCH_READY_S = 120.0
 LAUNCH_STOP_S = 30.0  # the launcher stops Ray and redis-server itself before it exits
@@ -200,15 +201,20 @@ class Stack:
         return GatewayProcess(port, env, (logs or self.logs) / f"gateway-{port}.log").start()
 
     def driver(self) -> Any:
-        """This process as a Ray driver of the stack (to find, kill or call table actors)."""
+        """This process as a Ray driver of the stack, joined as a gateway joins
+        (cluster/connect.py): to find, kill or call table actors."""
         import ray
 
         if not ray.is_initialized():
-            os.environ.pop("RAY_AUTH_TOKEN", None)
-            os.environ.update(self.head.driver_env())
-            stay_on_loopback(self.head.address)
-            reread_ray_env()
-            ray.init(address=self.head.address, namespace=self.spec.namespace, log_to_driver=False)
+            os.environ.pop("RAY_AUTH_TOKEN", None)  # the head's token, from its file, only
+            token = self.head.token_path if self.head.auth_mode == "token" else None
+            settings = Settings(
+                ray_address=self.head.address,
+                ray_namespace=self.spec.namespace,
+                ray_auth_mode=self.head.auth_mode,
+                ray_auth_token_path=None if token is None else str(token),
+            )
+            connect_ray(settings)
         return ray
 
     def stop(self) -> None:

@@ -21,8 +21,6 @@ from typing import Any
 import ray
 
 from actors.table_actor import actor_class
-from cluster.connect import connect_ray
-from cluster.settings import Settings
 from cluster.stack import Spec, Stack
 from loadtests import cli
 from loadtests.figures import emit
@@ -52,18 +50,14 @@ async def start(n: int, redis_url: str, together: bool) -> float:
 
 
 async def run(a: argparse.Namespace) -> dict[str, list[float]]:
-    stack = Stack(Spec(table_slots=a.actors * 2 + 4, gateways=0), Path("results") / "actor-start")
+    stack = Stack(
+        Spec(namespace=NAMESPACE, table_slots=a.actors * 2 + 4, gateways=0),
+        Path("results") / "actor-start",
+    )
     stack.start()
-    redis, head = stack.redis, stack.head
+    redis = stack.redis
     try:
-        connect_ray(
-            Settings(
-                ray_address=head.address,
-                ray_namespace=NAMESPACE,
-                ray_auth_mode="token",
-                ray_auth_token_path=str(head.token_path),
-            )
-        )
+        stack.driver()
         await start(2, redis.url, together=True)  # warm the node up once
         out: dict[str, list[float]] = {"one_after_another_s": [], "side_by_side_s": []}
         for _ in range(a.rounds):

@@ -62,8 +62,6 @@ from actors.protocol import (
     Welcome,
 )
 from actors.table_actor import actor_class
-from cluster.connect import connect_ray
-from cluster.settings import Settings
 from cluster.stack import Spec, Stack
 from loadtests import cli
 from loadtests.figures import emit
@@ -317,19 +315,15 @@ def ceiling(idle_pct: float, per_call_ms: float, calls: float, overhead_pct: flo
 
 
 async def run(a: argparse.Namespace) -> dict[str, Any]:
-    stack = Stack(Spec(table_slots=a.actors + 8, gateways=0), Path("results") / "ray-floor")
+    stack = Stack(
+        Spec(namespace="ray-floor", table_slots=a.actors + 8, gateways=0),
+        Path("results") / "ray-floor",
+    )
     stack.start()
     redis, head = stack.redis, stack.head
     try:
         # The caller joins like the gateway does: Ray's quiet settings, the head's auth mode.
-        connect_ray(
-            Settings(
-                ray_address=head.address,
-                ray_namespace="ray-floor",
-                ray_auth_mode="token",
-                ray_auth_token_path=str(head.token_path),
-            )
-        )
+        stack.driver()
         phases = await empty_actors(a.actors, a.seconds, a.rate)
         assert head.token_path is not None
         secret = head.token_path.read_text().strip()
