@@ -4,12 +4,10 @@ p50/p99, by kind of player) and the summary a person reads before it."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from loadtests.burst_plan import Outcome
 from loadtests.figures import percentile
-
-if TYPE_CHECKING:
-    from loadtests.burst import Outcome
 
 MAX_SAMPLES = 8  # failure messages kept for the summary
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import gevent
 import websocket
@@ -26,8 +26,16 @@ from engine.commands import (
 )
 from loadtests.frames import Order, encode
 
-if TYPE_CHECKING:
-    from loadtests.users.player import QuatroPlayer
+
+class Reader(Protocol):
+    """Whom a socket's frames go to (loadtests/users/listening.py): in the reader greenlet."""
+
+    wake: Event
+
+    def on_frame(self, link: Link, frame: dict[str, Any]) -> None: ...
+
+    def on_lost(self, link: Link, exc: BaseException) -> None: ...
+
 
 CONNECT_TIMEOUT_S = 15.0
 
@@ -62,7 +70,7 @@ class Link:
     """One WebSocket and its reader greenlet. The reader folds every frame into the player's
     state and wakes the player's task; only the task sends commands."""
 
-    def __init__(self, player: QuatroPlayer, url: str, kind: str, port: str) -> None:
+    def __init__(self, player: Reader, url: str, kind: str, port: str) -> None:
         self.player = player
         self.kind = kind  # "hello" or "reconnect": the name of the welcome exchange
         self.port = port  # its gateway's, as the soak names gateways

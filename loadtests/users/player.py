@@ -109,6 +109,12 @@ class QuatroPlayer(HttpUser, Listening):
         return self.base.rsplit(":", 1)[-1]
 
     @property
+    def connected(self) -> bool:
+        """Welcomed on a socket still open."""
+        link = self.link
+        return link is not None and link.welcomed and not link.closed.is_set()
+
+    @property
     def auth(self) -> dict[str, str]:
         # A fresh connection per call: a kept-alive one that the server is just closing (idle
         # timeout) fails a POST that cannot be retried blindly.

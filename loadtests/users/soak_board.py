@@ -8,14 +8,23 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import gevent
 
 from engine.phase import Phase
 
-if TYPE_CHECKING:
-    from loadtests.users.player import QuatroPlayer
+
+class Seated(Protocol):
+    """A user as the board counts it: its table, its gateway's port, whether it is connected."""
+
+    code: str
+
+    @property
+    def port(self) -> str: ...
+
+    @property
+    def connected(self) -> bool: ...
 
 
 @dataclass
@@ -39,7 +48,7 @@ class SoakBoard:
         self.dir: Path | None = None  # no --soak-dir: nothing written or read
         self.lines: list[str] = []
         self.tables: dict[str, TableWatch] = {}
-        self.users: set[QuatroPlayer] = set()
+        self.users: set[Seated] = set()
         self.storm: tuple[int, str, float] = (0, "", 0.0)  # id, port, within (s)
         self._runner: Any = None
 
@@ -84,8 +93,7 @@ class SoakBoard:
                 f.writelines(lines)
         connected: dict[str, dict[str, int]] = {}
         for u in self.users:
-            link = u.link
-            if link is not None and link.welcomed and not link.closed.is_set() and u.code:
+            if u.connected and u.code:
                 ports = connected.setdefault(u.code, {})
                 ports[u.port] = ports.get(u.port, 0) + 1
         state = {
