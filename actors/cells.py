@@ -2,7 +2,7 @@
 
 A table's record names its cell (`cell` in `keys.table(code)`; no field: no cells, as before).
 A gateway is a Ray driver of one cell, its *home*: it uses Ray only for tables of that cell.
-What needs Ray for a table of another cell (its data plane's `endpoint`, a REST call with no
+What needs Ray for a table of another cell (its data plane's `Endpoint`, a REST call with no
 hub here, a creation) is asked of a gateway of that cell over the internal port (`RemoteCells`,
 gateway/cells.py); play itself goes straight to the table over its link.
 
@@ -23,15 +23,18 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import redis.asyncio as aioredis
 
 from actors import keys
+from actors.protocol import TableCall
 
 CELL_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
 REGISTRY_TTL_MS = 5000  # a cell not heard of for this long takes no table and may be moved from
 PUBLISH_S = 1.0  # how often a gateway renews its cell's record
+
+A = TypeVar("A")
 
 
 class CellUnreachable(Exception):
@@ -198,9 +201,9 @@ def _info(name: str, raw: str | bytes) -> CellInfo:
 class RemoteCells(Protocol):
     """How a gateway asks a gateway of another cell (gateway/cells.py: the internal port)."""
 
-    async def call(self, cell: CellInfo, code: str, method: str, args: tuple[Any, ...]) -> Any:
-        """`Directory.call(code, method, *args)` there; raises TableGone, ForeignTable (the
-        table is not of that cell any more) or CellUnreachable."""
+    async def ask(self, cell: CellInfo, code: str, call: TableCall[A]) -> A:
+        """`call` answered by the table there (`TableCalls.ask_here`); raises TableGone,
+        ForeignTable (the table is not of that cell any more) or CellUnreachable."""
         ...
 
     async def create(

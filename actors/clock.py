@@ -2,7 +2,7 @@
 stop, then lets time pass. A command wakes it early, since it may have moved the deadline.
 
 The idle stop: an over table, a lobby, and a table nobody is connected to each wait their own
-while (`TableCore.over_idle_s` and the others, set by `open`) after the last command, then stop.
+while (`over_idle_s` and the others, set by `TableCore.open`) after the last command, then stop.
 """
 
 from __future__ import annotations
@@ -11,22 +11,50 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
+from actors.applied import Applied
+from actors.bots import BotDriver
 from actors.protocol import Entry
-from engine import Refusal
+from actors.tasks import Tasks
+from engine import Command, Table
 from engine.phase import Phase
-
-if TYPE_CHECKING:
-    from actors.table_core import TableCore
 
 log = logging.getLogger("quatro.table")
 
 RESTART_AFTER_S = 1.0  # a clock that failed starts again this long after
 
+R = TypeVar("R")
+
+
+class Ticking(Protocol):
+    """What the clock needs of its table."""
+
+    code: str
+    table: Table | None
+    bots: BotDriver | None
+    tasks: Tasks
+    over_idle_s: float
+    lobby_idle_s: float
+    abandoned_idle_s: float
+    last_activity: float  # monotonic: the last change by someone
+
+    def now(self) -> int: ...
+
+    def advance(self, now: int) -> list[Entry]: ...
+
+    def apply(self, command: Command, now: int, origin: str = "") -> Applied: ...
+
+    async def change(
+        self, step: Callable[[], R], *, touch: bool, save: Callable[[R], bool] | None = None
+    ) -> R: ...
+
+    async def stop(self) -> None: ...
+
 
 class Clock:
-    def __init__(self, core: TableCore) -> None:
+    def __init__(self, core: Ticking) -> None:
         self.core = core
         self.wake = asyncio.Event()  # set by every command: the next deadline may have moved
         self._task: asyncio.Task[None] | None = None
@@ -74,8 +102,7 @@ class Clock:
         t, bots = core.table, core.bots
         assert t is not None
         assert bots is not None
-        owners = t.owners()
-        entries = core.commit(t.advance(now), "")
+        entries = core.advance(now)
         # A bounded number of turns per tick: a policy that kept insisting could not spin.
         for _ in range(4 * t.players):
             turn = bots.next_turn(now)
@@ -83,12 +110,10 @@ class Clock:
                 break
             bot, command = turn
             bot.sent(command, now)
-            try:
-                entries += core.commit(t.apply(command, now), "")
-            except Refusal as refusal:
-                entries += core.commit(refusal.events, "")
-                bot.refused(command, refusal.to_wire(), now)
-        entries += core.release_changed_seats(owners, now)  # a new round may seat a newcomer
+            applied = core.apply(command, now)
+            entries += applied.entries
+            if applied.refused is not None:
+                bot.refused(command, applied.refused.to_wire(), now)
         return entries
 
     def next_due(self, now: int) -> int | None:

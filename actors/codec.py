@@ -1,5 +1,6 @@
-"""How the data plane's messages (actors/protocol.py) travel: one line of JSON each, nested
-messages tagged with `t`; a line that is not one of them is refused with `BadMessage`, never
+"""How the messages of actors/protocol.py travel as JSON: the data plane's, one line each,
+nested messages tagged with `t`, and the table calls a gateway asks of another cell's
+(`call_json`, `answer_json`). What is not one of them is refused with `BadMessage`, never
 half-read. A command travels as its kind and frame fields (engine.wire), as it always has, so
 gateways and tables of two versions still read each other in a rolling upgrade."""
 
@@ -8,14 +9,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import fields
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from actors.protocol import (
     Act,
+    Address,
     Answer,
     Batch,
     Bye,
     Call,
+    Endpoint,
     Entry,
     ErrorBody,
     Follow,
@@ -26,20 +29,29 @@ from actors.protocol import (
     Leave,
     Message,
     Outcome,
+    Overview,
     Ping,
     Pong,
     Refused,
     Reply,
     Request,
+    Seated,
+    SeatOf,
+    Serve,
+    Summary,
+    TableCall,
     Unreadable,
     Views,
     ViewSet,
     Welcome,
+    answer_type,
     entry_from_json,
 )
 from engine.commands import Command
 from engine.errors import Refusal
 from engine.wire import ASKER, command_from_frame, frame_fields
+
+A = TypeVar("A")
 
 # -- framing ----------------------------------------------------------------------------------
 MAX_LINE = 8 * 1024 * 1024  # from a table: a welcome of 8 seats is ~10 KB, a replay ~1-2 MB
@@ -203,3 +215,66 @@ def _reply(msg: Any) -> Reply:
     if not isinstance(msg, (Outcome, Joined, ViewSet)):
         raise BadMessage(f"not a reply: {type(msg).__name__}")
     return msg
+
+
+# -- table calls between cells (gateway/cells.py) ----------------------------------------------
+# A call crosses as {"method": its tag, "args": [...]} and its answer in the shapes gateways have
+# always sent (a `Serve`'s reply as a message, the others as plain objects), so that gateways of
+# cells of two releases still understand each other (docs/scaling.md, "Upgrades").
+def call_json(call: TableCall[Any]) -> dict[str, Any]:
+    """BadMessage for a call that is never asked of another cell (only these four are)."""
+    match call:
+        case Serve(request=request):
+            return {"method": "serve", "args": [to_json(request)]}
+        case SeatOf(player_id=player_id):
+            return {"method": "seat_of", "args": [player_id]}
+        case Endpoint():
+            return {"method": "endpoint", "args": []}
+        case Summary():
+            return {"method": "summary", "args": []}
+    raise BadMessage(f"{type(call).__name__} is not asked of another cell")
+
+
+def call_from_json(method: str, args: list[Any]) -> TableCall[Any]:
+    """`call_json` read back, its arguments typed; BadMessage for anything else."""
+    if method == "serve" and len(args) == 1:
+        try:
+            return Serve(_request(from_json(args[0])))
+        except (KeyError, TypeError, ValueError, RecursionError) as exc:
+            raise BadMessage(f"not a request: {type(exc).__name__}") from exc
+    if method == "seat_of" and len(args) == 1 and isinstance(args[0], str):
+        return SeatOf(args[0])
+    if method == "endpoint" and not args:
+        return Endpoint()
+    if method == "summary" and not args:
+        return Summary()
+    raise BadMessage(f"not a call of {method[:32]!r}")
+
+
+def answer_json(answer: object) -> Any:
+    if isinstance(answer, (Address, Seated)):
+        return {f.name: getattr(answer, f.name) for f in fields(answer)}
+    if isinstance(answer, Overview):
+        return to_json(answer.wire)
+    return to_json(answer)
+
+
+def answer_from_json(call: TableCall[A], raw: Any) -> A:
+    """`answer_json` read back as what `call` is answered with; BadMessage for anything else."""
+    answer: object
+    try:
+        if raw is None:
+            answer = None
+        elif isinstance(call, Endpoint):
+            answer = Address(str(raw["host"]), int(raw["port"]), str(raw["incarnation"]))
+        elif isinstance(call, SeatOf):
+            answer = Seated(int(raw["seat"]), int(raw["players"]), str(raw["phase"]))
+        elif isinstance(call, Summary):
+            answer = Overview.of(raw)
+        else:
+            answer = from_json(raw)
+    except (KeyError, TypeError, ValueError) as exc:  # BadMessage is a ValueError too
+        raise BadMessage(f"not an answer to {type(call).__name__}: {exc}"[:200]) from exc
+    if not isinstance(answer, answer_type(call)):
+        raise BadMessage(f"{type(call).__name__} answered with a {type(answer).__name__}")
+    return cast(A, answer)

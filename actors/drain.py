@@ -28,6 +28,8 @@ import ray
 from ray.actor import ActorHandle
 
 from actors import keys
+from actors.protocol import HandOver, Probe
+from actors.ray_calls import ask
 from cluster.connect import connect_ray
 from cluster.settings import Settings
 
@@ -74,18 +76,17 @@ async def _where(name: str, namespace: str, gate: asyncio.Semaphore) -> tuple[st
         try:
             handle = ray.get_actor(name, namespace=namespace)
             async with asyncio.timeout(ASK_WAIT_S):
-                answer = await handle.ping.remote()
+                status = await ask(handle, Probe())
         except Exception as exc:  # gone, restarting, or unreachable: not ours to move
             log.info("%s: no answer (%s)", name, type(exc).__name__)
             return None
-        return str(answer["node"]), handle
+        return status.node, handle
 
 
 async def _move(name: str, handle: ActorHandle[Any], moves: Moves, until: float) -> None:
     try:
         async with asyncio.timeout(SAVE_WAIT_S):
-            state = await handle.hand_over.remote()
-        saved = bool(state["saved"])
+            saved = (await ask(handle, HandOver())).saved
     except Exception as exc:
         log.warning("%s: hand-over failed (%s)", name, type(exc).__name__)
         saved = False
@@ -97,8 +98,8 @@ async def _move(name: str, handle: ActorHandle[Any], moves: Moves, until: float)
     while time.monotonic() < until:
         try:
             async with asyncio.timeout(max(0.1, min(ASK_WAIT_S, until - time.monotonic()))):
-                answer = await handle.ping.remote()
-            if str(answer["node"]) != moves.node:
+                status = await ask(handle, Probe())
+            if status.node != moves.node:
                 moves.back += 1
                 moves.slowest_s = max(moves.slowest_s, time.monotonic() - stopped)
                 return

@@ -12,20 +12,30 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from actors.feed import LEASE_S
+from actors.feed import LEASE_S, Feed
 from actors.protocol import Batch
-from engine import Disconnect
-
-if TYPE_CHECKING:
-    from actors.table_core import TableCore
+from actors.tasks import Tasks
 
 log = logging.getLogger("quatro.table")
 
 
+class Followed(Protocol):
+    """What the leases need of their table."""
+
+    feed: Feed
+    tasks: Tasks
+
+    def gateway_left(self, gateway: str) -> None:
+        """Its hub stopped, saying so: none of its watchers is left."""
+
+    async def gateway_gone(self, gateway: str) -> None:
+        """It died without saying so: its players are disconnected."""
+
+
 class Leases:
-    def __init__(self, core: TableCore) -> None:
+    def __init__(self, core: Followed) -> None:
         self.core = core
         self._gone_checks: dict[str, asyncio.Task[None]] = {}  # gateway -> its grace
 
@@ -65,7 +75,7 @@ class Leases:
         finally:
             current = feed.drop(sub)
             if current and expired:
-                await self._gateway_gone(gateway)
+                await self.core.gateway_gone(gateway)
 
     def renew(self, gateway: str) -> bool:
         sub = self.core.feed.subs.get(gateway)
@@ -92,8 +102,7 @@ class Leases:
         if gateway in self.core.feed.subs:
             return
         if orderly:
-            # Its hub stopped: none of its watchers is left.
-            self.core.watchers.gateway_left(gateway)
+            self.core.gateway_left(gateway)
             return
         task = self.core.tasks.spawn(self._gone_after_grace(gateway), "gone-check")
         self._gone_checks[gateway] = task
@@ -103,26 +112,4 @@ class Leases:
         if self._gone_checks.get(gateway) is asyncio.current_task():
             del self._gone_checks[gateway]
             if gateway not in self.core.feed.subs:
-                await self._gateway_gone(gateway)
-
-    async def _gateway_gone(self, gateway: str) -> None:
-        """A gateway died without saying so. Its players are disconnected."""
-        core = self.core
-        t = core.table
-        if t is None:
-            return
-        log.info("table %s: gateway %s gone (lease of %.0f s)", core.code, gateway, LEASE_S)
-        now = core.now()
-
-        def disconnect() -> None:
-            watchers = core.watchers
-            for conn, origin in list(watchers.conns.items()):
-                if origin == gateway:
-                    watchers.stop_watching(conn, now)
-            watchers.gateway_left(gateway)
-            for seat, conn in list(core.conns.items()):
-                if conn.startswith(gateway + "/"):
-                    del core.conns[seat]
-                    core.commit(t.apply(Disconnect(seat=seat), now), "")
-
-        await core.change(disconnect, touch=False)
+                await self.core.gateway_gone(gateway)

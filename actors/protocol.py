@@ -4,7 +4,8 @@ The same messages cross both planes. On the data plane (a TCP connection per gat
 `actors/link_server.py` ↔ `gateway/table_link.py`) each message is one line of JSON: measured
 against msgpack (docs/performance.md), JSON costs about the same for these small
 messages and needs no other library, and a line can be read in a packet capture. On the control
-plane (Ray calls: open, restore, stop, admin) the same dataclasses travel pickled.
+plane the same dataclasses travel pickled, each in a `TableCall`: every Ray call to a table
+actor is one of those, with the type of its answer (`actors/ray_calls.py` sends them).
 
 A gateway never names the seat a command acts for: the actor finds it from the player, so a
 gateway cannot act for a seat its player does not hold (R30).
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar, get_args, get_origin
 
 from engine.commands import Command
 from engine.errors import ErrorBody as ErrorBody  # the one refusal type, the engine's
@@ -239,3 +240,145 @@ class Gone:
 
 
 Message = Hello | Welcome | Refused | Follow | Batch | Call | Answer | Ping | Pong | Bye | Gone
+
+
+# -- calls: what a gateway asks a table actor over Ray (the control plane) ---------------------
+A = TypeVar("A", covariant=True)
+
+
+class TableCall(Generic[A]):
+    """A call to a table actor, answered with an `A`: sent by `actors.ray_calls.ask` only, and
+    in the codec's JSON to a gateway of another cell (gateway/cells.py)."""
+
+    __slots__ = ()
+
+
+def answer_type(call: TableCall[Any]) -> Any:
+    """The type `call` is answered with (for `isinstance`: a class or a union of classes)."""
+    for base in getattr(type(call), "__orig_bases__", ()):
+        if get_origin(base) is TableCall:
+            return get_args(base)[0]
+    raise TypeError(f"not a table call: {type(call).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """A table actor's answer to `Probe`: its process and node, and its table's progress."""
+
+    pid: int
+    node: str  # Ray's node id
+    code: str  # "" for a pooled actor
+    seq: int
+    incarnation: str
+    links_refused: int  # data-plane connections whose hello failed
+    nice: int  # its CPU priority (actors/priority.py)
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    """Where a table's data plane listens, and which process (a restarted one is another)."""
+
+    host: str
+    port: int
+    incarnation: str
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    """A table's public summary as REST answers it (`wire`), with what a gateway reads of it."""
+
+    players: int
+    phase: str
+    wire: dict[str, Any]
+
+    @classmethod
+    def of(cls, wire: Mapping[str, Any]) -> Overview:
+        return cls(int(wire["players"]), str(wire["phase"]), dict(wire))
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """Where a player sits at a table, and how far its match is."""
+
+    seat: int
+    players: int
+    phase: str
+
+
+@dataclass(frozen=True, slots=True)
+class HandedOver:
+    """`saved` False: the latest changes are not in Redis (saves failing), a move loses them."""
+
+    code: str
+    saved: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Probe(TableCall[Status]):
+    """Are you there, and where (readiness, a new actor placed, a drain)? A lost table's actor
+    ends instead of answering."""
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint(TableCall[Address | None]):
+    """Where the table's data plane listens (None: no table here). Listening starts with the
+    first ask, so pooled actors hold no port."""
+
+
+@dataclass(frozen=True, slots=True)
+class Summary(TableCall[Overview | None]):
+    """The table's summary (None: no table here)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatOf(TableCall[Seated | None]):
+    """Where `player_id` sits (None: no seat of theirs, or no table)."""
+
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Serve(TableCall[Reply]):
+    """A request of the data plane, over Ray: a REST lobby call from a player with no socket
+    on this gateway, and play itself with `QUATRO_DATA_PLANE=ray`."""
+
+    request: Request
+
+
+@dataclass(frozen=True, slots=True)
+class Open(TableCall[Outcome]):
+    """Give a pooled actor its table, its creator in seat 0 (`TableCore.open`). Refused
+    `not_allowed` by an actor that already has one."""
+
+    code: str
+    config: dict[str, Any]
+    host: str
+    name: str
+    idle: tuple[float, ...]  # how long it lives once over, in its lobby, with nobody there
+    replay_ttl: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandOver(TableCall[HandedOver]):
+    """Before the actor is stopped to restart on another node: everything applied to Redis."""
+
+
+@dataclass(frozen=True, slots=True)
+class Renew(TableCall[bool]):
+    """Keep `gateway`'s Ray subscription (`Subscribe`) alive; False when it has none."""
+
+    gateway: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unsubscribe(TableCall[None]):
+    gateway: str
+
+
+@dataclass(frozen=True, slots=True)
+class Subscribe:
+    """Follow the table over Ray: a streaming call of `Batch`es, not a `TableCall`
+    (`actors.ray_calls.follow`), leased: renewed with `Renew` or it ends."""
+
+    gateway: str
+    after: int

@@ -5,9 +5,11 @@ leaving, and fresh views. Each change goes through the core's one path (`TableCo
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
-from actors.orders import CLOSE_REPLACED
+from actors.applied import Applied
+from actors.feed import Feed
 from actors.protocol import (
     WATCHING,
     Act,
@@ -23,13 +25,11 @@ from actors.protocol import (
     Views,
     ViewSet,
 )
-from engine import ClaimSeat, Command, Connect, Disconnect, Refusal, Table
+from actors.watchers import Watchers
+from engine import ClaimSeat, Command, Table
 from engine.errors import ErrorCode
 from engine.seating import team_of
 from engine.wire import asks_from_a_seat, for_seat
-
-if TYPE_CHECKING:
-    from actors.table_core import TableCore
 
 # Made-up codes the gateway maps like the engine's: the player holds no seat here.
 NO_SEAT = ErrorBody(ErrorCode.NO_SEAT, "you hold no seat at this table")
@@ -37,9 +37,39 @@ NOT_OPEN = ErrorBody(ErrorCode.UNKNOWN_TABLE, "this table is not open")
 EXPIRED = ErrorBody(ErrorCode.EXPIRED, "this action arrived after its expiry and was not applied")
 WATCHING_OFF = ErrorBody(ErrorCode.WATCHING_OFF, "the host does not let anyone watch this table")
 
+R = TypeVar("R")
+
+
+class Asked(Protocol):
+    """What a gateway's requests need of the table."""
+
+    table: Table | None
+    feed: Feed
+    watchers: Watchers
+
+    def now(self) -> int: ...
+
+    def apply(self, command: Command, now: int, origin: str = "") -> Applied: ...
+
+    def connect(self, seat: int, conn: str, origin: str, now: int) -> list[Entry]: ...
+
+    def disconnect(self, seat: int, origin: str, now: int) -> list[Entry]: ...
+
+    def seat_held_by(self, conn: str) -> int | None: ...
+
+    def remember(self, cmd_id: str, reply: Outcome) -> None: ...
+
+    def recall(self, cmd_id: str) -> Outcome | None: ...
+
+    def view(self, seat: int | None) -> dict[str, Any]: ...
+
+    async def change(
+        self, step: Callable[[], R], *, touch: bool, save: Callable[[R], bool] | None = None
+    ) -> R: ...
+
 
 class Requests:
-    def __init__(self, core: TableCore) -> None:
+    def __init__(self, core: Asked) -> None:
         self.core = core
 
     async def serve(self, request: Request) -> Reply:
@@ -56,8 +86,9 @@ class Requests:
         refused, and the events it caused (those go to its gateway here, not through its
         stream)."""
         core = self.core
-        if req.cmd_id in core.done:
-            return _outcome(core.done[req.cmd_id], replayed=True)
+        answered = core.recall(req.cmd_id)
+        if answered is not None:
+            return answered
         if core.table is None:
             return Outcome(False, NOT_OPEN)
         t = core.table
@@ -81,21 +112,10 @@ class Requests:
         )
 
     def _judge(self, req: Act, command: Command, t: Table, now: int) -> Outcome:
-        core = self.core
-        error: ErrorBody | None = None
-        owners = t.owners()
-        watchable = t.settings.watchers
-        try:
-            entries = core.commit(t.apply(command, now), req.origin)
-        except Refusal as refusal:
-            entries = core.commit(refusal.events, req.origin) if refusal.events else []
-            error = refusal.body
-        entries += core.release_changed_seats(owners, now)
-        if watchable and not t.settings.watchers:
-            entries += core.watchers.close_all(now)
+        entries, error = self.core.apply(command, now, req.origin)
         # Remembered before saving, so the saved snapshot knows this id if we die right after.
         reply = Outcome(error is None, error, t.seat_of(req.player_id), tuple(entries))
-        core.remember(req.cmd_id, reply)
+        self.core.remember(req.cmd_id, reply)
         return reply
 
     def _bound(self, command: Command, player_id: str, seat: int | None) -> Command | None:
@@ -128,17 +148,9 @@ class Requests:
         seat = t.seat_of(req.player_id)
         if seat is None:
             return Outcome(False, NO_SEAT)
-
-        def connect() -> list[Entry]:
-            old = core.conns.get(seat)
-            core.conns[seat] = req.conn
-            now = core.now()
-            entries = core.commit(t.apply(Connect(seat=seat), now), req.origin)
-            if old is not None and old != req.conn:
-                entries.append(core.close_conn(old, CLOSE_REPLACED, now))
-            return entries
-
-        entries = await core.change(connect, touch=True)
+        entries = await core.change(
+            lambda: core.connect(seat, req.conn, req.origin, core.now()), touch=True
+        )
         return Joined(
             seat, team_of(seat, t.players), core.view(seat), core.feed.seq, tuple(entries)
         )
@@ -153,16 +165,12 @@ class Requests:
                 lambda: core.watchers.stop_watching(req.conn, now), touch=False, save=bool
             )
             return Outcome(True, events=tuple(entries))
-        seat = next((s for s, c in core.conns.items() if c == req.conn), None)
-        t = core.table
-        if seat is None or t is None:
+        seat = core.seat_held_by(req.conn)
+        if seat is None or core.table is None:
             return Outcome(True)
-
-        def disconnect() -> list[Entry]:
-            del core.conns[seat]
-            return core.commit(t.apply(Disconnect(seat=seat), core.now()), req.origin)
-
-        entries = await core.change(disconnect, touch=True)
+        entries = await core.change(
+            lambda: core.disconnect(seat, req.origin, core.now()), touch=True
+        )
         return Outcome(True, events=tuple(entries))
 
     def _views(self, req: Views) -> ViewSet:
@@ -181,13 +189,3 @@ class Requests:
         if t.settings.watchers and any(s == WATCHING for s, _ in req.wanted):
             joined[WATCHING] = Joined(WATCHING, WATCHING, core.view(None), seq)
         return ViewSet(seq, core.now(), joined, {s: str(owners[s]) for s in seats})
-
-
-def _outcome(saved: dict[str, Any], replayed: bool) -> Outcome:
-    error = saved.get("error")
-    return Outcome(
-        bool(saved.get("ok")),
-        None if error is None else ErrorBody.from_wire(error),
-        saved.get("seat"),
-        replayed=replayed,
-    )

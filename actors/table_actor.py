@@ -25,11 +25,26 @@ import ray
 
 from actors import priority
 from actors.link_server import LinkServer, port_range
-from actors.protocol import Batch, Reply, Request
+from actors.protocol import (
+    Address,
+    Batch,
+    Endpoint,
+    HandOver,
+    Open,
+    Outcome,
+    Probe,
+    Renew,
+    SeatOf,
+    Serve,
+    Status,
+    Subscribe,
+    Summary,
+    TableCall,
+    Unsubscribe,
+)
 
 # Re-exported: other modules (the directory, tests, load tests) import these from here.
 from actors.store import (
-    DEFAULT_REPLAY_TTL_S,
     KEY_TTL_S,
     SnapshotUnreadable,
     migrate,
@@ -60,7 +75,8 @@ GONE_WAIT_S = 0.2
 
 
 class TableActor:
-    """One table. Created from the pool without a table; `open` gives it one."""
+    """One table. Created from the pool without a table; `Open` gives it one. Two Ray methods
+    only: `ask`, for every call, and `subscribe`, the stream."""
 
     # Ray runs an async actor's `async def __init__` on the actor's event loop (type checkers
     # want __init__ to return None, hence the ignore).
@@ -105,37 +121,50 @@ class TableActor:
         ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
 
     # -- calls from gateways ------------------------------------------------------------------
-    async def ping(self) -> dict[str, Any]:
+    async def ask(self, call: TableCall[Any]) -> object:
+        """Every call of a gateway over Ray (actors/protocol.py), answered as its type says.
+        Each starts the table's clock if it is not running (a restarted table's is already)."""
+        self.core.start()
+        match call:
+            case Serve(request=request):
+                return await self.core.serve(request)
+            case Endpoint():
+                return await self._endpoint()
+            case Summary():
+                return self.core.summary()
+            case SeatOf(player_id=player_id):
+                return self.core.seat_of(player_id)
+            case Probe():
+                return self._status()
+            case Open():
+                return await self._open(call)
+            case HandOver():
+                return await self.core.saves.hand_over()
+            case Renew(gateway=gateway):
+                return self.core.leases.renew(gateway)
+            case Unsubscribe(gateway=gateway):
+                self.core.leases.unsubscribe(gateway)
+                return None
+        raise TypeError(f"not a call this table actor answers: {type(call).__name__}")
+
+    def _status(self) -> Status:
         if self.core.lost:
             ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
-        node = ray.get_runtime_context().get_node_id()
         refused = self.link.refused if self.link is not None else 0
-        return {
-            "pid": os.getpid(),
-            "node": node,
-            "code": self.core.code,
-            "seq": self.core.feed.seq,
-            "incarnation": self.incarnation,
-            "links_refused": refused,
-            "nice": priority.current(),
-        }
+        node = ray.get_runtime_context().get_node_id()
+        core = self.core
+        inc = self.incarnation
+        return Status(os.getpid(), node, core.code, core.feed.seq, inc, refused, priority.current())
 
-    async def hand_over(self) -> dict[str, Any]:
-        """Before this actor is stopped to restart on another node (its node is drained): make
-        sure everything applied is in Redis (`TableCore.hand_over`)."""
-        self.core.start()
-        return await self.core.hand_over()
-
-    async def endpoint(self) -> dict[str, Any] | None:
+    async def _endpoint(self) -> Address | None:
         """Where this incarnation serves its data plane (None: no table here). Listening starts
         with the first ask, so pooled actors hold no port."""
-        self.core.start()
         if self.core.table is None or self.core.lost:
             return None
         if self._listening is None:
             self._listening = self.core.tasks.spawn(self._listen(), "listen")
         host, port = await asyncio.shield(self._listening)
-        return {"host": host, "port": port, "incarnation": self.incarnation}
+        return Address(host, port, self.incarnation)
 
     async def _listen(self) -> tuple[str, int]:
         host = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
@@ -146,60 +175,23 @@ class TableActor:
         log.info("table %s: data plane on %s:%d", self.core.code, host, port)
         return host, port
 
-    async def open(
-        self,
-        code: str,
-        config: dict[str, Any],
-        host: str,
-        name: str,
-        idle: tuple[float, ...],
-        replay_ttl: int = DEFAULT_REPLAY_TTL_S,
-    ) -> dict[str, Any]:
+    async def _open(self, call: Open) -> Outcome:
         """Give this pooled actor its table (`TableCore.open`), and the priority of play."""
-        answer = await self.core.open(code, config, host, name, idle, replay_ttl)
-        if answer.get("ok"):
+        opened = await self.core.open(
+            call.code, call.config, call.host, call.name, call.idle, call.replay_ttl
+        )
+        if opened.ok:
             priority.to_play()
-        return answer
+        return opened
 
-    async def summary(self) -> dict[str, Any] | None:
-        self.core.start()
-        return self.core.summary()
-
-    def watching(self) -> int:
-        return self.core.watchers.count()
-
-    async def seat_of(self, player_id: str) -> dict[str, Any] | None:
-        """Where `player_id` sits here (`TableCore.seat_of`)."""
-        self.core.start()
-        return self.core.seat_of(player_id)
-
-    async def serve(self, request: Request) -> Reply:
-        """One request of a gateway, from either plane (`LinkServer`, or a Ray call)."""
-        return await self.core.serve(request)
-
-    # -- subscriptions -----------------------------------------------------------------------
-    async def subscribe(self, gateway: str, after: int) -> AsyncIterator[Batch]:
+    # -- the subscription over Ray ------------------------------------------------------------
+    async def subscribe(self, sub: Subscribe) -> AsyncIterator[Batch]:
         """The control plane's way to follow the table (a Ray streaming generator, renewed
         every few seconds): what gateways used before the data plane, kept for A/B runs
         (`QUATRO_DATA_PLANE=ray`). A lease that runs out means its gateway died."""
         self.core.start()
-        async for batch in self.core.follow(gateway, after, True):
+        async for batch in self.core.follow(sub.gateway, sub.after, True):
             yield batch
-
-    async def follow(self, gateway: str, after: int, leased: bool) -> AsyncIterator[Batch]:
-        """Batches of events for one gateway (`Leases.follow`; the data plane follows through
-        the core itself)."""
-        async for batch in self.core.follow(gateway, after, leased):
-            yield batch
-
-    async def renew(self, gateway: str) -> bool:
-        return self.core.leases.renew(gateway)
-
-    async def unsubscribe(self, gateway: str) -> None:
-        self.core.leases.unsubscribe(gateway)
-
-    def link_ended(self, gateway: str, orderly: bool) -> None:
-        self.core.link_ended(gateway, orderly)
 
 
 def actor_class(max_concurrency: int = 1000) -> Any:

@@ -2,32 +2,44 @@
 follows. Plain Python, no Ray: `actors.table_actor` wraps it in a Ray actor, and
 tests/actors/test_table_core.py runs it against a real redis-server alone.
 
-The path (`change`): judge and apply (engine, synchronously: no `await` between reading and
-changing the table, though Ray runs many calls of an async actor at once) and `commit` (the
-version bumps, the events get their seq in the feed) → persist a snapshot to Redis → publish to
-the gateways' subscriptions. A restarted incarnation (Ray restarts it after a crash) reads the
-snapshot back (`actors.store`).
+The path (`change`): judge and apply (`apply`: the engine, synchronously, no `await` between
+reading and changing the table, though Ray runs many calls of an async actor at once) and
+`commit` (the version bumps, the events get their seq in the feed) → persist a snapshot to
+Redis → publish to the gateways' subscriptions. A restarted incarnation (Ray restarts it after
+a crash) reads the snapshot back (`actors.store`).
 
-Its rooms, each owned by the core: `store` (Redis), `watchers` (and their seat claims),
-`leases` (the gateways that follow it), `clock`, and `tasks`, which owns every task of them all.
+Its rooms, each owned by the core and each seeing of it only what its Protocol names: `store`
+(Redis), `saves` (persist, then publish), `requests` (what gateways ask), `watchers` (and their
+seat claims), `leases` (the gateways that follow it), `clock`, and `tasks`, which owns every
+task of them all.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, NoReturn, TypeVar
 
+from actors.applied import Applied
 from actors.bots import BotDriver
 from actors.clock import Clock
 from actors.feed import Feed
 from actors.leases import Leases
-from actors.orders import CLOSE_SEAT_CHANGED, Close, Order, order_wire
-from actors.protocol import Batch, Entry, Outcome, Reply, Request
+from actors.orders import CLOSE_REPLACED, CLOSE_SEAT_CHANGED, Close, Order, order_wire
+from actors.protocol import (
+    Batch,
+    Entry,
+    ErrorBody,
+    Outcome,
+    Overview,
+    Reply,
+    Request,
+    Seated,
+)
 from actors.requests import Requests
+from actors.saves import Saves
 from actors.store import (
     DEFAULT_IDLE,
     DEFAULT_REPLAY_TTL_S,
@@ -39,13 +51,14 @@ from actors.store import (
 )
 from actors.tasks import Tasks
 from actors.watchers import Watchers
-from engine import Outbound, Table, TableConfig, TakeSeat
+from engine import Command, Connect, Disconnect, Outbound, Refusal, Table, TableConfig, TakeSeat
 from engine.errors import ErrorCode
 
 log = logging.getLogger("quatro.table")
 
 REMEMBERED_COMMANDS = 256  # recent command ids (and their answers) kept for retries
 SAVED_COMMANDS = 64  # of which the snapshot keeps the newest: a retry comes within seconds
+ALREADY_OPEN = Outcome(False, ErrorBody(ErrorCode.NOT_ALLOWED, "already open"))
 
 R = TypeVar("R")
 
@@ -77,24 +90,22 @@ class TableCore:
         self.replay_ttl_s = DEFAULT_REPLAY_TTL_S
         self.code = ""
         self.lost = False  # the snapshot could not be read: this incarnation only retires
+        self._opening = False
         self.table: Table | None = None
         self.feed = Feed()
         self.conns: dict[int, str] = {}  # seat -> the connection id that holds it
         self.done: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        self.version = 0  # bumps with every change; `saved` is the version in Redis
-        self.saved = 0
-        self.stored_seq = 0
+        self.version = 0  # bumps with every change (`saves.saved`: the version in Redis)
         self.last_activity = time.monotonic()
         self.bots: BotDriver | None = None
         self.tasks = Tasks(f"table {name}")
         self.store = TableStore(name, redis_url, cell)
+        self.saves = Saves(self, self.store)
         self._on_moved = on_moved
         self.watchers = Watchers(self)
         self.leases = Leases(self)
         self.clock = Clock(self)
         self.requests = Requests(self)
-        self._save_lock = asyncio.Lock()
-        self._retry: asyncio.Task[None] | None = None
         self._on_stop = on_stop
         self._restore()
 
@@ -114,7 +125,7 @@ class TableCore:
             return
         self.table = saved.table
         self.feed = Feed(saved.seq, [e for e in saved.entries if e.seq <= saved.seq])
-        self.stored_seq = saved.seq
+        self.saves.stored_seq = saved.seq
         self.conns = saved.conns
         self.done = saved.done
         self.bots = BotDriver(saved.table, saved.policy)
@@ -157,18 +168,50 @@ class TableCore:
         if touch:
             self.touch()
         if save is None or save(result):
-            await self._persist()
+            await self.saves.persist()
         return result
 
-    def commit(
-        self,
-        outs: list[Outbound],
-        origin: str,
-        own: Sequence[dict[str, Any]] = (),
-        at: int = 0,
-    ) -> list[Entry]:
-        """Give events their seq and log them, and bump the version. `own`: events of the actor
-        (to everyone, at `at`) rather than of the engine, like the count of watchers."""
+    def apply(self, command: Command, now: int, origin: str = "") -> Applied:
+        """Judge and apply one command (in a `change`'s step) and commit what it caused; when
+        the rules refuse it, only the clock's events that came with the refusal. Then what the
+        change means for connections (`_released`)."""
+        t = self.table
+        assert t is not None
+        owners, watchable = t.owners(), t.settings.watchers
+        refused = None
+        try:
+            entries = self.commit(t.apply(command, now), origin)
+        except Refusal as refusal:
+            entries = self.commit(refusal.events, origin) if refusal.events else []
+            refused = refusal.body
+        return Applied(entries + self._released(owners, watchable, now), refused)
+
+    def advance(self, now: int) -> list[Entry]:
+        """Let the engine's deadlines pass up to `now` (in a `change`'s step): a new round may
+        seat a newcomer."""
+        t = self.table
+        assert t is not None
+        owners, watchable = t.owners(), t.settings.watchers
+        return self.commit(t.advance(now), "") + self._released(owners, watchable, now)
+
+    def _released(self, owners: tuple[str | None, ...], watchable: bool, now: int) -> list[Entry]:
+        """R30: a seat that changed hands (freed, kicked, given to a bot or to someone else)
+        loses the connection that held it, at once and before any later event; a table the
+        host closed to watchers closes theirs."""
+        t = self.table
+        assert t is not None
+        entries = []
+        for seat, (was, now_owner) in enumerate(zip(owners, t.owners(), strict=True)):
+            if was != now_owner and seat in self.conns:
+                entries.append(self.close_conn(self.conns.pop(seat), CLOSE_SEAT_CHANGED, now))
+            if was == "bot" and now_owner not in (None, "bot"):
+                entries += self.watchers.seat_given(str(now_owner), now)
+        if watchable and not t.settings.watchers:
+            entries += self.watchers.close_all(now)
+        return entries
+
+    def commit(self, outs: list[Outbound], origin: str) -> list[Entry]:
+        """Give events their seq and log them, and bump the version."""
         self.version += 1
         if self.bots is not None:
             self.bots.observe(outs)
@@ -176,7 +219,7 @@ class TableCore:
         assert t is not None
         # Holders as the engine stamped them when the event happened, else as the seats are now
         # (nothing changed hands since: engine.table stamps every step that could).
-        entries = [
+        return [
             self.feed.append(
                 o.to.scope,
                 o.to.index,
@@ -187,29 +230,38 @@ class TableCore:
             )
             for o in outs
         ]
-        return entries + [self.feed.append("all", -1, dict(w), at, "") for w in own]
 
     def order(self, order: Order, now: int) -> Entry:
         """An order to every gateway (actors/orders.py), in the feed among the events; it
         changes nothing saved, so no version of its own (a commit always comes with it)."""
         return self.feed.append("all", -1, order_wire(order), now, "")
 
+    def announce(self, wire: dict[str, Any], now: int) -> list[Entry]:
+        """An event of the actor itself to everyone (the count of watchers): a change."""
+        self.version += 1
+        return [self.feed.append("all", -1, dict(wire), now, "")]
+
     def close_conn(self, conn: str, code: int, now: int) -> Entry:
         """Ask every gateway to close one connection (only the one holding it acts)."""
         return self.order(Close(conn, code), now)
 
-    def release_changed_seats(self, before: tuple[str | None, ...], now: int) -> list[Entry]:
-        """R30: a seat that changed hands (freed, kicked, given to a bot or to someone else)
-        loses the connection that held it, at once and before any later event."""
-        assert self.table is not None
-        after = self.table.owners()
-        entries = []
-        for seat, (was, now_owner) in enumerate(zip(before, after, strict=True)):
-            if was != now_owner and seat in self.conns:
-                entries.append(self.close_conn(self.conns.pop(seat), CLOSE_SEAT_CHANGED, now))
-            if was == "bot" and now_owner not in (None, "bot"):
-                entries += self.watchers.seat_given(str(now_owner), now)
+    # -- the connections that hold seats (in a `change`'s step) -------------------------------
+    def connect(self, seat: int, conn: str, origin: str, now: int) -> list[Entry]:
+        """`conn` holds `seat` now (R25); an older connection to it is told to go (4409)."""
+        old = self.conns.get(seat)
+        self.conns[seat] = conn
+        entries = self.apply(Connect(seat=seat), now, origin).entries
+        if old is not None and old != conn:
+            entries.append(self.close_conn(old, CLOSE_REPLACED, now))
         return entries
+
+    def disconnect(self, seat: int, origin: str, now: int) -> list[Entry]:
+        """The connection that held `seat` is gone (R24: the seat and the hand stay)."""
+        del self.conns[seat]
+        return self.apply(Disconnect(seat=seat), now, origin).entries
+
+    def seat_held_by(self, conn: str) -> int | None:
+        return next((s for s, c in self.conns.items() if c == conn), None)
 
     def touch(self) -> None:
         self.last_activity = time.monotonic()
@@ -221,51 +273,26 @@ class TableCore:
         while len(self.done) > REMEMBERED_COMMANDS:
             self.done.popitem(last=False)
 
-    async def _persist(self) -> None:
-        """Persist the table as it is now, then let subscribers see events up to that point."""
-        async with self._save_lock:
-            if self.saved >= self.version:
-                self.feed.publish(self.feed.seq)
-                return
-            version, seq = self.version, self.feed.seq
-            ok = await self._write()
-            if ok:
-                self.saved = version
-            elif self.store.fenced:
-                self._moved()  # never published, never answered: the new incarnation is the table
-            elif self._retry is None or self._retry.done():
-                self._retry = self.tasks.spawn(self._retry_save(), "retry-save")
-            # A Redis outage must not stop the game: publish what is applied all the same.
-            self.feed.publish(seq)
+    def recall(self, cmd_id: str) -> Outcome | None:
+        """The answer a command of this id got, when it was judged already (a retry)."""
+        saved = self.done.get(cmd_id)
+        if saved is None:
+            return None
+        error, seat = saved.get("error"), saved.get("seat")
+        return Outcome(
+            bool(saved.get("ok")),
+            None if error is None else ErrorBody.from_wire(error),
+            None if seat is None else int(seat),
+            replayed=True,
+        )
 
-    async def _write(self) -> bool:
-        assert self.table is not None
-        snap = self.snapshot()
-        new = self.feed.since(self.stored_seq, self.feed.seq)
-        seq = self.feed.seq
-        players = self.table.players
-        if not await self.store.write(self.code, snap, new, players, self.replay_ttl_s):
-            return False
-        self.stored_seq = seq
-        return True
-
-    def _moved(self) -> None:
+    def moved(self) -> NoReturn:
         """The table moved to another cell while this incarnation ran (SAVE's fence refused
         it): nothing more of it may reach anyone. Its followers see their links drop and find
         the table where its record now says."""
         if self._on_moved is not None:
             self._on_moved()
         raise TableMoved(self.code)
-
-    async def _retry_save(self) -> None:
-        delay = 0.2
-        while self.saved < self.version and not self.store.fenced:
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
-            async with self._save_lock:
-                version = self.version
-                if await self._write():
-                    self.saved = version
 
     # -- open, hand over, stop ----------------------------------------------------------------
     async def open(
@@ -276,46 +303,39 @@ class TableCore:
         name: str,
         idle: tuple[float, ...],
         replay_ttl: int = DEFAULT_REPLAY_TTL_S,
-    ) -> dict[str, Any]:
+    ) -> Outcome:
         """Give this pooled actor its table; the creator takes seat 0 and hosts. `idle`: how
         long the table lives once over, in its lobby, and with nobody connected; `replay_ttl`:
-        how long its replay is kept after its last event."""
-        if self.table is not None:
-            return {
-                "ok": False,
-                "error": {"code": ErrorCode.NOT_ALLOWED.value, "message": "already open"},
-            }
-        config = dict(config)
-        policy = str(config.pop("bot_policy", "smart"))
-        table = Table(TableConfig(code=code, **config))
-        outs = table.apply(TakeSeat(seat=0, player_id=host, name=name), self.now())
-        self.code, self.table, self.bots = code, table, BotDriver(table, policy)
-        self._set_idle(idle, replay_ttl)
-        # A pooled actor may have waited long: its table's idle clock starts now.
-        self.last_activity = time.monotonic()
-        self.start()
-        await self.store.claim(code)
-        await self.change(lambda: self.commit(outs, ""), touch=True)
-        return {"ok": True, "summary": table.summary()}
+        how long its replay is kept after its last event. Refused `not_allowed` when the actor
+        has a table (another `open` may have won while this one claimed the code)."""
+        if self.table is not None or self._opening:
+            return ALREADY_OPEN
+        self._opening = True  # a second `open` meanwhile must not claim a code of its own
+        try:
+            config = dict(config)
+            policy = str(config.pop("bot_policy", "smart"))
+            table = Table(TableConfig(code=code, **config))
+            # Claimed first, so that nothing is awaited between applying the creator's seat
+            # and committing it: no other call sees the table before both are done.
+            await self.store.claim(code)
+        finally:
+            self._opening = False
 
-    async def hand_over(self) -> dict[str, Any]:
-        """Before this actor is stopped to restart on another node (its node is drained): make
-        sure everything applied is in Redis, where the next incarnation reads it. Every answer
-        already waits for its save, so this only matters while saves are failing; `saved`
-        False says the move would lose the latest changes."""
-        if self.table is None:
-            return {"code": "", "saved": True}
-        async with self._save_lock:
-            if self.saved < self.version:
-                version = self.version
-                if await self._write():
-                    self.saved = version
-            return {"code": self.code, "saved": self.saved >= self.version}
+        def seat_the_host() -> Applied:
+            self.code, self.table, self.bots = code, table, BotDriver(table, policy)
+            self._set_idle(idle, replay_ttl)
+            # A pooled actor may have waited long: its table's idle clock starts now.
+            self.last_activity = time.monotonic()
+            return self.apply(TakeSeat(seat=0, player_id=host, name=name), self.now())
+
+        refused = (await self.change(seat_the_host, touch=True)).refused
+        self.start()
+        return Outcome(refused is None, refused, None if refused else 0)
 
     async def stop(self) -> None:
-        # (A moved table never stops here: its records are the new incarnation's.)
         """The table stopped (idle): its tasks end first, so that none writes to Redis after
-        its records went; every follower is told; then the wrapper ends the actor."""
+        its records went; every follower is told; then the wrapper ends the actor. (A moved
+        table never stops here: its records are the new incarnation's.)"""
         log.info("table %s idle: stopping", self.code)
         await self.tasks.close()
         await self.store.retire(self.code)
@@ -335,19 +355,38 @@ class TableCore:
     def link_ended(self, gateway: str, orderly: bool) -> None:
         self.leases.link_ended(gateway, orderly)
 
-    def summary(self) -> dict[str, Any] | None:
+    def gateway_left(self, gateway: str) -> None:
+        """Its hub stopped: none of its watchers is left."""
+        self.watchers.gateway_left(gateway)
+
+    async def gateway_gone(self, gateway: str) -> None:
+        """A gateway died without saying so (`Leases`): its players are disconnected."""
+        if self.table is None:
+            return
+        log.info("table %s: gateway %s gone (its lease ran out)", self.code, gateway)
+        now = self.now()
+
+        def disconnect() -> list[Entry]:
+            entries = self.watchers.gateway_gone(gateway, now)
+            for seat, conn in list(self.conns.items()):
+                if conn.startswith(gateway + "/"):
+                    entries += self.disconnect(seat, "", now)
+            return entries
+
+        await self.change(disconnect, touch=False)
+
+    def summary(self) -> Overview | None:
         if self.table is None:
             return None
-        return {**self.table.summary(), "watching": self.watchers.count()}
+        return Overview.of({**self.table.summary(), "watching": self.watchers.count()})
 
-    def seat_of(self, player_id: str) -> dict[str, Any] | None:
-        """Where `player_id` sits here: `{"seat", "players", "phase"}`; None when they hold no
-        seat (or the actor has no table)."""
-        seat = None if self.table is None else self.table.seat_of(player_id)
-        if self.table is None or seat is None:
+    def seat_of(self, player_id: str) -> Seated | None:
+        """Where `player_id` sits here; None when they hold no seat (or there is no table)."""
+        t = self.table
+        seat = None if t is None else t.seat_of(player_id)
+        if t is None or seat is None:
             return None
-        summary = self.table.summary()
-        return {"seat": seat, "players": summary["players"], "phase": summary["phase"]}
+        return Seated(seat, t.players, str(t.phase))
 
     def view(self, seat: int | None) -> dict[str, Any]:
         """A `welcome` snapshot: the engine's view of a seat (None: the public one), with

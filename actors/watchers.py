@@ -11,23 +11,46 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
-from actors.orders import CLOSE_SEAT_GIVEN, Unwatch
+from actors.applied import Applied
+from actors.orders import CLOSE_SEAT_GIVEN, Order, Unwatch
 from actors.protocol import Entry
-from engine import CancelClaim
-
-if TYPE_CHECKING:
-    from actors.table_core import TableCore
+from actors.tasks import Tasks
+from engine import CancelClaim, Command, Table
 
 # How long a request for a bot's seat outlives its claimant's last watching connection (scaled
 # by the table's time_scale): a reload or a network change is back well within it.
 CLAIM_GRACE_S = 20.0
 WATCHING_ANNOUNCE_S = float(os.environ.get("QUATRO_WATCHING_ANNOUNCE", "2"))
 
+R = TypeVar("R")
+
+
+class Watched(Protocol):
+    """What the watchers need of their table."""
+
+    table: Table | None
+    tasks: Tasks
+
+    def now(self) -> int: ...
+
+    def apply(self, command: Command, now: int, origin: str = "") -> Applied: ...
+
+    def announce(self, wire: dict[str, Any], now: int) -> list[Entry]: ...
+
+    def close_conn(self, conn: str, code: int, now: int) -> Entry: ...
+
+    def order(self, order: Order, now: int) -> Entry: ...
+
+    async def change(
+        self, step: Callable[[], R], *, touch: bool, save: Callable[[R], bool] | None = None
+    ) -> R: ...
+
 
 class Watchers:
-    def __init__(self, core: TableCore) -> None:
+    def __init__(self, core: Watched) -> None:
         self.core = core
         self.conns: dict[str, str] = {}  # watching connection id -> its gateway
         self.player_of: dict[str, str] = {}  # watching connection id -> its player
@@ -60,7 +83,7 @@ class Watchers:
             return
         self.told = count
         wire = {"type": "watching", "count": count}
-        await core.change(lambda: core.commit([], "", own=(wire,), at=core.now()), touch=False)
+        await core.change(lambda: core.announce(wire, core.now()), touch=False)
 
     def counted(self, gateway: str, count: int) -> None:
         """A gateway's own count of the watchers it serves (asked with Views)."""
@@ -76,6 +99,15 @@ class Watchers:
         """Its hub stopped (or it is gone): none of its watchers is left."""
         if self.at.pop(gateway, None) is not None:
             self.changed()
+
+    def gateway_gone(self, gateway: str, now: int) -> list[Entry]:
+        """It died without saying so: each connection that watched through it left."""
+        entries = []
+        for conn, origin in list(self.conns.items()):
+            if origin == gateway:
+                entries += self.stop_watching(conn, now)
+        self.gateway_left(gateway)
+        return entries
 
     def seat_given(self, player_id: str, now: int) -> list[Entry]:
         """Joining late: a bot's seat became `player_id`'s. Their watching connections close
@@ -104,7 +136,7 @@ class Watchers:
         if not at_once:
             self._end_claim_later(player)
             return []
-        return self.core.commit(t.apply(CancelClaim(seat=-1, player_id=player), now), "")
+        return self.core.apply(CancelClaim(seat=-1, player_id=player), now).entries
 
     def close_all(self, now: int) -> list[Entry]:
         """The host closed the table to watchers: every gateway closes its watching connections
@@ -136,4 +168,4 @@ class Watchers:
         if self.watches(player) or t.claim_of(player) is None:
             return  # back in time, or the request ended otherwise (granted, withdrawn)
         cancel = CancelClaim(seat=-1, player_id=player)
-        await core.change(lambda: core.commit(t.apply(cancel, core.now()), ""), touch=True)
+        await core.change(lambda: core.apply(cancel, core.now()).entries, touch=True)

@@ -247,6 +247,7 @@ class Launched:
     spec: Spec
     log: Path
     data_dir: Path | None = None
+    ready_s: float = LAUNCH_READY_S  # from the start to its gateway's /readyz
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
     ray_temp: str | None = None  # the run's private temp dir, as the launcher prints it
@@ -304,9 +305,9 @@ class Launched:
             raise
         return self
 
-    def wait_ready(self, timeout: float = LAUNCH_READY_S) -> None:
+    def wait_ready(self, timeout: float | None = None) -> None:
         assert self.proc is not None
-        wait_ready(self.url, self.proc, timeout, self.tail)
+        wait_ready(self.url, self.proc, self.ready_s if timeout is None else timeout, self.tail)
         log = self.tail(20000)
         m = re.search(r"starting a local Ray head \(([^)]+)\)", log)
         self.ray_temp = m.group(1) if m else None

@@ -36,6 +36,11 @@ class RemoveBot(Command):
 
 
 @dataclass(frozen=True, slots=True)
+class FillBots(Command):
+    """The host puts a bot in every seat still empty, in one go."""
+
+
+@dataclass(frozen=True, slots=True)
 class ChangeSettings(Command):
     """The host sets the table's bot level, hints and watchers (engine.settings); None keeps a
     value."""

@@ -28,6 +28,7 @@ from engine.commands import (
     ChooseSign,
     Command,
     Emit,
+    FillBots,
     LeaveSeat,
     NextRound,
     Ready,
@@ -231,6 +232,8 @@ def _lobby(sv: SeatView) -> list[Command]:
                 out.append(LeaveSeat(seat=seat, target=row.seat))
         if all(row.kind is not None for row in sv.seats):
             out.append(StartMatch(seat=seat))
+        else:  # accepted at a full table too, but it would change nothing there
+            out.append(FillBots(seat=seat))
     elif sv.me.kind == "human":
         out.append(LeaveSeat(seat=seat, target=seat))
     return out

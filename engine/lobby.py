@@ -71,6 +71,15 @@ def add_bot(state: TableState, seat: int, target: int, t: int) -> list[Outbound]
     return [seat_event(state, target, t)]
 
 
+def fill_bots(state: TableState, seat: int, t: int) -> list[Outbound]:
+    """The host fills every empty seat with a bot (they play at the table's bot level). Refused
+    `wrong_phase` after the start, `not_host` for another seat, `not_allowed` at a public table;
+    a table with no empty seat is left as it is and nobody is told."""
+    state.require_phase(Phase.LOBBY)
+    state.require_host(seat)
+    return _bots_in_empty_seats(state, t)
+
+
 def remove_bot(state: TableState, seat: int, target: int, t: int) -> list[Outbound]:
     state.require_phase(Phase.LOBBY)
     state.require_host(seat)
@@ -117,12 +126,16 @@ def fill_with_bots(state: TableState, t: int) -> list[Outbound]:
     state.deadline = None
     if not state.public or not any(st.is_human for st in state.seats):
         return []
+    return _bots_in_empty_seats(state, t) + begin_signing(state, t)
+
+
+def _bots_in_empty_seats(state: TableState, t: int) -> list[Outbound]:
     events: list[Outbound] = []
     for seat, st in enumerate(state.seats):
         if st.kind is None:
             state.seats[seat] = bot_seat(seat)
             events.append(seat_event(state, seat, t))
-    return events + begin_signing(state, t)
+    return events
 
 
 def bot_seat(seat: int) -> SeatState:

@@ -31,6 +31,7 @@ from engine.commands import (
     Connect,
     Disconnect,
     Emit,
+    FillBots,
     LeaveSeat,
     NextRound,
     Ready,
@@ -58,6 +59,7 @@ _HANDLERS: dict[type[Command], Handler] = {
     LeaveSeat: lambda s, c, t: lobby.leave_seat(s, c.seat, c.target, t),
     AddBot: lambda s, c, t: lobby.add_bot(s, c.seat, c.target, t),
     RemoveBot: lambda s, c, t: lobby.remove_bot(s, c.seat, c.target, t),
+    FillBots: lambda s, c, t: lobby.fill_bots(s, c.seat, t),
     ChangeSettings: lambda s, c, t: lobby.change_settings(
         s, c.seat, c.bot_level, c.hints, c.late_join, c.watchers, t
     ),

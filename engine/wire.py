@@ -30,6 +30,7 @@ from engine.commands import (
     ClaimSeat,
     Command,
     Emit,
+    FillBots,
     LeaveSeat,
     NextRound,
     Ready,
@@ -64,6 +65,7 @@ _LOBBY_KINDS: dict[str, tuple[type[Command], dict[str, str]]] = {
     "leave_seat": (LeaveSeat, {"seat": "target"}),
     "add_bot": (AddBot, {"seat": "target"}),
     "remove_bot": (RemoveBot, {"seat": "target"}),
+    "fill_bots": (FillBots, {}),
     "start": (StartMatch, {}),
     "settings": (
         ChangeSettings,

@@ -15,10 +15,10 @@ token by publishing a cell of their own. Answers are signed too, bound to the re
 answer: a forged one (a data-plane address that would collect the link's hello, a table said
 gone) is not believed. The internal port is never the public one, and on
 Kubernetes only the fleet's gateways may reach it (the chart's NetworkPolicy). Only
-the four table methods above can be asked, each argument and answer typed on the way
-(`serve`'s request and reply in the data plane's own encoding, actors/codec.py). The gateway
-that answers uses its own Ray only (`Directory.call_here`): a table that is not of its cell is
-answered 409, so a request never bounces between gateways.
+the four table calls above can be asked (`Serve`, `Endpoint`, `Summary`, `SeatOf` of
+actors/protocol.py), each encoded and read back typed by actors/codec.py (`call_json`,
+`answer_json`). The gateway that answers uses its own Ray only (`TableCalls.ask_here`): a table
+that is not of its cell is answered 409, so a request never bounces between gateways.
 """
 
 from __future__ import annotations
@@ -30,16 +30,16 @@ import json
 import logging
 import time
 from collections.abc import Coroutine
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import httpx
 from fastapi import APIRouter, FastAPI, Header, HTTPException, Request, Response
 from pydantic import BaseModel, Field
 
 from actors.cells import CellInfo, CellUnreachable, ForeignTable
-from actors.codec import BadMessage, from_json, to_json
+from actors.codec import BadMessage, answer_from_json, answer_json, call_from_json, call_json
 from actors.directory import Directory, NoRoom, TableGone
-from actors.protocol import Act, Join, Joined, Leave, Outcome, Reply, Views, ViewSet
+from actors.protocol import Serve, TableCall
 from engine import DealSpec
 
 log = logging.getLogger("quatro.cells")
@@ -47,15 +47,16 @@ log = logging.getLogger("quatro.cells")
 AUTH_HEADER = "X-Quatro-Cell-Auth"  # "<epoch ms>:<hex HMAC-SHA256 of ms, path and body>"
 SIGNED_FOR_S = 30.0  # a signed request older (or newer) than this is refused: no late replay
 CONNECT_S = 2.0
-# A call waits through the table's restart there (actors.directory.RESTART_WAIT_S), a creation
-# for a pooled actor (QUATRO_POOL_WAIT): a little longer, so their answer is not lost here.
+# A call waits through the table's restart there (actors.table_calls.RESTART_WAIT_S), a
+# creation for a pooled actor (QUATRO_POOL_WAIT): a little longer, so their answer is not lost.
 CALL_S = 45.0
-# A lookup (`endpoint`, `summary`, `seat_of`) answers at once from a live cell; one whose gateway
+# A lookup (`Endpoint`, `Summary`, `SeatOf`) answers at once from a live cell; one whose gateway
 # lives on while its Ray is gone would hold it until Ray gives up, long after the cell's record
 # expired and the table could have been moved: give up sooner, and read the registry again.
 LOOKUP_S = 10.0
 NO_ROOM = "no_room"
-TABLE_METHODS = frozenset({"endpoint", "serve", "summary", "seat_of"})
+
+A = TypeVar("A")
 
 
 # At module level: FastAPI reads the routes' annotations from the module's names.
@@ -130,37 +131,6 @@ def config_from_json(raw: dict[str, Any], test_hooks: bool) -> dict[str, Any]:
     return {**raw, "deals": specs}
 
 
-def _request_json(args: tuple[Any, ...], method: str) -> list[Any]:
-    if method == "serve":
-        return [to_json(args[0])]
-    return list(args)
-
-
-def _request_args(method: str, raw: list[Any]) -> tuple[Any, ...]:
-    """The arguments of `method`, typed (HTTPException 400 for anything else)."""
-    try:
-        if method == "serve" and len(raw) == 1:
-            request = from_json(raw[0])
-            if isinstance(request, (Act, Join, Leave, Views)):
-                return (request,)
-        elif method in ("endpoint", "summary") and not raw:
-            return ()
-        elif method == "seat_of" and len(raw) == 1 and isinstance(raw[0], str):
-            return (raw[0],)
-    except (BadMessage, KeyError, TypeError, ValueError):
-        pass
-    raise HTTPException(400, f"not a call of {method!r}")
-
-
-def _answer(method: str, raw: Any) -> Any:
-    if method != "serve":
-        return raw
-    reply = from_json(raw)
-    if not isinstance(reply, (Outcome, Joined, ViewSet)):
-        raise CellUnreachable(f"not a reply: {type(reply).__name__}")
-    return reply
-
-
 class HttpCells:
     """`actors.cells.RemoteCells` over the other cells' internal ports."""
 
@@ -193,16 +163,20 @@ class HttpCells:
             raise CellUnreachable(f"cell {cell.name} at {cell.internal}: unsigned {r.status_code}")
         return r
 
-    async def call(self, cell: CellInfo, code: str, method: str, args: tuple[Any, ...]) -> Any:
-        body = {"code": code, "method": method, "args": _request_json(args, method)}
-        r = await self._post(cell, "/cells/call", body, CALL_S if method == "serve" else LOOKUP_S)
+    async def ask(self, cell: CellInfo, code: str, call: TableCall[A]) -> A:
+        body = {"code": code, **call_json(call)}
+        wait_s = CALL_S if isinstance(call, Serve) else LOOKUP_S
+        r = await self._post(cell, "/cells/call", body, wait_s)
         if r.status_code == 404:
             raise TableGone(code)
         if r.status_code == 409:
             raise ForeignTable(code, cell.name)
         if r.status_code != 200:
             raise CellUnreachable(f"cell {cell.name} answered {r.status_code}: {r.text[:200]}")
-        return _answer(method, r.json()["answer"])
+        try:
+            return answer_from_json(call, r.json()["answer"])
+        except (BadMessage, KeyError, TypeError, ValueError) as exc:
+            raise CellUnreachable(f"cell {cell.name}: {exc}") from exc
 
     async def create(
         self, cell: CellInfo, players: int, config: dict[str, Any], host: str, name: str
@@ -246,22 +220,17 @@ def cells_router(public: FastAPI, secret: str) -> APIRouter:
     @router.post("/call")
     async def call(request: Request, body: CallBody, auth: Auth = None) -> Response:
         directory = await check(request, auth)
-        if body.method not in TABLE_METHODS:
-            return answer(request, 400, {"detail": f"not a table method: {body.method[:32]!r}"})
         try:
-            args = _request_args(body.method, body.args)
-        except HTTPException as exc:
-            return answer(request, exc.status_code, {"detail": exc.detail})
+            table_call = call_from_json(body.method, body.args)
+        except BadMessage as exc:
+            return answer(request, 400, {"detail": str(exc)})
         try:
-            found = await on_public_loop(directory.call_here(body.code, body.method, *args))
+            found = await on_public_loop(directory.calls.ask_here(body.code, table_call))
         except TableGone:
             return answer(request, 404, {"detail": "no such table"})
         except ForeignTable:
             return answer(request, 409, {"detail": "not a table of this cell"})
-        if body.method == "serve":
-            reply: Reply = found
-            return answer(request, 200, {"answer": to_json(reply)})
-        return answer(request, 200, {"answer": found})
+        return answer(request, 200, {"answer": answer_json(found)})
 
     @router.post("/create")
     async def create(request: Request, body: CreateBody, auth: Auth = None) -> Response:
@@ -272,7 +241,7 @@ def cells_router(public: FastAPI, secret: str) -> APIRouter:
             return answer(request, exc.status_code, {"detail": exc.detail})
         try:
             code = await on_public_loop(
-                directory.create_here(body.players, config, body.host, body.name)
+                directory.opening.create_here(body.players, config, body.host, body.name)
             )
         except NoRoom:
             return answer(request, 503, {"detail": NO_ROOM})

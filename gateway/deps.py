@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Header, Request, params
+from fastapi import Depends, Request, params
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from engine.errors import ErrorCode
 from gateway.client_ip import from_scope
@@ -21,12 +22,20 @@ def get_services(request: Request) -> Services:
 Svc = Annotated[Services, Depends(get_services)]
 
 
-async def current_session(
-    svc: Svc, authorization: Annotated[str | None, Header()] = None
-) -> Session:
+# The protocol's auth, as the OpenAPI's security scheme `bearer`. Not FastAPI's refusal (a 403
+# in its own shape): a missing or wrong token is ours to refuse, `401 bad_token`.
+bearer = HTTPBearer(
+    scheme_name="bearer",
+    description="the token from POST /api/sessions, as `Authorization: Bearer <token>`",
+    auto_error=False,
+)
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+
+async def current_session(svc: Svc, credentials: Credentials) -> Session:
     """The caller's session from `Authorization: Bearer <token>`; 401 `bad_token` otherwise."""
-    scheme, _, token = (authorization or "").partition(" ")
-    session = await svc.sessions.lookup(token.strip()) if scheme.lower() == "bearer" else None
+    token = credentials.credentials.strip() if credentials else ""
+    session = await svc.sessions.lookup(token) if token else None
     if session is None:
         raise ApiError(
             ErrorCode.BAD_TOKEN, "send Authorization: Bearer <token> from POST /api/sessions"

@@ -9,9 +9,12 @@ from typing import Any
 
 import redis.exceptions
 from fastapi import Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
+from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from actors.cells import CellUnreachable, ForeignTable
 from actors.orders import CLOSE_REPLACED, CLOSE_SEAT_CHANGED, CLOSE_SEAT_GIVEN
@@ -206,6 +209,29 @@ async def validation_handler(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(
         error_body(ErrorBody(ErrorCode.BAD_MESSAGE, where or "malformed request")), 422
     )
+
+
+async def http_error_handler(request: Request, exc: Exception) -> Response:
+    """FastAPI's and Starlette's own refusals. A body that cannot be read (not UTF-8: FastAPI
+    says 400) is malformed like any other, `422 bad_message`; a method a path does not take is
+    405 with `Allow` naming every method of that path (Starlette names those of the first route
+    whose path matched, so `OPTIONS /api/tables/{code}/seats/0` said POST, not POST and DELETE)."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 400:
+        error = ErrorBody(ErrorCode.BAD_MESSAGE, "the body could not be read as JSON in UTF-8")
+        return JSONResponse(error_body(error), 422)
+    if exc.status_code == 405:
+        scope = dict(request.scope)
+        allowed = {
+            method
+            for route in request.app.router.routes
+            if route.matches(scope)[0] is not Match.NONE
+            for method in getattr(route, "methods", None) or ()
+        }
+        exc = HTTPException(
+            405, exc.detail, {**(exc.headers or {}), "Allow": ", ".join(sorted(allowed))}
+        )
+    return await http_exception_handler(request, exc)
 
 
 def error_frame(frame_id: str | None, error: ErrorBody) -> dict[str, Any]:

@@ -21,9 +21,7 @@ import logging
 from collections import deque
 from typing import Any
 
-from ray.exceptions import ActorDiedError
-
-from actors.directory import Directory, TableGone, restarting
+from actors.directory import Directory, TableGone
 from actors.orders import CLOSE_SEAT_CHANGED, Close, Unwatch, is_order, order_of
 from actors.protocol import (
     WATCHING,
@@ -33,6 +31,7 @@ from actors.protocol import (
     Views,
     ViewSet,
 )
+from actors.ray_calls import dead_for_good
 from actors.tasks import Tasks
 from engine.errors import ErrorBody, ErrorCode
 from gateway import metrics
@@ -143,7 +142,7 @@ class TableHub:
                 return
             except Exception as exc:
                 log.warning("table %s: link broke (%r)", self.code, exc)
-                if isinstance(exc, ActorDiedError) and not restarting(exc):
+                if dead_for_good(exc):
                     self.directory.forget(self.code)  # look it up again: it may be re-created
                 if await self._stopped():
                     await self._closed(TableGone(self.code))

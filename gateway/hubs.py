@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Callable
 
 from actors.directory import Directory
-from actors.protocol import Entry, Joined, Outcome, Reply, Request
+from actors.protocol import Entry, Joined, Outcome, Reply, Request, Serve
 from actors.tasks import Tasks
 from gateway import metrics
 from gateway.connection import Connection
@@ -76,8 +76,7 @@ class Hubs:
                 return await hub.link.request(request)
             except LinkClosed:
                 pass  # the hub stopped meanwhile: over Ray, as for a gateway with no hub
-        reply: Reply = await self.directory.call(code, "serve", request)
-        return reply
+        return await self.directory.ask(code, Serve(request))
 
     def _feed_abandoned(self, code: str, task: asyncio.Task[Reply]) -> None:
         if task.cancelled() or task.exception() is not None:

@@ -5,23 +5,75 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    field_validator,
+)
 
-from engine.cards import PLAYER_COUNTS
-from gateway.names import check_name
+from engine.cards import PLAYER_COUNTS, RANKS
+from gateway.names import MAX_CODE_POINTS, NAME_FORMAT, NAME_PATTERN, check_name
 
 FrameId = Annotated[StrictStr, Field(max_length=64)]
 CardId = Annotated[StrictStr, Field(max_length=8)]
 Emoji = Annotated[StrictStr, Field(max_length=8)]
+
+# The highest seat number of the largest table: a seat past the table's own last one is the
+# table's to refuse (`422 bad_seat`), since only it knows its size.
+MAX_SEAT = max(PLAYER_COUNTS) - 1
+SEAT_SCHEMA: dict[str, Any] = {"minimum": 0, "maximum": MAX_SEAT}
+# A table's code: 6 of actors.directory's CODE_ALPHABET (no 0/O, 1/I/L), read in either case.
+CODE_PATTERN = "^[2-9A-HJKMNP-Za-hjkmnp-z]{6}$"
 
 
 class Body(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+def _whole(value: object) -> object:
+    """3.0 is 3: JSON and its schemas know one kind of number, so an integer written with a
+    zero fraction is that integer (a string or `true` still is not one)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# An integer of a REST body, as JSON Schema's `integer` is.
+WholeInt = Annotated[StrictInt, BeforeValidator(_whole)]
+
+
+# -- Refusals (every REST error answer) ------------------------------------------------------------
+class ErrorDetail(BaseModel):
+    code: str = Field(
+        description="what was refused, one of the codes the operation lists for this status "
+        "(a table of a later version may pass a code of its own through, as a 409)"
+    )
+    message: str = Field(description="for people: the reason, in English")
+
+
+class ErrorOut(BaseModel):
+    """Every refusal over REST: `{"error": {"code", "message"}}` (docs/protocol.md, Errors)."""
+
+    error: ErrorDetail
+
+
 # -- REST ---------------------------------------------------------------------------------------
 class NewSession(Body):
-    name: StrictStr = Field(description="1–24 visible characters, not a bot's name")
+    # The pattern and lengths are what a regular expression can say of the rule (control and
+    # invisible characters refused anywhere, something to see); the rest (24 visible
+    # characters, combining marks, a bot's name) is the format's, checked by gateway/names.py.
+    name: StrictStr = Field(
+        min_length=1,
+        max_length=MAX_CODE_POINTS,
+        description="1–24 visible characters once whitespace is collapsed, not a bot's name "
+        "(docs/protocol.md, Identity); at most 64 code points as sent",
+        json_schema_extra={"pattern": NAME_PATTERN, "format": NAME_FORMAT},
+    )
 
     @field_validator("name")
     @classmethod
@@ -46,15 +98,32 @@ class MyTables(BaseModel):
     tables: list[MyTable]
 
 
+# A rigged deal's shape in the schema; the engine checks it against the table's size and R2-R4
+# (`422 bad_scenario`), so it is declared here and judged there.
+_HAND: dict[str, Any] = {
+    "type": "array",
+    "minItems": 4,
+    "maxItems": 4,
+    "items": {"type": "string", "enum": list(RANKS)},
+}
+
+
 class Deal(Body):
-    hands: list[list[StrictStr]]
-    center: list[StrictStr]
+    hands: list[list[StrictStr]] = Field(
+        description="one hand of 4 ranks per seat",
+        json_schema_extra={
+            "minItems": min(PLAYER_COUNTS),
+            "maxItems": max(PLAYER_COUNTS),
+            "items": _HAND,
+        },
+    )
+    center: list[StrictStr] = Field(description="the centre's 4 ranks", json_schema_extra=_HAND)
 
 
 class Scenario(Body):
     """Test hooks only (QUATRO_TEST_HOOKS=1): rig a table's deals and speed up its clock."""
 
-    seed: StrictInt = 0
+    seed: WholeInt = 0
     time_scale: float = Field(1.0, gt=0, le=10)
     deals: list[Deal] = Field(default_factory=list, max_length=64)
     bot_policy: Literal["smart", "random", "idle"] | None = Field(
@@ -75,7 +144,7 @@ class TableOut(BaseModel):
 
 
 class QuickIn(Body):
-    players: StrictInt = Field(
+    players: WholeInt = Field(
         description="the table size wanted: 4, 6 or 8 seats",
         json_schema_extra={"enum": list(PLAYER_COUNTS)},
     )
@@ -103,7 +172,17 @@ class SeatOut(BaseModel):
 
 
 class BotIn(Body):
-    seat: StrictInt
+    seat: WholeInt = Field(
+        description="0 to players-1 (422 bad_seat past the table's last seat)",
+        json_schema_extra=SEAT_SCHEMA,
+    )
+
+
+class BotsFilled(BaseModel):
+    """The seats that the host's call filled with bots, in seat order (none when no seat was
+    empty)."""
+
+    seats: list[int] = Field(description="the seats that each got a bot from this call")
 
 
 BotLevel = Literal["relaxed", "normal", "sharp"]
@@ -189,6 +268,19 @@ class Emojis(BaseModel):
 
 class ClientConfig(BaseModel):
     test_hooks: bool
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class Readiness(BaseModel):
+    """`ok` or `down: <why>` for each check; `ready` when all three are ok."""
+
+    ready: bool
+    redis: str
+    ray: str
+    tables: str
 
 
 # -- WebSocket client frames ----------------------------------------------------------------------

@@ -31,6 +31,21 @@ INVISIBLE = frozenset(
     ]
 )
 
+# What a regular expression can say of the rule, for the OpenAPI (the format `quatro-name` is the
+# whole rule): none of the characters below, refused wherever they stand (controls, format and
+# bidi characters, private use, the invisible fillers above: tests/gateway/test_openapi.py checks
+# each is), and one character that is not whitespace (whitespace is collapsed, so it may stand
+# anywhere). Characters past U+FFFF are left to the format.
+_REFUSED = (
+    r"\u0000-\u0008\u000e-\u001b\u007f-\u0084\u0086-\u009f\u00ad\u034f\u0600-\u0605\u061c"
+    r"\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b\u200c\u200e"
+    r"\u200f\u202a-\u202e\u2060-\u206f\u2800\u3164\ue000-\uf8ff\ufe00-\ufe0e\ufeff\uffa0"
+    r"\ufff9-\ufffb"
+)
+_SPACE = r"\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+NAME_PATTERN = f"^[^{_REFUSED}]*[^{_REFUSED}{_SPACE}][^{_REFUSED}]*$"
+NAME_FORMAT = "quatro-name"
+
 # Letters that look like the Latin ones of "bot" after NFKC (which leaves scripts alone).
 LOOKALIKES = str.maketrans(
     {"0": "o", "о": "o", "ο": "o", "օ": "o", "в": "b", "β": "b", "ь": "b", "т": "t", "τ": "t"}

@@ -22,6 +22,7 @@ WIRE_MODELS: list[type[BaseModel]] = [
     models.SettingsIn,
     models.Emojis,
     models.ClientConfig,
+    models.ErrorOut,
     *models.ALL_FRAMES.values(),
     models.Ack,
     models.Pong,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import redis.asyncio as aioredis
 
 from actors.cells import Registry
-from actors.directory import Directory
+from actors.directory import Directory, DirectorySettings
 from cluster.connect import connect_ray
 from cluster.link_secret import link_secret
 from cluster.redis_client import async_redis
@@ -56,26 +56,7 @@ class Services:
         redis = async_redis(settings.redis_url)
         gateway = f"gw-{uuid.uuid4().hex[:10]}"
         registry, remote = _cells(settings, redis)
-        directory = Directory(
-            redis,
-            settings.ray_namespace,
-            settings.redis_url,
-            settings.pool_min,
-            settings.over_idle_s,
-            settings.lobby_idle_s,
-            settings.abandoned_idle_s,
-            settings.replay_ttl_s,
-            settings.slot_reserve,
-            settings.max_table_slots,
-            settings.pool_max,
-            settings.pool_starts,
-            settings.pool_wait_s,
-            settings.pool_quiet_s,
-            settings.cell,
-            registry,
-            remote,
-            pool_start_gap_s=settings.pool_start_gap_s,
-        )
+        directory = Directory(redis, DirectorySettings.of(settings), registry, remote)
         # Read at each scrape (from the internal port's thread too): plain attributes.
         metrics.POOL_TARGET.set_function(lambda: directory.pool.last_target)
         metrics.POOL_STARTING.set_function(lambda: directory.pool.starting)

@@ -31,19 +31,26 @@ from actors.codec import (
 )
 from actors.directory import RESTART_WAIT_S, Directory, TableGone
 from actors.protocol import (
+    Address,
     Answer,
     Batch,
     Bye,
     Call,
+    Endpoint,
     Follow,
     Gone,
     Hello,
     Ping,
     Refused,
+    Renew,
     Reply,
     Request,
+    Serve,
+    Subscribe,
+    Unsubscribe,
     Welcome,
 )
+from actors.ray_calls import ask, follow
 from actors.tasks import Tasks
 from gateway import metrics
 
@@ -120,18 +127,18 @@ class SocketLink:
 
     # -- sessions -----------------------------------------------------------------------------
     async def session(self, follower: Follower) -> None:
-        where = await self.directory.call(self.code, "endpoint")
+        where: Address | None = await self.directory.ask(self.code, Endpoint())
         if where is None:
             raise TableGone(self.code)
         try:
             async with asyncio.timeout(CONNECT_S):
                 reader, writer = await asyncio.open_connection(
-                    where["host"], where["port"], limit=MAX_LINE
+                    where.host, where.port, limit=MAX_LINE
                 )
         except (OSError, TimeoutError) as exc:
-            raise LinkFault(f"connect to {where['host']}:{where['port']}: {exc!r}") from exc
+            raise LinkFault(f"connect to {where.host}:{where.port}: {exc!r}") from exc
         try:
-            await self._hello(reader, writer, str(where["incarnation"]))
+            await self._hello(reader, writer, where.incarnation)
             self._heard = asyncio.get_running_loop().time()
             async with asyncio.TaskGroup() as tg:
                 reading = tg.create_task(self._read(reader, follower))
@@ -186,7 +193,7 @@ class SocketLink:
                 metrics.LINK_FAULTS.labels("eof").inc()
                 raise LinkFault("end of stream")
             self._heard = loop.time()
-            self.directory.heard_from_table()  # /readyz: the workers are within reach
+            self.directory.last_answer.heard()  # /readyz: the workers are within reach
             try:
                 msg = decode(line)
             except BadMessage as exc:
@@ -240,12 +247,11 @@ class RayLink:
         self.gateway = gateway
 
     async def request(self, req: Request) -> Reply:
-        reply: Reply = await self.directory.call(self.code, "serve", req)
-        return reply
+        return await self.directory.ask(self.code, Serve(req))
 
     async def session(self, follower: Follower) -> None:
         handle = await self.directory.handle(self.code)
-        gen: Any = handle.subscribe.remote(self.gateway, follower.delivered)
+        gen = follow(handle, Subscribe(self.gateway, follower.delivered))
         renewing = Tasks(f"ray link {self.code}", report=False)  # lives as long as the session
         renewing.spawn(self._renew(handle), "renew")
         try:
@@ -263,9 +269,9 @@ class RayLink:
         while True:
             await asyncio.sleep(RENEW_S)
             with contextlib.suppress(Exception):
-                await handle.renew.remote(self.gateway)
+                await ask(handle, Renew(self.gateway))
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
             handle = await self.directory.handle(self.code)
-            await handle.unsubscribe.remote(self.gateway)
+            await ask(handle, Unsubscribe(self.gateway))

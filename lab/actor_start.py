@@ -20,6 +20,8 @@ from typing import Any
 
 import ray
 
+from actors.protocol import Probe
+from actors.ray_calls import ask
 from actors.table_actor import actor_class
 from cluster.stack import Spec, Stack
 from loadtests import cli
@@ -37,11 +39,11 @@ async def start(n: int, redis_url: str, together: bool) -> float:
     handles: list[Any] = []
     if together:
         handles = [cls.options(name=x, namespace=NAMESPACE).remote(x, redis_url) for x in names]
-        await asyncio.gather(*(h.ping.remote() for h in handles))
+        await asyncio.gather(*(ask(h, Probe()) for h in handles))
     else:
         for x in names:
             handle = cls.options(name=x, namespace=NAMESPACE).remote(x, redis_url)
-            await handle.ping.remote()
+            await ask(handle, Probe())
             handles.append(handle)
     took = time.monotonic() - t0
     for handle in handles:

@@ -51,16 +51,24 @@ from actors.codec import (
 )
 from actors.protocol import (
     Act,
+    Address,
     Answer,
     Bye,
     Call,
+    Endpoint,
     Hello,
     Join,
+    Open,
+    Outcome,
     Ping,
+    Probe,
     Reply,
     Request,
+    Serve,
     Welcome,
 )
+from actors.ray_calls import ask
+from actors.store import DEFAULT_REPLAY_TTL_S
 from actors.table_actor import actor_class
 from cluster.stack import Spec, Stack
 from loadtests import cli
@@ -206,28 +214,29 @@ async def table_actors(
     handles = [cls.options(name=nm, lifetime="detached").remote(nm, redis_url) for nm in names]
     pids = []
     for i, h in enumerate(handles):
-        pids.append(int((await h.ping.remote())["pid"]))
+        pids.append((await ask(h, Probe())).pid)
         code = f"F{i:05d}"
-        await h.open.remote(code, {"players": 6}, "p0", "p0", (600.0, 1800.0))
+        idle_s = (600.0, 1800.0)
+        await ask(h, Open(code, {"players": 6}, "p0", "p0", idle_s, DEFAULT_REPLAY_TTL_S))
         for s in range(1, 6):
-            await h.serve.remote(
-                Act.of(_id(), "gw", f"p{s}", "take_seat", {"seat": s, "name": f"p{s}"})
+            await ask(
+                h, Serve(Act.of(_id(), "gw", f"p{s}", "take_seat", {"seat": s, "name": f"p{s}"}))
             )
         for s in range(6):
-            await h.serve.remote(Join(_id(), "gw", f"gw/c{s}", f"p{s}"))
-        reply = await h.serve.remote(Act.of(_id(), "gw", "p0", "start", {}))
-        if not reply.ok:
+            await ask(h, Serve(Join(_id(), "gw", f"gw/c{s}", f"p{s}")))
+        reply = await ask(h, Serve(Act.of(_id(), "gw", "p0", "start", {})))
+        if not isinstance(reply, Outcome) or not reply.ok:
             raise RuntimeError(f"could not start table {code}: {reply}")
     await asyncio.sleep(3.0)
 
     async def ready() -> None:
         await asyncio.gather(
-            *(h.serve.remote(Act.of(_id(), "gw", "p0", "ready", {})) for h in handles)
+            *(ask(h, Serve(Act.of(_id(), "gw", "p0", "ready", {}))) for h in handles)
         )
 
     async def refused() -> None:  # out of phase: judged and answered, nothing saved
         await asyncio.gather(
-            *(h.serve.remote(Act.of(_id(), "gw", "p1", "rematch", {})) for h in handles)
+            *(ask(h, Serve(Act.of(_id(), "gw", "p1", "rematch", {}))) for h in handles)
         )
 
     idle = await measure("table actor, in play, idle", pids, seconds, rate, None, None)
@@ -236,7 +245,7 @@ async def table_actors(
 
     # The same commands over the data plane: one connection per table, as a gateway keeps.
     links = [
-        await RawLink.open(await h.endpoint.remote(), f"F{i:05d}", secret)
+        await RawLink.open(await ask(h, Endpoint()), f"F{i:05d}", secret)
         for i, h in enumerate(handles)
     ]
 
@@ -276,9 +285,10 @@ class RawLink:
             self.writer.write(encode(Ping(n)))
 
     @classmethod
-    async def open(cls, where: dict[str, Any], code: str, secret: str) -> RawLink:
-        reader, writer = await asyncio.open_connection(where["host"], where["port"], limit=MAX_LINE)
-        writer.write(encode(Hello(secret, "gw", code, where["incarnation"])))
+    async def open(cls, where: Address | None, code: str, secret: str) -> RawLink:
+        assert where is not None, f"table {code} has no data plane"
+        reader, writer = await asyncio.open_connection(where.host, where.port, limit=MAX_LINE)
+        writer.write(encode(Hello(secret, "gw", code, where.incarnation)))
         if not isinstance(decode(await reader.readline()), Welcome):
             raise RuntimeError(f"the data plane of {code} refused us")
         return cls(reader, writer)

@@ -35,7 +35,9 @@ import yaml
 
 from actors.drain import drain
 from actors.keys import ACTOR_PREFIX
-from actors.protocol import Act, Join, Joined, Outcome
+from actors.protocol import Act, Join, Joined, Open, Outcome, Probe, Serve
+from actors.ray_calls import ask
+from actors.store import DEFAULT_REPLAY_TTL_S
 from actors.table_actor import actor_class
 from cluster.procs import ONE_MACHINE
 from cluster.stack import Spec, Stack
@@ -239,12 +241,13 @@ class Table:
     handle: Any
 
     async def node(self) -> str:
-        return str((await self.handle.ping.remote())["node"])
+        return (await ask(self.handle, Probe())).node
 
     async def state(self) -> dict[str, Any]:
         """The host's view of what a lost point or card would change, and the table's seq."""
-        joined = await self.handle.serve.remote(Join(_id(), "gw", "gw/c0", "p0"))
-        check(isinstance(joined, Joined), f"{self.code}: host could not join: {joined}")
+        joined = await ask(self.handle, Serve(Join(_id(), "gw", "gw/c0", "p0")))
+        if not isinstance(joined, Joined):
+            raise ScaleFailure(f"{self.code}: host could not join: {joined}")
         return {k: joined.view[k] for k in KEPT} | {"seq": joined.seq}
 
     async def swap(self) -> dict[str, Any]:
@@ -256,7 +259,7 @@ class Table:
         args = {"card": card, "slot": 0, "expect": taken}
 
         async def once() -> bool | None:
-            reply = await self.handle.serve.remote(Act.of(_id(), "gw", "p0", "swap", args))
+            reply = await ask(self.handle, Serve(Act.of(_id(), "gw", "p0", "swap", args)))
             return True if isinstance(reply, Outcome) and reply.ok else None
 
         await wait_for(f"{self.code}: a swap", once, SWAP_WITHIN_S)
@@ -267,7 +270,7 @@ class Table:
     async def command(self, within_s: float = 10.0) -> None:
         """One command a seated player may send at any time in play, answered (a no-op)."""
         async with asyncio.timeout(within_s):
-            reply = await self.handle.serve.remote(Act.of(_id(), "gw", "p0", "ready", {}))
+            reply = await ask(self.handle, Serve(Act.of(_id(), "gw", "p0", "ready", {})))
         check(isinstance(reply, Outcome), f"{self.code}: no outcome: {reply}")
 
 
@@ -275,14 +278,15 @@ async def open_table(redis_url: str, code: str) -> Table:
     """A table actor with its real demand (one `table_slot`), a 4-seat table in play."""
     name = f"{ACTOR_PREFIX}{code.lower()}"  # as the pool names them: actors.drain finds it
     handle = actor_class().options(name=name).remote(name, redis_url)
-    opened = await handle.open.remote(code, {"players": 4}, "p0", "p0", (600.0, 1800.0))
-    check(bool(opened.get("ok")), f"{code}: open refused: {opened}")
+    idle_s = (600.0, 1800.0)
+    opened = await ask(handle, Open(code, {"players": 4}, "p0", "p0", idle_s, DEFAULT_REPLAY_TTL_S))
+    check(opened.ok, f"{code}: open refused: {opened}")
     for seat in range(1, 4):
         args = {"seat": seat, "name": f"p{seat}"}
-        await handle.serve.remote(Act.of(_id(), "gw", f"p{seat}", "take_seat", args))
+        await ask(handle, Serve(Act.of(_id(), "gw", f"p{seat}", "take_seat", args)))
     for seat in range(4):
-        await handle.serve.remote(Join(_id(), "gw", f"gw/c{seat}", f"p{seat}"))
-    started = await handle.serve.remote(Act.of(_id(), "gw", "p0", "start", {}))
+        await ask(handle, Serve(Join(_id(), "gw", f"gw/c{seat}", f"p{seat}")))
+    started = await ask(handle, Serve(Act.of(_id(), "gw", "p0", "start", {})))
     check(isinstance(started, Outcome) and started.ok, f"{code}: start refused: {started}")
     return Table(code, handle)
 

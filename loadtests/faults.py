@@ -25,13 +25,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import psutil
 import redis
 
 from cluster.stack import Stack
+
+if TYPE_CHECKING:
+    from actors.protocol import Status
 from loadtests.watch import MOVING, connected, read_tables, welcomes_since
 
 FAULTS = (
@@ -102,9 +105,12 @@ class Injector:
         record = json.loads(self.redis().get(f"quatro:table:{code}") or "{}")
         return ray.get_actor(record["actor"])
 
-    def ping(self, code: str) -> dict[str, Any]:
+    def ping(self, code: str) -> Status:
+        from actors.protocol import Probe
+        from actors.ray_calls import answered, send
+
         ray = self.stack.driver()
-        return dict(ray.get(self.actor(code).ping.remote(), timeout=30))
+        return answered(Probe(), ray.get(send(self.actor(code), Probe()), timeout=30))
 
     def live_table(self) -> str:
         """A table in play with players connected, chosen at random (seeded)."""
@@ -141,7 +147,7 @@ class Injector:
     # -- the faults ---------------------------------------------------------------------------
     def actor_kill(self, fault: Fault) -> None:
         code = self.live_table()
-        pid = int(self.ping(code)["pid"])
+        pid = self.ping(code).pid
         fault.target = code
         fault.start = time.time()
         os.kill(pid, signal.SIGKILL)
@@ -150,7 +156,7 @@ class Injector:
 
     def actor_stop(self, fault: Fault) -> None:
         code = self.live_table()
-        pid = int(self.ping(code)["pid"])
+        pid = self.ping(code).pid
         fault.target = code
         fault.start = time.time()
         os.kill(pid, signal.SIGSTOP)
@@ -231,7 +237,7 @@ class Injector:
 
     def _node_of(self, code: str) -> str:
         try:
-            return str(self.ping(code)["node"])
+            return self.ping(code).node
         except Exception:
             return ""
 

@@ -127,6 +127,8 @@ def ray_pids(address: str, namespace: str, token_path: str | None) -> Callable[[
     as the gateway does (loopback kept, the cluster's token)."""
     import ray
 
+    from actors.protocol import Probe
+    from actors.ray_calls import answered, send
     from cluster.connect import connect_ray
     from cluster.settings import Settings
 
@@ -141,8 +143,7 @@ def ray_pids(address: str, namespace: str, token_path: str | None) -> Callable[[
 
     def pid_of(table_id: str) -> int:
         handle = ray.get_actor(table_id, namespace=namespace)
-        reply: Any = ray.get(handle.ping.remote(), timeout=60)
-        return int(reply["pid"])
+        return answered(Probe(), ray.get(send(handle, Probe()), timeout=60)).pid
 
     return pid_of
 

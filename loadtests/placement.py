@@ -15,7 +15,6 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from actors.keys import ACTOR_PREFIX
 from loadtests import cli
@@ -27,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def tables_per_node(address: str, namespace: str) -> dict[str, dict[str, int]]:
     import ray
 
+    from actors.protocol import Probe
+    from actors.ray_calls import answered, send
     from cluster.connect import connect_ray
     from cluster.settings import Settings
 
@@ -37,12 +38,12 @@ def tables_per_node(address: str, namespace: str) -> dict[str, dict[str, int]]:
             for a in ray.util.list_named_actors(all_namespaces=True)
             if a["namespace"] == namespace and a["name"].startswith(ACTOR_PREFIX)
         ]
-        refs = [ray.get_actor(n, namespace=namespace).ping.remote() for n in names]
+        refs = [send(ray.get_actor(n, namespace=namespace), Probe()) for n in names]
         tables: Counter[str] = Counter()
         pool: Counter[str] = Counter()
-        answers: list[dict[str, Any]] = ray.get(refs, timeout=60)
-        for answer in answers:
-            (tables if answer["code"] else pool)[answer["node"]] += 1
+        for raw in ray.get(refs, timeout=60):
+            answer = answered(Probe(), raw)
+            (tables if answer.code else pool)[answer.node] += 1
     finally:
         ray.shutdown()
     return {n: {"tables": tables[n], "pool": pool[n]} for n in sorted(set(tables) | set(pool))}

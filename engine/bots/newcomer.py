@@ -1,6 +1,7 @@
 """A stand-in for a new player, to measure bot levels against (`engine.tournament --levels`):
 it plays as the hints tell a newcomer to — collect four of a rank, then show the team's sign —
-and calls Quatro! when its partner shows the sign, all at a beginner's pace. It never calls
+and calls Quatro! when its partner shows the sign, whatever its own hand holds (the call judges
+the partner's hand, R15; the hints say so too), all at a beginner's pace. It never calls
 Contre!, never shows a decoy and never asks for a reshuffle: a newcomer does not read the table
 yet.
 """

@@ -6,8 +6,11 @@ other teams.
   puts a card of that rank down.
 - Signal: one swap from a carré it takes the floor, so that the moment the carré is complete it
   can emit its team's sign at once; at other times it may show a decoy.
-- Listen: when its partner emits the team's sign it calls Quatro! after a reaction time — unless
-  it holds a carré itself (Quatro! judges the partner's hand, R15/R16).
+- Listen: when its partner emits the team's sign, or was seen taking all four of a rank, it calls
+  Quatro! after a reaction time, whether or not it holds a carré itself: the call judges the
+  partner's hand only (R15), so its own carré neither helps nor spoils it. When both partners
+  hold a carré and show the sign, each calls, and the first call scores (R18). Its own carré it
+  never calls on: it shows the sign and waits for the partner's call.
 - Watch: it estimates each other team's chance of holding a carré (engine.bots.estimate) and
   calls Contre! on the likeliest when the chance is high enough, naming the team (R17).
 - Reshuffle: when nothing useful has reached the centre for a while it asks for one (R19); bots
@@ -210,7 +213,7 @@ class SmartBot(Bot):
     def _plan_calls(self) -> list[Intent]:
         m = self.model
         out: list[Intent] = []
-        if self._quatro_at is not None and not has_carre(m.hand):
+        if self._quatro_at is not None:
             out.append(Intent(CallQuatro(seat=m.seat), self._quatro_at))
         if self._contre_at:
             chances = self._chances
@@ -315,7 +318,7 @@ class SmartBot(Bot):
         if len(m.center) != 4:
             return []
         if has_carre(m.hand):
-            return self._plan_break()
+            return []  # keep it: the partner's call on it is the point
         target = self.target
         if target is None:
             return []
@@ -341,19 +344,6 @@ class SmartBot(Bot):
                 per_seat[s] = per_seat.get(s, 0) + 1
         danger = max(per_seat.values(), default=0)
         return (danger, self._count(card.rank), int(card.id[1:]))
-
-    def _plan_break(self) -> list[Intent]:
-        """Both partners hold a carré and signalled it: neither may call Quatro! on its own
-        carré (R16), so the one in the lower seat breaks its carré, then calls on the other."""
-        m = self.model
-        if self._quatro_at is None or m.seat > m.partner:
-            return []
-        card = min(m.hand, key=lambda c: int(c.id[1:]))
-        slot = next((s for s, c in enumerate(m.center) if c.rank != card.rank), None)
-        if slot is None:
-            return []
-        at = max(m.swap_ready_at + self._swap_gap, self._quatro_at)
-        return [Intent(Swap(seat=m.seat, card=card.id, slot=slot, expect=m.center[slot].id), at)]
 
     def _plan_reshuffle(self) -> list[Intent]:
         m = self.model

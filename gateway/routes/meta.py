@@ -6,12 +6,12 @@ import asyncio
 
 import ray
 from fastapi import APIRouter, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from engine import EMOJIS
 from gateway.deps import Svc
-from gateway.models import ClientConfig, Emojis
+from gateway.models import ClientConfig, Emojis, Health, Readiness
 
 router = APIRouter()
 # Prometheus text: on the public port unless QUATRO_PUBLIC_METRICS=0, and on the internal port.
@@ -33,13 +33,18 @@ async def config(svc: Svc) -> ClientConfig:
     return ClientConfig(test_hooks=svc.settings.test_hooks)
 
 
-@router.get("/healthz", tags=["ops"])
+@router.get("/healthz", response_model=Health, tags=["ops"])
 async def healthz() -> dict[str, str]:
     """The process is up."""
     return {"status": "ok"}
 
 
-@router.get("/readyz", tags=["ops"])
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    tags=["ops"],
+    responses={503: {"model": Readiness, "description": "not ready: the checks say which"}},
+)
 async def readyz(svc: Svc) -> JSONResponse:
     """Redis answers, Ray answers, and a table actor answers a call from this gateway. The
     three run side by side so the answer comes within the probe's 5 s."""
@@ -75,6 +80,11 @@ async def readyz(svc: Svc) -> JSONResponse:
     return JSONResponse({"ready": ready, **checks}, 200 if ready else 503)
 
 
-@metrics_router.get("/metrics", tags=["ops"])
+@metrics_router.get(
+    "/metrics",
+    tags=["ops"],
+    response_class=PlainTextResponse,
+    responses={200: {"description": "Prometheus' text exposition format"}},
+)
 async def metrics() -> Response:
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

@@ -18,11 +18,13 @@ from typing import Any
 from fastapi import APIRouter
 
 from actors.directory import TableGone
+from actors.protocol import SeatOf
 from engine.commands import TakeSeat
 from engine.errors import ErrorCode
 from gateway.deps import ClientIp, Me, Svc
 from gateway.errors import ApiError
 from gateway.models import QuickIn, QuickOut
+from gateway.openapi import AUTH, BACKEND, QUOTA, refusals
 from gateway.quickplay import PENDING, poll
 from gateway.routes.tables import _act, _phase, _within
 
@@ -43,7 +45,21 @@ def _offer_ms(fill_ms: int) -> int:
     return max(1, fill_ms - min(fill_ms // 4, 10_000))
 
 
-@router.post("/quickplay", response_model=QuickOut)
+@router.post(
+    "/quickplay",
+    response_model=QuickOut,
+    responses=refusals(
+        *AUTH,
+        *QUOTA,
+        ErrorCode.TOO_MANY_LOBBIES,
+        *BACKEND,
+        ErrorCode.NO_ROOM,
+        # The table's refusals of the seat found, but those that send it to the next table.
+        ErrorCode.ALREADY_SEATED,
+        ErrorCode.BAD_SEAT,
+        ErrorCode.INTERNAL,
+    ),
+)
 async def quick_play(body: QuickIn, svc: Svc, me: Me, ip: ClientIp) -> QuickOut:
     """A seat at a public table of `players` seats. 422 `bad_message` for another size; 429
     `rate_limited` / `too_many_lobbies` when this call would open a table past a quota; 503
@@ -86,10 +102,10 @@ async def _still_held(svc: Svc, player_id: str, seat: dict[str, object]) -> Quic
     """The recorded quick-play seat, if the player still holds it at a table not over."""
     out = QuickOut.model_validate(seat)
     try:
-        found = await _within(svc, svc.directory.call(out.code, "seat_of", player_id))
+        found = await _within(svc, svc.directory.ask(out.code, SeatOf(player_id)))
     except TableGone:
         return None
-    if not found or found["seat"] != out.seat or found["phase"] == "over":
+    if found is None or found.seat != out.seat or found.phase == "over":
         return None
     return out
 

@@ -9,28 +9,46 @@ import json
 import re
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
 from actors import keys, replay
 from engine.errors import ErrorCode
-from gateway.deps import Svc, current_session, quota
+from gateway.deps import Credentials, Svc, current_session, quota
 from gateway.errors import ApiError
 from gateway.models import MatchSpan, ReplayOut
+from gateway.openapi import AUTH, BACKEND, QUOTA, refusals
 from gateway.replay_cache import Built
 
 router = APIRouter(prefix="/api/replays", tags=["replays"])
 
 # A table id is its actor's name (`keys.ACTOR_PREFIX` and hex): anything else names no replay.
-TABLE_ID = re.compile(rf"^{re.escape(keys.ACTOR_PREFIX)}[0-9a-f]{{6,32}}$")
+# (The prefix is letters and a dash, literal in a regular expression as the OpenAPI's pattern.)
+TABLE_ID = re.compile(rf"^{keys.ACTOR_PREFIX}[0-9a-f]{{6,32}}$")
 
 
-@router.get("/{table_id}", response_model=ReplayOut, dependencies=[quota("lookup")])
+@router.get(
+    "/{table_id}",
+    response_model=ReplayOut,
+    dependencies=[quota("lookup")],
+    responses=refusals(
+        *AUTH,
+        ErrorCode.UNKNOWN_REPLAY,
+        ErrorCode.NOT_FINISHED,
+        ErrorCode.NO_SEAT,
+        (ErrorCode.WATCHING_OFF, 403),
+        *QUOTA,
+        *BACKEND,
+    ),
+    # The session is for `view=own` only: everyone's view needs none.
+    openapi_extra={"security": [{}]},
+)
 async def get_replay(
-    table_id: str,
+    # Not checked by FastAPI: an id of another shape names no replay (404), as an unknown one.
+    table_id: Annotated[str, Path(json_schema_extra={"pattern": TABLE_ID.pattern})],
     svc: Svc,
+    credentials: Credentials,
     view: Annotated[Literal["public", "own"], Query()] = "public",
-    authorization: Annotated[str | None, Header()] = None,
 ) -> Response:
     """The table's finished matches. `view=own` needs the caller's session (401 `bad_token`)
     and a seat they held there (403 `no_seat`); 404 `unknown_replay` when there is no such
@@ -38,7 +56,7 @@ async def get_replay(
     `watching_off` for the public view of a table its host closed to watchers."""
     player_id = None
     if view == "own":
-        player_id = (await current_session(svc, authorization)).player_id
+        player_id = (await current_session(svc, credentials)).player_id
     if not TABLE_ID.match(table_id):
         raise ApiError(ErrorCode.UNKNOWN_REPLAY, "no replay of that table")
     length = int(await svc.redis.llen(keys.replay(table_id)))

@@ -4,14 +4,16 @@ session still holds a seat."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import dataclasses
 
 from fastapi import APIRouter
 
 from actors.directory import TableGone
+from actors.protocol import Seated, SeatOf
 from gateway.deps import Me, Svc, quota
 from gateway.errors import BACKEND_DOWN
 from gateway.models import MyTable, MyTables, NewSession, SessionOut
+from gateway.openapi import AUTH, BACKEND, QUOTA, refusals
 
 router = APIRouter(prefix="/api", tags=["sessions"])
 
@@ -20,35 +22,45 @@ MOST_TABLES = 8
 
 
 @router.post(
-    "/sessions", status_code=201, response_model=SessionOut, dependencies=[quota("session")]
+    "/sessions",
+    status_code=201,
+    response_model=SessionOut,
+    dependencies=[quota("session")],
+    responses=refusals(*QUOTA, *BACKEND),
 )
 async def create_session(body: NewSession, svc: Svc) -> SessionOut:
     token, session = await svc.sessions.create(body.name)
     return SessionOut(token=token, player_id=session.player_id, name=session.name)
 
 
-@router.get("/sessions/tables", response_model=MyTables, dependencies=[quota("lookup")])
+@router.get(
+    "/sessions/tables",
+    response_model=MyTables,
+    dependencies=[quota("lookup")],
+    responses=refusals(*AUTH, *QUOTA, *BACKEND),
+)
 async def my_tables(svc: Svc, me: Me) -> MyTables:
     """The live tables where the caller holds a seat, asked of each table; a table that is gone,
-    or where the seat was freed, is forgotten. One that does not answer in time is left out
-    this time. 401 `bad_token` without a session."""
+    where the seat was freed or whose match is over is forgotten (a finished match is not one
+    to return to). One that does not answer in time is left out this time. 401 `bad_token`
+    without a session."""
 
-    async def look(code: str) -> dict[str, Any] | None:
+    async def look(code: str) -> MyTable | None:
+        found: Seated | None
         try:
             async with asyncio.timeout(svc.settings.actor_timeout_s):
-                found: dict[str, Any] | None = await svc.directory.call(
-                    code, "seat_of", me.player_id
-                )
+                found = await svc.directory.ask(code, SeatOf(me.player_id))
         except TableGone:
             found = None
         except BACKEND_DOWN:
             return None
+        if found is not None and found.phase == "over":
+            found = None
         if found is None:
             await svc.sessions.seated(me.player_id, code, None)
-        return found
+            return None
+        return MyTable.model_validate({"code": code, **dataclasses.asdict(found)})
 
     codes = list(await svc.sessions.tables(me.player_id, MOST_TABLES))
     found = await asyncio.gather(*(look(code) for code in codes))
-    return MyTables(
-        tables=[MyTable(code=code, **row) for code, row in zip(codes, found, strict=True) if row]
-    )
+    return MyTables(tables=[row for row in found if row is not None])

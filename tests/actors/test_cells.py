@@ -16,7 +16,9 @@ import redis.asyncio as aioredis
 from actors import keys
 from actors.cells import CellInfo, Registry, place
 from actors.pool import Pool
+from actors.pool_demand import PoolPolicy
 from actors.protocol import Outcome, Reply
+from actors.ray_calls import LastAnswer
 from actors.slots import Slots
 from actors.store import TableMoved, record_json
 from actors.table_core import TableCore
@@ -69,7 +71,7 @@ async def test_an_incarnation_left_in_the_old_cell_is_fenced(redis_url: str) -> 
     clock = Clock()
     moved: list[str] = []
     old = TableCore(NAME, redis_url, now=clock, cell="a", on_moved=lambda: moved.append("a"))
-    assert (await old.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0)))["ok"]
+    assert (await old.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0))).ok
     assert ok(await old.serve(act("p0", "add_bot", seat=1)))
     assert record(redis_url)["cell"] == "a"
     seq = saved(redis_url)["seq"]
@@ -112,7 +114,7 @@ async def test_an_incarnation_left_behind_is_fenced_when_the_table_comes_back_to
     second move started. Without it the stale one would save its older table over the new."""
     clock = Clock()
     stale = TableCore(NAME, redis_url, now=clock, cell="a", on_moved=lambda: None)
-    assert (await stale.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0)))["ok"]
+    assert (await stale.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0))).ok
     assert ok(await stale.serve(act("p0", "add_bot", seat=1)))
     b, a = registry(redis_url, "b"), registry(redis_url, "a")
     assert await b.move(CODE, "a")
@@ -145,7 +147,7 @@ async def test_without_cells_records_and_pool_keys_are_as_before(redis_url: str)
     assert keys.pool() == keys.POOL == "quatro:pool"
     assert keys.pool_targets() == keys.POOL_TARGETS == "quatro:pool:targets"
     core = TableCore(NAME, redis_url, now=Clock())
-    assert (await core.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0)))["ok"]
+    assert (await core.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0))).ok
     assert "cell" not in record(redis_url)
     await core.stop()
 
@@ -157,18 +159,23 @@ async def test_each_cell_has_its_own_pool(redis_url: str) -> None:
     await r.rpush(keys.pool("a"), "table-of-a")
     looked: list[str] = []
 
-    async def lookup(name: str) -> None:
-        looked.append(name)
-        return None  # cell b's Ray knows no actor of cell a
+    class CellB:
+        """Cell b's Ray, which knows no actor of cell a (`actors.ray_names.Actors`)."""
 
-    def refuse(name: str) -> Any:
-        raise AssertionError("no actor may start here")
+        def start(self, name: str) -> Any:
+            raise AssertionError("no actor may start here")
 
-    pool = Pool(
-        r, Slots(0, read=lambda: (0.0, 0.0)), refuse, lookup, lambda: None, 0, 0, 1, cell="b"
-    )
-    assert pool.key == keys.pool("b")
-    assert await pool.live() == 0
+        async def lookup(self, name: str) -> None:
+            looked.append(name)
+            return None
+
+        def kill(self, handle: Any) -> None:
+            raise AssertionError("no actor may be stopped here")
+
+    slots = Slots(0, read=lambda: (0.0, 0.0))
+    pool = Pool(r, slots, CellB(), LastAnswer(), PoolPolicy(0, 0, 1), cell="b")
+    assert pool.shared.key == keys.pool("b")
+    assert await pool.shared.live() == 0
     # Cell b's gateway never sees, nor drops as dead, a pooled actor of cell a.
     assert looked == []
     assert await r.lrange(keys.pool("a"), 0, -1) == ["table-of-a"]

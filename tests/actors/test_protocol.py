@@ -47,6 +47,7 @@ from engine.commands import (
     ClaimSeat,
     Command,
     Emit,
+    FillBots,
     LeaveSeat,
     NextRound,
     Ready,
@@ -130,6 +131,7 @@ EVERY_COMMAND: list[Command] = [
     LeaveSeat(ASKER, target=2),
     AddBot(ASKER, target=1),
     RemoveBot(ASKER, target=1),
+    FillBots(ASKER),
     StartMatch(ASKER),
     ChangeSettings(ASKER, bot_level="hard", watchers=False),
     AnswerClaim(ASKER, target=3, accept=True),
@@ -170,3 +172,50 @@ def test_an_entry_saved_before_holders_existed_reaches_nobody_privately() -> Non
     old = entry_from_json([1, "team", 0, {"type": "sign"}, 5, ""])
     assert old.holders == ()
     assert entry_from_json(list(EVENT)) == EVENT
+
+
+def test_every_table_call_names_the_type_it_is_answered_with() -> None:
+    """What `actors.ray_calls.ask` checks each answer against; pickled as Ray sends them."""
+    import pickle
+
+    from actors.protocol import (
+        Address,
+        Endpoint,
+        HandedOver,
+        HandOver,
+        Open,
+        Overview,
+        Probe,
+        Renew,
+        Seated,
+        SeatOf,
+        Serve,
+        Status,
+        Summary,
+        Unsubscribe,
+        answer_type,
+    )
+
+    overview = Overview.of({"players": 4, "phase": "lobby", "code": "ABCDEF"})
+    answered = [
+        (Probe(), Status(1, "n", "", 0, "i", 0, 0)),
+        (Endpoint(), Address("10.0.0.1", 20000, "i")),
+        (Endpoint(), None),
+        (Summary(), overview),
+        (SeatOf("p0"), Seated(0, 4, "lobby")),
+        (Serve(Leave("gw", "gw/1")), Outcome(True)),
+        (Serve(Views(((0, "p0"),))), ViewSet(3, 0)),
+        (Open("ABCDEF", {"players": 4}, "p0", "Ann", (600.0, 600.0), 60), Outcome(True)),
+        (HandOver(), HandedOver("ABCDEF", True)),
+        (Renew("gw"), False),
+        (Unsubscribe("gw"), None),
+    ]
+    for call, answer in answered:
+        assert pickle.loads(pickle.dumps(call)) == call
+        assert isinstance(answer, answer_type(call)), call
+    assert not isinstance({"host": "10.0.0.1"}, answer_type(Endpoint()))  # an older answer
+    assert not isinstance(None, answer_type(Probe()))
+    assert not isinstance(Outcome(True), answer_type(SeatOf("p0")))
+    assert (overview.players, overview.phase) == (4, "lobby")
+    with pytest.raises(TypeError):
+        answer_type(Leave("gw", "gw/1"))  # type: ignore[arg-type]  # a request, not a call

@@ -15,9 +15,10 @@ import redis
 
 from actors import keys, watchers
 from actors.orders import is_order
-from actors.protocol import Act, ErrorBody, Join, Leave, Outcome, Unreadable
+from actors.protocol import Act, ErrorBody, Join, Leave, Outcome, Unreadable, Views, ViewSet
 from actors.store import STOPPED_TTL_S
 from actors.table_core import TableCore
+from engine.errors import ErrorCode
 
 CODE = "CORE"
 NAME = "T-core"
@@ -61,7 +62,7 @@ def act(player: str, kind: str, **args: Any) -> Act:
 async def opened(url: str, clock: Clock, players: int = 4) -> TableCore:
     core = TableCore(NAME, url, now=clock)
     answer = await core.open(CODE, {"players": players, "seed": 7}, "p0", "Ann", (600.0, 600.0))
-    assert answer["ok"], answer
+    assert answer.ok, answer
     return core
 
 
@@ -98,6 +99,38 @@ async def test_each_change_advances_version_feed_and_snapshot_together(redis_url
         assert saved(redis_url)["conns"] == {"0": "gw/c0"}
         await core.serve(Leave("gw", "gw/c0"))
         assert core.conns == {}
+        in_step(core, redis_url)
+    finally:
+        await core.stop()
+
+
+async def test_open_awaits_nothing_between_the_hosts_seat_and_its_commit(redis_url: str) -> None:
+    """`open` claims its code in Redis first, then seats the host and commits in one stretch:
+    a request that comes during the claim finds no table, rather than one whose host's seat is
+    applied and not yet committed (it found that before), and a second `open` meanwhile is
+    refused without claiming a code of its own."""
+    core = TableCore(NAME, redis_url, now=Clock())
+    first = asyncio.ensure_future(
+        core.open(CODE, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0))
+    )
+    await asyncio.sleep(0)  # the first `open` now waits for its claim
+    try:
+        during = await core.serve(Views(((0, "p0"),)))
+        assert isinstance(during, ViewSet)
+        assert during.joined == {}, "a table seen before its host's seat was committed"
+        second = await core.open("OTHER", {"players": 4}, "p9", "Zed", (600.0, 600.0))
+        assert not second.ok
+        assert second.error is not None
+        assert second.error.code == ErrorCode.NOT_ALLOWED
+        opened = await first
+        assert (opened.ok, opened.seat) == (True, 0), opened
+        r = redis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            assert r.get(keys.actor(NAME)) == CODE  # the second never claimed "OTHER"
+        finally:
+            r.close()
+        assert core.table is not None
+        assert core.table.seat_of("p0") == 0
         in_step(core, redis_url)
     finally:
         await core.stop()
@@ -146,7 +179,7 @@ async def test_a_restarted_core_finds_its_table_and_its_answers_again(redis_url:
         assert again.code == CODE
         assert not again.lost
         assert again.feed.seq == seq
-        assert again.stored_seq == seq
+        assert again.saves.stored_seq == seq
         assert again.view(0) == view
         assert again.conns == {0: "gw/c0"}
         # A gateway's retry of a command judged before the restart is not applied twice.
@@ -336,7 +369,7 @@ async def test_a_table_opened_with_a_code_used_before_starts_a_log_of_its_own(
 
     new = TableCore("T-core-2", redis_url, now=clock)
     answer = await new.open(CODE, {"players": 4, "seed": 8}, "p9", "Zed", (600.0, 600.0))
-    assert answer["ok"], answer
+    assert answer.ok, answer
     try:
         assert [e[0] for e in stored_log(redis_url)] == list(range(1, new.feed.seq + 1))
         assert saved(redis_url)["seq"] == new.feed.seq

@@ -19,6 +19,7 @@ from engine import (
     Command,
     Connect,
     Emit,
+    FillBots,
     LeaveSeat,
     NextRound,
     Ready,
@@ -146,6 +147,7 @@ def test_lobby_commands_are_listed_only_on_request() -> None:
         LeaveSeat(seat=0, target=1),
         RemoveBot(seat=0, target=2),
         AddBot(seat=0, target=3),
+        FillBots(seat=0),
     }
     assert legal_commands(table.view(1), 1, 0, lobby=True) == [LeaveSeat(seat=1, target=1)]
     for command in host:

@@ -8,7 +8,8 @@ call or swap that arrives after another call ended the round (R18); `cooldown` o
 started first. Those are the timing races the policy is excused for; none occurs here.
 
 Each command is also checked, before it is applied, against `engine.legal` on the seat's true
-view, and a smart bot never calls Quatro! while it holds a carré (R16).
+view; and a smart bot that holds a carré calls Quatro! only on its partner's: the partner's floor
+shows the team's sign, or the partner holds a carré (R15 judges the partner's hand; R16).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import pytest
 
 from engine import CallQuatro, Command, Table
 from engine.bots import make_bot
+from engine.hints import partner_shows_sign
 from engine.legal import SeatView, legal_for
+from engine.seating import partner
 from engine.tournament import Runner, play_match
 from tests.bots.harness import table_with
 
@@ -40,7 +43,7 @@ def test_bots_send_only_legal_commands(
     policies = tuple(pairing[k % 2] for k in range(players // 2))
     refused: Counter[str] = Counter()
     illegal: list[tuple[int, Command]] = []
-    own_carre_calls: list[int] = []
+    calls_on_own_carre: list[int] = []
     kinds: Counter[str] = Counter()
 
     def check(table: Table, seat: int, command: Command, now: int) -> None:
@@ -51,7 +54,10 @@ def test_bots_send_only_legal_commands(
         ranks = {c.rank for c in seen.hand}
         smart = policies[seat % (players // 2)] == "smart"
         if smart and isinstance(command, CallQuatro) and len(ranks) == 1:
-            own_carre_calls.append(seat)
+            mate = partner(seat, players)
+            partners = {c.rank for c in SeatView.parse(table.view(mate), mate).hand}
+            if not partner_shows_sign(table.view(seat), seat) and len(partners) != 1:
+                calls_on_own_carre.append(seat)
 
     def count(seat: int, command: Command, code: str | None, at: int) -> None:
         if code is not None:
@@ -72,7 +78,7 @@ def test_bots_send_only_legal_commands(
         assert result.rounds >= 1
     assert set(refused) <= RACES, refused
     assert illegal == []
-    assert own_carre_calls == []
+    assert calls_on_own_carre == []
     assert kinds["Swap"] > 0
     assert kinds["CastVote"] == 0  # bots never vote (R19)
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from engine import CallContre, CallQuatro, Emit, RequestVote, SetFloor, Swap
+from engine.bots.newcomer import PACE as NEWCOMER_PACE
 from engine.bots.pacing import MAX_REACTION_MS
 from engine.tournament import Runner
 from tests.bots.harness import Log, card_ids, deal, seen_by, slot_of, table_with
@@ -66,19 +69,20 @@ def test_partner_sign_is_heard_at_any_speed_within_a_scaled_reaction() -> None:
     assert calls[0][0] - emitted_at <= MAX_REACTION_MS / 4
 
 
-def test_r16_smart_bot_with_a_carre_signals_and_never_calls_quatro_itself() -> None:
+def test_r16_smart_bot_with_a_carre_signals_it_and_never_calls_on_its_own_hand() -> None:
     runner, log = table_with(4, {2: "smart"}, deals=[KINGS_FOR_SEAT_2], seed=1)
     runner.run(until=10_000)
     seen = seen_by(runner.table, 2)
     assert [c.rank for c in seen.hand] == ["K"] * 4, "the bot should have collected the kings"
     sign = seen.sign
     assert any(e["seat"] == 2 and e["emoji"] == sign for _, e in log.of_type("emission"))
-    # Now its partner emits the team's sign too: with its own carré the bot must not call.
-    emit_sign(runner, 0, at=12_000)
+    # Its partner never shows the sign: a call would judge the partner's hand, which holds no
+    # carré, so the bot keeps its carré and waits until the round runs out (R22).
     runner.run(until=200_000)
     assert log.commands_of(2, CallQuatro) == []
     shown = reveal(log)
-    assert 2 in shown["carres"]  # type: ignore[operator]
+    assert shown["reason"] == "timeout"
+    assert shown["carres"] == [2]
 
 
 def test_r17_smart_bot_accuses_the_team_it_watched_collect_a_carre_at_6_players() -> None:
@@ -135,19 +139,65 @@ def test_smart_bot_asks_for_a_reshuffle_when_the_centre_is_dead() -> None:
     assert len(log.of_type("reshuffled")) == 5
 
 
-def test_r16_when_both_partners_hold_a_carre_one_breaks_its_own_and_calls() -> None:
-    both = deal(["K K Q J", "Q J 10 10", "A A Q J", "Q J 10 10"], "K K A A")
-    runner, log = table_with(4, {0: "smart", 2: "smart"}, deals=[both], seed=8)
+# Team 0 can make two carrés: kings for seat 0, aces for seat 2, both from the centre.
+BOTH_CARRES = deal(["K K Q J", "Q J 10 10", "A A Q J", "Q J 10 10"], "K K A A")
+
+
+def test_r15_when_both_bots_hold_a_carre_neither_breaks_it_and_the_first_to_hear_calls() -> None:
+    runner, log = table_with(4, {0: "smart", 2: "smart"}, deals=[BOTH_CARRES], seed=8)
     runner.run(until=30_000)
     ended_at, shown = log.of_type("reveal")[0]
     sign = shown["signs"][0]
-    signalled = {e["seat"] for at, e in log.of_type("emission") if e["emoji"] == sign}
-    assert signalled == {0, 2}, "both should have completed a carré and said so"
-    calls = [at for at, _ in log.commands_of(0, CallQuatro) + log.commands_of(2, CallQuatro)]
-    assert calls == [at for at, _ in log.commands_of(0, CallQuatro)] == [ended_at]
+    signs = [(at, e["seat"]) for at, e in log.of_type("emission") if e["emoji"] == sign]
+    assert {seat for _, seat in signs} == {0, 2}, "both should have completed a carré and said so"
+    calls = log.commands_of(0, CallQuatro) + log.commands_of(2, CallQuatro)
+    assert len(calls) == 1
+    ((called_at, call),) = calls
+    assert called_at == ended_at
+    # The caller heard its partner's sign while holding its own carré, and called on it.
+    heard_at = min(at for at, seat in signs if seat != call.seat)
+    assert heard_at < called_at <= heard_at + MAX_REACTION_MS
     assert shown["reason"] == "quatro"
     assert shown["correct"] is True
-    assert shown["carres"] == [2]
+    assert shown["carres"] == [0, 2]
+    assert shown["scored"] == [0]
+
+
+@pytest.mark.parametrize("policy", ["smart", "newcomer"])
+@pytest.mark.parametrize("bot", [0, 2])
+def test_r15_a_bot_holding_a_carre_calls_when_its_human_partner_shows_the_sign(
+    bot: int, policy: str
+) -> None:
+    """The both-carré round with one partner a bot: it completes its carré and shows the sign
+    by its own plan; the human partner (played by the test) does the same; the bot calls on
+    the partner's carré within a reaction time (a newcomer's is twice as long), and is right
+    (R15). The newcomer stands for a player who follows the hints: they say the same."""
+    human = 2 - bot
+    reaction = MAX_REACTION_MS / (NEWCOMER_PACE if policy == "newcomer" else 1.0)
+    runner, log = table_with(4, {bot: policy}, deals=[BOTH_CARRES], seed=9)
+    rank = "A" if human == 2 else "K"
+    take(runner, human, "Q", rank, at=1_000)
+    take(runner, human, "J", rank, at=3_100)
+    assert [c.rank for c in seen_by(runner.table, human).hand] == [rank] * 4
+    sign = seen_by(runner.table, bot).sign
+    for _ in range(100):  # the bot's own plan: its carré, then its sign on the floor
+        if any(e["seat"] == bot and e["emoji"] == sign for _, e in log.of_type("emission")):
+            break
+        runner.step(until=runner.now + 60_000)
+    else:
+        raise AssertionError("the bot never showed its sign")
+    assert [c.rank for c in seen_by(runner.table, bot).hand] == ["A" if bot == 2 else "K"] * 4
+    assert log.commands_of(bot, CallQuatro) == [], "no call before the partner's sign"
+    emit_sign(runner, human, at=runner.now + 500)
+    emitted_at = log.of_type("emission")[-1][0]
+    runner.run(until=emitted_at + int(reaction) + 1)
+    calls = log.commands_of(bot, CallQuatro)
+    assert len(calls) == 1
+    assert emitted_at < calls[0][0] <= emitted_at + reaction
+    shown = reveal(log)
+    assert (shown["reason"], shown["by"], shown["correct"]) == ("quatro", bot, True)
+    assert shown["carres"] == [0, 2]
+    assert shown["scored"] == [0]
 
 
 def test_r15_smart_bot_calls_quatro_when_it_saw_its_partner_take_all_four() -> None:

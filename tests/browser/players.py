@@ -32,6 +32,9 @@ RIGGED_4 = {
 
 # The two screens most tests are shown on: a phone, and a desktop.
 PHONE: ViewportSize = {"width": 390, "height": 664}
+# The whole screen of the phone issue 33 was found on, and a small one.
+TALL_PHONE: ViewportSize = {"width": 390, "height": 844}
+SMALL_PHONE: ViewportSize = {"width": 320, "height": 568}
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 # RIGGED_4 with bots that never act and a real-time clock: nothing moves unless a test does it.
 CALM = {**RIGGED_4, "bot_policy": "idle", "time_scale": 1.0}
@@ -55,11 +58,15 @@ def new_player(
     scenario: dict[str, Any] | None = None,
     viewport: ViewportSize | None = None,
     reduced_motion: bool = True,
+    touch: bool = False,
 ) -> Player:
+    """`touch`: a phone's browser (a touch screen, no mouse, a mobile viewport)."""
     context = browser.new_context(
         locale=locale,
         viewport=viewport or {"width": 1100, "height": 900},
         reduced_motion="reduce" if reduced_motion else "no-preference",
+        has_touch=touch,
+        is_mobile=touch,
     )
     if scenario is not None:
         # The client adds this to POST /api/tables; the server accepts it only with test hooks.

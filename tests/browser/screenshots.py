@@ -10,15 +10,12 @@ test hooks so the pictures show something worth seeing (the stack it starts has 
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import ViewportSize, expect, sync_playwright
 
-from cluster.stack import Launched, Spec
 from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT
+from tests.browser.own_stack import own_stack
 from tests.browser.players import (
     RIGGED_4,
     Player,
@@ -93,6 +90,11 @@ def liven(players: list[Player], emitter: int, emoji: str) -> None:
     expect(p.locator("#floor-toggle[aria-pressed='true']")).to_be_visible()
     p.click(".emit-btn")
     p.click(f"#emit-picker [data-emoji='{emoji}']")
+    # The team's own sign without a carré is asked about first: say yes.
+    asked = p.locator("#confirm-sign")
+    expect(asked.or_(p.locator(f"section.me[data-shows='{emoji}']"))).to_be_visible()
+    if asked.count():
+        asked.click()
     expect(players[0].page.locator(f".seat[data-seat='{emitter}'] .bubble")).to_be_visible()
 
 
@@ -147,23 +149,11 @@ def scenes(browser: Any, base: str, lang: str, locale: str) -> None:
 
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
-    base = os.environ.get("QUATRO_STACK_URL", "").rstrip("/")
-    stack = None
-    if not base:
-        # `make run` with the test hooks, on a data dir of its own (deleted afterwards: these
-        # sessions are throwaway, not ./.quatro-data's).
-        log = Path(tempfile.mkdtemp()) / "stack.log"
-        stack = Launched(Spec(test_hooks=True), log).start()
-        base = stack.url
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-            for lang, locale in (("en", "en-US"), ("ar", "ar")):
-                scenes(browser, base, lang, locale)
-            browser.close()
-    finally:
-        if stack is not None:
-            stack.stop()
+    with own_stack() as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        for lang, locale in (("en", "en-US"), ("ar", "ar")):
+            scenes(browser, base, lang, locale)
+        browser.close()
     return 0
 
 

@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, ViewportSize, expect
 
-from tests.browser.players import RIGGED_4, new_player, wait_hand, wait_swap_ready
+from tests.browser.players import (
+    RIGGED_4,
+    TALL_PHONE,
+    new_player,
+    start_with_bots,
+    wait_hand,
+    wait_swap_ready,
+)
 from tests.browser.test_languages import catalog, run_i18n
 from tests.browser.test_match import severe_violations
 
@@ -202,6 +209,45 @@ def test_on_a_touch_phone_no_keys_are_mentioned_and_ready_without_a_sign_is_expl
         assert severe_violations(page) == []
     finally:
         context.close()
+
+
+# Whether the focused element draws a focus ring, and how many of the shortcuts' badges show.
+RINGS_AND_BADGES = """() => ({
+  ring: getComputedStyle(document.activeElement).outlineStyle !== "none",
+  badges: [...document.querySelectorAll(".key-hint")].filter((b) => b.checkVisibility()).length,
+})"""
+
+
+@pytest.mark.parametrize(("locale", "lang"), [("en-US", "en"), ("ht", "ht"), ("ar", "ar")])
+def test_after_a_reload_on_a_touch_phone_no_key_badges_or_ring_and_the_hint_is_there(
+    browser: Any, stack_url: str, locale: str, lang: str
+) -> None:
+    """Issue 33: a reload puts focus on the hand by itself (where a screen reader wants it), which
+    had drawn the focus ring and the 1–4 badges meant for a keyboard on a touch phone."""
+    words = catalog(lang)
+    p = new_player(browser, "Rosa", locale=locale, scenario=CALM, viewport=TALL_PHONE, touch=True)
+    try:
+        page = p.page
+        start_with_bots(p, stack_url)
+        page.reload()
+        wait_hand(page, ["K", "K", "Q", "Q"])
+        expect(page.locator(".hand-card").first).to_be_focused()
+        assert page.evaluate(RINGS_AND_BADGES) == {"ring": False, "badges": 0}
+        # The hint line is there, on screen: round 1's tip, in the player's language.
+        tip = page.locator(".me > .tip")
+        expect(tip).to_have_attribute("data-hint", "tip_play")
+        expect(tip).to_contain_text(words["hint.tip_play"])
+        expect(tip).to_be_in_viewport(ratio=1)
+        assert page.evaluate("document.activeElement.closest('.hand') !== null")
+        # A tap changes nothing of it; a key pressed shows the keys where they work.
+        page.locator(".hand-card").nth(1).tap()
+        assert page.evaluate(RINGS_AND_BADGES)["badges"] == 0
+        page.keyboard.press("Escape")
+        page.keyboard.press("1")
+        expect(page.locator(".hand-card").first).to_have_attribute("aria-pressed", "true")
+        assert page.evaluate(RINGS_AND_BADGES) == {"ring": True, "badges": 8}
+    finally:
+        p.close()
 
 
 # What each language said before: "a hand was too strong", words that explain nothing.

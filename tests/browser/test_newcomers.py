@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, ViewportSize, expect
 
 from engine import ChangeSettings, ChooseSign, Emit, SetFloor, StartMatch
-from engine.hints import HINTS, hint_for
+from engine.hints import HINTS, hint_for, partner_shows_sign, sign_needs_confirm
 from tests.browser.players import (
     create_table,
     join_by_link,
@@ -169,7 +169,7 @@ def test_a_carre_in_hand_is_pointed_out_and_the_sign_is_marked_in_the_picker(
         make_host_carre(page)
         tip = page.locator(".tip")
         expect(tip).to_have_attribute("data-hint", "carre_floor")
-        expect(tip).to_contain_text(PINEAPPLE)
+        expect(tip.locator("img.pic[data-pic='1f34d']")).to_be_visible()  # the sign's picture
         expect(tip).to_contain_text(text["hint.carre_floor"].split("{sign}")[0].strip())
         assert severe_violations(page) == []
 
@@ -182,9 +182,108 @@ def test_a_carre_in_hand_is_pointed_out_and_the_sign_is_marked_in_the_picker(
         assert severe_violations(page) == []
         ours.click()
         expect(tip).to_have_attribute("data-hint", "carre_wait")
+        expect(page.locator("[role=dialog]")).to_have_count(0)  # a carré: no question
         expect(tip).to_contain_text(text["hint.carre_wait"].split(".")[0])
     finally:
         p.close()
+
+
+# Both partners can make a carré: the host (seat 0) kings, the guest (seat 2) aces, each from
+# the centre in two swaps. Idle bots in seats 1 and 3.
+BOTH_CARRES = {
+    "seed": 12,
+    "time_scale": 0.5,
+    "bot_policy": "idle",
+    "deals": [
+        {
+            "hands": [
+                ["K", "K", "Q", "J"],
+                ["Q", "J", "10", "10"],
+                ["A", "A", "Q", "J"],
+                ["Q", "J", "10", "10"],
+            ],
+            "center": ["K", "K", "A", "A"],
+        }
+    ],
+}
+
+
+def collect(page: Page, rank: str, slots: tuple[int, int], gives: tuple[str, str]) -> None:
+    swap_by_taps(page, gives[0], slots[0])
+    wait_swap_ready(page)
+    swap_by_taps(page, gives[1], slots[1])
+    wait_hand(page, [rank] * 4)
+
+
+@pytest.mark.parametrize(
+    ("locale", "lang", "view"),
+    [("en-US", "en", PHONE), ("fr-FR", "fr", DESKTOP), ("ht", "ht", PHONE), ("ar", "ar", PHONE)],
+)
+def test_r15_with_both_carres_the_partners_sign_says_call_and_the_reminder_agrees(
+    browser: Any, stack_url: str, locale: str, lang: str, view: ViewportSize
+) -> None:
+    """The both-carré round: the host holds a carré and sees the partner's sign. The hint says
+    call Quatro! (not "wait"), the R16 reminder says the call judges the partner's hand and
+    that the partner's sign is showing, and the confirmed call scores for the team."""
+    text = catalog(lang)
+    host = new_player(browser, "Rosa", locale=locale, scenario=BOTH_CARRES, viewport=view)
+    guest = new_player(browser, "Wislande", locale="ht", viewport=PHONE)
+    page = host.page
+    try:
+        code = create_table(host, stack_url, 4)
+        for seat in (1, 3):
+            page.click(f"[data-addbot='{seat}']")
+            expect(page.locator(f".seat-row[data-seat='{seat}'][data-kind='bot']")).to_be_visible()
+        join_by_link(guest, stack_url, code, 2)
+        page.click("#start-match")
+        page.click(f".signing [data-emoji='{PINEAPPLE}']")
+        expect(guest.page.locator(f".sign-fixed [data-sign='{PINEAPPLE}']")).to_be_visible()
+        for p in (host, guest):
+            p.page.click("#ready-btn")
+        for p in (host, guest):
+            expect(p.page.locator(".hand-card")).to_have_count(4)
+        collect(page, "K", (0, 1), ("Q", "J"))
+        collect(guest.page, "A", (2, 3), ("Q", "J"))
+        tip = page.locator(".tip")
+        expect(tip).to_have_attribute("data-hint", "carre_floor")
+
+        # Before the partner's sign, the reminder says whose hand the call judges.
+        page.click("#call-quatro")
+        dialog = page.locator("[role=dialog]")
+        expect(dialog.locator("h2")).to_have_text(text["r16.title"])
+        expect(dialog.locator(".r16-body")).to_have_attribute("data-partner-sign", "no")
+        expect(dialog.locator(".r16-body")).to_have_text(text["r16.body"])
+        expect(page.locator("#confirm-quatro")).to_have_text(text["r16.confirm"])
+        page.click("[role=dialog] button:not(#confirm-quatro)")
+        expect(dialog).to_have_count(0)
+
+        # The partner, holding a carré, shows the sign: not asked, it is no bluff.
+        guest.page.click("#floor-toggle")
+        guest.page.click("#emit-toggle")
+        guest.page.click(f"#emit-picker [data-emoji='{PINEAPPLE}']")
+        expect(guest.page.locator(".floor-controls")).to_have_attribute("data-choice", PINEAPPLE)
+        expect(guest.page.locator("[role=dialog]")).to_have_count(0)
+        expect(guest.page.locator(".tip")).to_have_attribute("data-hint", "carre_wait")
+
+        # The host, holding a carré too, is told to call; the reminder says the sign is up.
+        expect(tip).to_have_attribute("data-hint", "partner_sign")
+        expect(tip).to_contain_text(text["hint.partner_sign"].split("{sign}")[0].strip())
+        page.click("#call-quatro")
+        body = dialog.locator(".r16-body")
+        expect(body).to_have_attribute("data-partner-sign", "yes")
+        expect(body).to_contain_text(text["r16.partnerSign"].split("{sign}")[0].strip())
+        expect(body).to_contain_text(text["r16.partnerSign"].split("{sign}")[1].strip())
+        assert severe_violations(page) == []
+        page.click("#confirm-quatro")
+        for p in (host, guest):
+            expect(p.page.locator(".reveal")).to_be_visible()
+            expect(p.page.locator(".score[data-team='0'] .points")).to_have_text("1")
+            expect(p.page.locator(".score[data-team='1'] .points")).to_have_text("0")
+            for seat in (0, 2):
+                expect(p.page.locator(f".reveal-seat.carre[data-seat='{seat}']")).to_be_visible()
+    finally:
+        host.close()
+        guest.close()
 
 
 @pytest.mark.parametrize(("locale", "view"), [("ar", PHONE), ("en-US", DESKTOP)])
@@ -211,7 +310,10 @@ def test_hints_off_hide_the_carre_hint_and_the_mark(
 
 def test_the_clients_hint_line_follows_engine_hints(browser: Any, static_url: str) -> None:
     """js/hints.js and engine/hints.py give the same hint for the same views: a carré made,
-    the floor taken, the sign shown, seen by each seat, with hints on and off."""
+    the floor taken, the sign shown, seen by each seat, with hints on and off; then the
+    both-carré round, where the partner's sign comes first. They agree, too, on whether the
+    player's sign shown now would need confirming (`sign_needs_confirm`), and on whether the
+    partner's sign is showing (what the R16 reminder says)."""
     views: list[tuple[dict[str, Any], int]] = []
     for hints in (True, False):
         g = Game(4, deals=[deal(4, {2: "A"})], start=False)
@@ -227,19 +329,44 @@ def test_the_clients_hint_line_follows_engine_hints(browser: Any, static_url: st
         views += [(g.view(s), s) for s in range(4)]
         g.do(Emit(seat=2, emoji=PINEAPPLE))
         views += [(g.view(s), s) for s in range(4)]
+    both = Game(4, deals=[deal(4, {0: "K", 2: "A"})])
+    both.do(ChooseSign(seat=0, emoji=PINEAPPLE))
+    both.open_round()
+    both.make_carre(0, "K")
+    both.make_carre(2, "A")
+    for seat in (0, 2):
+        both.do(SetFloor(seat=seat, open=True))
+        views += [(both.view(s), s) for s in range(4)]
+        both.do(Emit(seat=seat, emoji=PINEAPPLE))
+        views += [(both.view(s), s) for s in range(4)]
     want = [hint_for(v, s) for v, s in views]
     assert set(want) == {None, *HINTS}
+    assert want[-4:] == ["partner_sign", "tip_play", "partner_sign", "tip_play"]
+    asks = [
+        (v, emoji, confirmed)
+        for v, _ in views
+        for emoji in (PINEAPPLE, "🐢")
+        for confirmed in (None, 0, 1)
+    ]
+    want_asks = [sign_needs_confirm(v, e, c) for v, e, c in asks]
+    assert set(want_asks) == {True, False}
+    want_shows = [partner_shows_sign(v, s) for v, s in views]
+    assert set(want_shows) == {True, False}
     context = browser.new_context()
     try:
         page = context.new_page()
         page.goto(f"{static_url}/")
         got = page.evaluate(
-            """async (cases) => {
-                const { hintFor } = await import("/static/js/hints.js");
-                return cases.map(([view, seat]) => hintFor(view, seat, view.hand));
+            """async ([cases, asks]) => {
+                const h = await import("/static/js/hints.js");
+                return [
+                    cases.map(([view, seat]) => h.hintFor(view, seat, view.hand)),
+                    asks.map(([view, e, c]) => h.signNeedsConfirm(view, view.hand, e, c)),
+                    cases.map(([view, seat]) => h.partnerShowsSign(view, seat)),
+                ];
             }""",
-            [[v, s] for v, s in views],
+            [[[v, s] for v, s in views], [[v, e, c] for v, e, c in asks]],
         )
-        assert got == want
+        assert got == [want, want_asks, want_shows]
     finally:
         context.close()

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import FloatRect, Page, ViewportSize, expect
 
+from gateway.emoji_vendor import emoji_code
 from tests.browser.players import Player, create_table, join_by_link, new_player
 from tests.browser.test_languages import catalog
 from tests.browser.test_match import severe_violations
@@ -34,6 +35,9 @@ ARABIC_NAME = "روزالين الحمداني"
 LONG_NAME = "Bartholomew-Jean Pierre"
 EN = catalog("en")
 AR = catalog("ar")
+
+# Whether some of a name is cut off (names take up to two lines, then end with an ellipsis).
+CUT = "el => el.scrollHeight > el.clientHeight + 1 || el.scrollWidth > el.clientWidth + 1"
 
 # What must never need a scroll, by what a player calls it.
 ESSENTIALS = {
@@ -197,16 +201,16 @@ def test_seats_write_their_team_number_and_a_readable_name(
     long_seat = page.locator(".seat[data-seat='3']")
     assert (long_seat.get_attribute("aria-label") or "").startswith(LONG_NAME)
     name = long_seat.locator(".name")
-    assert name.evaluate("el => el.scrollWidth > el.clientWidth + 1")  # cut while at rest
+    assert name.evaluate(CUT)  # cut while at rest
     long_seat.click()
     expect(name).to_have_text(LONG_NAME)
-    assert name.evaluate("el => el.scrollWidth <= el.clientWidth + 1")
+    assert not name.evaluate(CUT)
     page.locator(".slot[data-slot='0']").focus()  # away again: cut again
-    assert name.evaluate("el => el.scrollWidth > el.clientWidth + 1")
+    assert name.evaluate(CUT)
     page.keyboard.press("Shift+Tab")  # the keyboard reaches the seats too: the last one
     focused = page.locator(".seat:focus")
     expect(focused).to_have_attribute("data-seat", "7")
-    assert focused.locator(".name").evaluate("el => el.scrollWidth <= el.clientWidth + 1")
+    assert not focused.locator(".name").evaluate(CUT)
     page.locator(".slot[data-slot='0']").focus()
 
     # The score chips carry the number as well.
@@ -256,7 +260,9 @@ def test_emoji_picker_leaves_the_hand_visible_and_marks_our_sign(
         # The team's sign is marked, for the eye and for a screen reader.
         ours = picker.locator(f"[data-emoji='{sign}']")
         expect(ours).to_have_attribute("data-team-sign", "yes")
-        expect(ours).to_have_accessible_name(f"{sign} {words['floor.pickerSign']}")
+        # (its picture's name, "pineapple", then "our sign")
+        name = words[f"emoji.{emoji_code(sign)}"]
+        expect(ours).to_have_accessible_name(f"{name} {words['floor.pickerSign']}")
         expect(ours.locator(".sign-mark")).to_be_visible()
         expect(picker.locator("[data-team-sign]")).to_have_count(1)
         assert severe_violations(page) == []

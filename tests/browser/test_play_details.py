@@ -143,14 +143,15 @@ def test_stale_swap_floor_emission_vote_and_contre(browser: Any, stack_url: str)
         expect(dieu.page.locator("#floor-toggle")).to_be_enabled()  # the lock runs out
         dieu.page.click(".emit-btn")
         dieu.page.click("#emit-picker [data-emoji='🦉']")
-        expect(host.page.locator(".seat[data-seat='3'] .bubble")).to_have_text("🦉")
-        expect(host.page.locator(".history li")).to_contain_text("🦉")
+        owl = ".seat[data-seat='3'] .bubble[data-emoji='🦉'] img"
+        expect(host.page.locator(owl)).to_be_visible()
+        expect(host.page.locator(".history li [data-emoji='🦉'] img")).to_be_visible()
         expect(host.page.locator("#live-polite")).to_contain_text("Dieudonné")
         # A reload keeps the list: the snapshot carries the round's latest emissions.
         host.page.reload()
         expect(host.page.locator(".hand-card")).to_have_count(4)
         expect(host.page.locator(".history li")).to_have_count(1)
-        expect(host.page.locator(".history li")).to_contain_text("🦉")
+        expect(host.page.locator(".history li [data-emoji='🦉'] img")).to_be_visible()
 
         # The reshuffle vote: asked by the host, answered by the three others.
         host.page.click(".vote-btn")
@@ -224,7 +225,8 @@ def test_lost_connection_and_missed_events_come_back_to_the_same_table(
         chloe.page.click(".emit-btn")
         chloe.page.click("#emit-picker [data-emoji='🌵']")
         expect(bruno.page.locator(".seat.has-floor[data-seat='2']")).to_be_visible()
-        expect(bruno.page.locator(".seat[data-seat='2'] .bubble")).to_have_text("🌵")
+        cactus = ".seat[data-seat='2'] .bubble[data-emoji='🌵'] img"
+        expect(bruno.page.locator(cactus)).to_be_visible()
         assert slow.hellos == 3
 
         # Keyboard only: focus a card, Enter picks it and takes focus to the centre's first

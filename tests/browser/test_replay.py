@@ -16,12 +16,14 @@ import httpx
 import pytest
 from playwright.sync_api import Page, ViewportSize, expect
 
+from tests.browser.emoji_fonts import all_drawn
 from tests.browser.players import new_player
 from tests.browser.test_match import severe_violations
 
 PHONE: ViewportSize = {"width": 390, "height": 664}
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 CATALOGS = Path(__file__).resolve().parents[2] / "gateway" / "static" / "i18n"
+PLAY, PAUSE = "25b6", "23f8"  # the play and pause pictures (vendor/twemoji/)
 
 
 def finished_bot_match(base: str, watchers: bool = True) -> tuple[dict[str, Any], str, str]:
@@ -105,6 +107,15 @@ def test_the_end_of_a_match_links_to_its_replay_which_plays_it_back(
             scrub(page, shown + 1)
             assert shown_scores(page) == events[i]["scores"]
             expect(page.locator(".reveal.panel")).to_be_visible()
+            # Each team's sign is its picture (and no emoji is left as text).
+            signs = [s for s in events[i]["signs"] if s]
+            team_signs = page.locator(".reveal-team [data-sign] img.pic")
+            expect(team_signs).to_have_count(len(signs))
+            assert (
+                team_signs.evaluate_all("ps => ps.map(p => p.closest('[data-sign]').dataset.sign)")
+                == signs
+            )
+            all_drawn(page)
             for seat, hand in enumerate(events[i]["hands"]):
                 cards = page.locator(f".reveal-seat[data-seat='{seat}'] .card")
                 ranks = cards.evaluate_all("els => els.map(e => e.dataset.rank)")
@@ -128,9 +139,11 @@ def test_the_end_of_a_match_links_to_its_replay_which_plays_it_back(
         # Play at 8×: the moves go by on their own; pause stops them.
         page.select_option("#replay-speed", "8")
         play = page.locator("#replay-play")
+        expect(play.locator(f"img.pic[data-pic='{PLAY}']")).to_be_visible()
         play.focus()
         page.keyboard.press("Enter")
         expect(play).to_have_attribute("aria-pressed", "true")
+        expect(play.locator(f"img.pic[data-pic='{PAUSE}']")).to_be_visible()
         page.wait_for_function(
             "n => Number(document.querySelector('.replay').dataset.pos) > n + 3", arg=first
         )

@@ -1,16 +1,19 @@
 """Coming back: a player who leaves a live table (the browser's Back button) finds "Return to
 your table" on the home page and is seated again at once; a player whose seat was given up sees
-no such link, nor does anyone without a seat — on a phone in Arabic and a desktop in English."""
+no such link, nor does anyone without a seat — on a phone in Arabic and a desktop in English; and
+once a match the player left is over, it is gone from the list (issue 33)."""
 
 from __future__ import annotations
 
+import json
+import time
 from typing import Any
 
 import httpx
 import pytest
 from playwright.sync_api import ViewportSize, expect
 
-from tests.browser.players import RIGGED_4, create_table, join_by_link, new_player
+from tests.browser.players import RIGGED_4, TALL_PHONE, create_table, join_by_link, new_player
 from tests.browser.test_languages import catalog
 from tests.browser.test_match import severe_violations
 
@@ -61,3 +64,47 @@ def test_the_home_page_leads_back_to_a_live_table(
     finally:
         host.close()
         guest.close()
+
+
+# Smart bots on a clock a hundred times quicker: they play a match to its end in seconds.
+BOTS_PLAY_ON = {"seed": 11, "time_scale": 0.01, "bot_policy": "smart"}
+
+
+def test_a_match_the_player_left_is_gone_from_the_list_once_over(
+    browser: Any, stack_url: str
+) -> None:
+    words = catalog("ht")
+    p = new_player(
+        browser, "Wòdlin", locale="ht", scenario=BOTS_PLAY_ON, viewport=TALL_PHONE, touch=True
+    )
+    try:
+        page = p.page
+        code = create_table(p, stack_url, 4)
+        page.locator("#fill-bots").tap()
+        page.locator("#start-match").tap()
+        expect(page.locator(".table-page")).to_be_visible()
+        token = json.loads(page.evaluate("localStorage.getItem('quatro.session')"))["token"]
+        auth = {"Authorization": f"Bearer {token}"}
+
+        # She leaves while it is on: the home page leads back to it.
+        page.goto(f"{stack_url}/")
+        expect(page.locator(f"a[data-return='{code}']")).to_have_text(words["home.returnTo"])
+
+        # The bots play it to its end without her.
+        deadline = time.monotonic() + 90
+        with httpx.Client(base_url=stack_url, timeout=30) as c:
+            while c.get(f"/api/tables/{code}").json()["phase"] != "over":
+                assert time.monotonic() < deadline, "the bots did not finish the match in 90 s"
+                time.sleep(0.5)
+        # Her next table, still in its lobby, is one to return to; the finished one is not.
+        lobby = create_table(p, stack_url, 6)
+        page.goto(f"{stack_url}/")
+        expect(page.locator(f"a[data-return='{lobby}']")).to_be_visible()
+        expect(page.locator("a[data-return]")).to_have_count(1)
+        assert severe_violations(page) == []
+        # The server forgot it, for good: not a filter of this page's.
+        with httpx.Client(base_url=stack_url, timeout=30) as c:
+            mine = c.get("/api/sessions/tables", headers=auth).json()["tables"]
+        assert [t["code"] for t in mine] == [lobby]
+    finally:
+        p.close()

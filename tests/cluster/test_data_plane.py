@@ -10,7 +10,7 @@ import json
 import os
 import signal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import redis
@@ -21,20 +21,27 @@ from actors.codec import (
 )
 from actors.protocol import (
     Act,
+    Address,
     Answer,
     Call,
+    Endpoint,
     Hello,
     Joined,
     Message,
+    Probe,
     Refused,
+    TableCall,
     Views,
     ViewSet,
     Welcome,
 )
+from actors.ray_calls import answered, send
 from cluster.procs import RayWorkerNode
 from tests.cluster.client import Player, table_with
 from tests.cluster.test_resilience import open_round
 from tests.conftest import Stack
+
+A = TypeVar("A")
 
 
 def table_actor(stack: Stack, code: str) -> Any:
@@ -46,10 +53,15 @@ def ray_get(stack: Stack, ref: Any, timeout: float = 60) -> Any:
     return stack.driver().get(ref, timeout=timeout)
 
 
-async def exchange(where: dict[str, Any], lines: list[bytes], limit: float = 10) -> list[Message]:
+def ask_now(stack: Stack, handle: Any, call: TableCall[A], timeout: float = 60) -> A:
+    """`actors.ray_calls.ask` from this test's thread: a blocking get, with a deadline."""
+    return answered(call, ray_get(stack, send(handle, call), timeout))
+
+
+async def exchange(where: Address, lines: list[bytes], limit: float = 10) -> list[Message]:
     """Send raw lines to a table actor's data-plane port; every message it sends back until it
     closes (or `limit`)."""
-    reader, writer = await asyncio.open_connection(where["host"], where["port"])
+    reader, writer = await asyncio.open_connection(where.host, where.port)
     got: list[Message] = []
     try:
         for line in lines:
@@ -68,11 +80,12 @@ async def exchange(where: dict[str, Any], lines: list[bytes], limit: float = 10)
 async def test_nothing_is_served_before_a_hello_with_the_cluster_secret(stack: Stack) -> None:
     code, (host,) = await table_with(stack.a.url, 4, 1)
     handle = table_actor(stack, code)
-    where = ray_get(stack, handle.endpoint.remote())
-    assert where["host"] == "127.0.0.1"  # embedded: every Ray node, and so every table, on loopback
-    before = ray_get(stack, handle.ping.remote())["links_refused"]
+    where = ask_now(stack, handle, Endpoint())
+    assert where is not None
+    assert where.host == "127.0.0.1"  # embedded: every Ray node, and so every table, on loopback
+    before = ask_now(stack, handle, Probe()).links_refused
     views = encode(Call(1, Views(((0, host.player_id),))))
-    inc = where["incarnation"]
+    inc = where.incarnation
 
     # A wrong secret: told nothing more than "refused", and the call that follows never answered.
     assert await exchange(where, [encode(Hello("guess", "gw-x", code, inc)), views]) == [
@@ -96,7 +109,7 @@ async def test_nothing_is_served_before_a_hello_with_the_cluster_secret(stack: S
     assert await exchange(where, [encode(Hello(secret, "gw-x", code, "0" * 16)), views]) == [
         Refused("another incarnation")
     ]
-    refused = ray_get(stack, handle.ping.remote())["links_refused"]
+    refused = ask_now(stack, handle, Probe()).links_refused
     assert refused - before == 7
 
     # With the secret: welcomed, and the call answered with the host's own seat.
@@ -140,7 +153,7 @@ async def test_a_table_actor_that_falls_silent_is_caught_by_heartbeats(
     try:
         code, people = await table_with(gw.url, 4, 2, deals=2, time_scale=0.2)
         rounds = await open_round(code, people)
-        pid = int(ray_get(stack, table_actor(stack, code).ping.remote())["pid"])
+        pid = ask_now(stack, table_actor(stack, code), Probe()).pid
         before = await _faults(gw.url, "silent")
         # SIGSTOP: the process holds its sockets open and answers nothing, as behind a partition.
         os.kill(pid, signal.SIGSTOP)
@@ -179,7 +192,7 @@ async def table_on_node(stack: Stack, node_id: str) -> tuple[str, list[Player], 
     for _ in range(8):
         code, people = await table_with(stack.a.url, 4, 2, deals=2, time_scale=0.2)
         handle = table_actor(stack, code)
-        if ray_get(stack, handle.ping.remote())["node"] == node_id:
+        if ask_now(stack, handle, Probe()).node == node_id:
             return code, people, handle
         for p in people:
             await p.close()
@@ -198,7 +211,7 @@ async def test_a_table_restarted_on_another_node_is_reached_at_its_new_address(
         host, other = people
         await other.connect(code, stack.b.url)  # one player per gateway
         table_before = (await host.connect(code, stack.a.url))["table"]
-        before = ray_get(stack, handle.endpoint.remote())
+        before = ask_now(stack, handle, Endpoint())
         node.stop()  # the node and every process on it: the actor dies with it
         # Ray restarts it on the head, from its snapshot; the gateways find it there.
         mine = rounds[1]
@@ -213,10 +226,12 @@ async def test_a_table_restarted_on_another_node_is_reached_at_its_new_address(
                 await asyncio.sleep(0.5)
         seen = await host.wait_event(lambda e: e["type"] == "swapped" and e["seat"] == 1)
         assert seen["placed"]["id"] == mine["hand"][0]["id"]
-        after = ray_get(stack, handle.endpoint.remote())
-        assert after["incarnation"] != before["incarnation"]
-        assert (after["host"], after["port"]) != (before["host"], before["port"])
-        assert ray_get(stack, handle.ping.remote())["node"] != node_id
+        after = ask_now(stack, handle, Endpoint())
+        assert after is not None
+        assert before is not None
+        assert after.incarnation != before.incarnation
+        assert (after.host, after.port) != (before.host, before.port)
+        assert ask_now(stack, handle, Probe()).node != node_id
         # Nothing lost: the host's hand, the scores and the round are what they were.
         table = (await host.connect(code, stack.b.url))["table"]
         assert table["hand"] == table_before["hand"] == rounds[0]["hand"]

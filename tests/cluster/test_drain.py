@@ -12,9 +12,10 @@ import subprocess
 import sys
 import time
 
+from actors.protocol import Probe
 from cluster.procs import RayWorkerNode
 from tests.cluster.client import Player
-from tests.cluster.test_data_plane import _node_of, ray_get, table_on_node
+from tests.cluster.test_data_plane import _node_of, ask_now, table_on_node
 from tests.cluster.test_resilience import open_round
 from tests.conftest import ROOT, Stack
 
@@ -53,7 +54,7 @@ async def test_a_drained_node_hands_its_tables_over_without_a_lost_point(stack: 
         host, other = people
         await other.connect(code, stack.b.url)  # one player per gateway
         before = (await host.connect(code, stack.a.url))["table"]
-        incarnation = ray_get(stack, handle.ping.remote())["incarnation"]
+        incarnation = ask_now(stack, handle, Probe()).incarnation
 
         moves = await asyncio.to_thread(_drain, stack, node_id, 60.0)
         assert moves["node"] == node_id
@@ -61,9 +62,9 @@ async def test_a_drained_node_hands_its_tables_over_without_a_lost_point(stack: 
         assert moves["back"] == moves["here"], moves
         assert moves["stuck"] == [], moves
         assert moves["unsaved"] == [], moves
-        where = ray_get(stack, handle.ping.remote())
-        assert where["node"] != node_id
-        assert where["incarnation"] != incarnation
+        where = ask_now(stack, handle, Probe())
+        assert where.node != node_id
+        assert where.incarnation != incarnation
 
         # The players never reconnected by hand: the same connections play on.
         mine = rounds[1]

@@ -5,8 +5,9 @@ table actor crashes, no close 1011, no traceback in the gateway's log, every tab
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from actors.protocol import Probe
+from actors.ray_calls import answered, send
 from loadtests.fuzz_ws import fuzz
 from tests.conftest import Stack
 
@@ -16,8 +17,7 @@ async def test_2000_fuzzed_frames_break_nothing(stack: Stack) -> None:
 
     def pid_of(table_id: str) -> int:
         handle = ray.get_actor(table_id, namespace=stack.namespace)
-        reply: Any = ray.get(handle.ping.remote(), timeout=60)
-        return int(reply["pid"])
+        return answered(Probe(), ray.get(send(handle, Probe()), timeout=60)).pid
 
     summary = await fuzz(stack.a.url, 2_000, seed=7, tables=4, log=stack.a.log, pid_of=pid_of)
     report = json.dumps(summary, indent=2, ensure_ascii=False)

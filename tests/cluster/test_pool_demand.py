@@ -21,7 +21,7 @@ import pytest
 import redis
 
 from actors import keys
-from actors.pool import DEMAND_WINDOW_S
+from actors.pool_demand import DEMAND_WINDOW_S
 from cluster.settings import Settings
 from tests.cluster.test_stale_records import forget_table
 from tests.conftest import Stack

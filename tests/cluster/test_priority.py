@@ -15,6 +15,8 @@ from ray.exceptions import RayError
 
 from actors import keys
 from actors.priority import DEFAULT_PLAY_NICE
+from actors.protocol import Probe
+from actors.ray_calls import answered, send
 from cluster.procs import START_NICE, WORKER_NICENESS_ENV
 from tests.cluster.client import table_with
 from tests.cluster.test_resilience import actor_pid
@@ -46,7 +48,7 @@ async def pooled_pid(stack: Stack, limit: float = 30) -> int:
         for name in store.lrange(keys.POOL, 0, -1):
             try:
                 handle = ray.get_actor(name, namespace=stack.namespace)
-                return int(ray.get(handle.ping.remote(), timeout=10)["pid"])
+                return answered(Probe(), ray.get(send(handle, Probe()), timeout=10)).pid
             except Exception:  # taken, or stopped by a trim, meanwhile: the next one
                 continue
         assert asyncio.get_running_loop().time() < deadline, "no actor in the pool"

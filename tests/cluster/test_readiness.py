@@ -15,11 +15,13 @@ import httpx
 import redis
 
 from actors import keys
-from actors.directory import Directory
+from actors.directory import Directory, DirectorySettings
+from actors.pool_demand import PoolPolicy
+from actors.protocol import Probe
 from actors.table_actor import record_json
 from cluster.procs import RedisServer
 from cluster.redis_client import async_redis
-from tests.cluster.test_data_plane import ray_get
+from tests.cluster.test_data_plane import ask_now
 from tests.conftest import Stack
 
 
@@ -57,7 +59,7 @@ async def test_ready_means_a_table_actor_answers(stack: Stack, tmp_path: Path) -
         # among live ones is not enough: the probe then asks the next (test_stale_records).
         ray = stack.driver()
         pids = [
-            int(ray_get(stack, ray.get_actor(n, namespace=stack.namespace).ping.remote())["pid"])
+            ask_now(stack, ray.get_actor(n, namespace=stack.namespace), Probe()).pid
             for n in pool.lrange(keys.POOL, 0, -1)
         ]
         for pid in pids:
@@ -104,9 +106,10 @@ async def test_with_no_pool_left_any_live_table_proves_the_workers_reachable(
             slot gate keeps more slots in reserve than any cluster has), so that the only
             actor a probe can find is the table's."""
             reserve = 4 if start else 10**9
-            return Directory(
-                client, stack.namespace, own.url, 1, 60.0, 60.0, 60.0, slot_reserve=reserve
+            settings = DirectorySettings(
+                stack.namespace, own.url, PoolPolicy(minimum=1), slot_reserve=reserve
             )
+            return Directory(client, settings)
 
         d = directory()
         assert await d.reach_tables(wait_s=3) == "down: no table actor started yet"
@@ -126,7 +129,7 @@ async def test_with_no_pool_left_any_live_table_proves_the_workers_reachable(
         # ...and that actor now serves a table, found through its directory record.
         await client.set(keys.table("FULL22"), record_json(name, 4))
         assert await directory(start=False).reach_tables(wait_s=3) == "ok"
-        pid = int(ray_get(stack, actor.ping.remote())["pid"])
+        pid = ask_now(stack, actor, Probe()).pid
         os.kill(pid, signal.SIGSTOP)
         try:
             assert await directory(start=False).reach_tables(wait_s=3) == (

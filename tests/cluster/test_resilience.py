@@ -10,6 +10,8 @@ import signal
 
 import redis
 
+from actors.protocol import Probe
+from actors.ray_calls import answered, send
 from tests.cluster.client import Frame, Player, table_with
 from tests.conftest import Stack
 
@@ -33,7 +35,7 @@ def actor_pid(stack: Stack, code: str) -> int:
     record = json.loads(redis.Redis.from_url(stack.redis.url).get(f"quatro:table:{code}") or "{}")
     ray = stack.driver()
     handle = ray.get_actor(record["actor"], namespace=stack.namespace)
-    return int(ray.get(handle.ping.remote(), timeout=30)["pid"])
+    return answered(Probe(), ray.get(send(handle, Probe()), timeout=30)).pid
 
 
 async def test_r24_r25_reconnect_through_the_other_gateway(stack: Stack) -> None:

@@ -89,6 +89,47 @@ async def test_r29_lobby_seats_bots_and_start(stack: Stack) -> None:
     assert (await host.rest("GET", "/api/tables/ZZZZZZ")).status_code == 404
 
 
+async def test_r29_the_host_fills_every_empty_seat_in_one_call(stack: Stack) -> None:
+    host = await Player(stack.a.url, "Host").register()
+    guest = await Player(stack.b.url, "Guest").register()
+    code = (await host.rest("POST", "/api/tables", json={"players": 6})).json()["code"]
+    assert (await guest.rest("POST", f"/api/tables/{code}/seats/3")).status_code == 200
+    assert (await host.rest("POST", f"/api/tables/{code}/bots", json={"seat": 1})).is_success
+    r = await guest.rest("POST", f"/api/tables/{code}/fill")
+    assert r.status_code == 403
+    assert r.json()["error"]["code"] == "not_host"
+
+    r = await host.rest("POST", f"/api/tables/{code}/fill")
+    assert r.status_code == 200
+    assert r.json() == {"seats": [2, 4, 5]}
+    seats = (await guest.rest("GET", f"/api/tables/{code}")).json()["seats"]
+    assert [(s["kind"], s["name"]) for s in seats] == [
+        ("human", "Host"),
+        ("bot", "Bot 2"),
+        ("bot", "Bot 3"),
+        ("human", "Guest"),
+        ("bot", "Bot 5"),
+        ("bot", "Bot 6"),
+    ]
+    # Full: nothing to do, and nothing done; then the start, after which the lobby is closed.
+    assert (await host.rest("POST", f"/api/tables/{code}/fill")).json() == {"seats": []}
+    assert (await host.rest("POST", f"/api/tables/{code}/start")).status_code == 200
+    r = await host.rest("POST", f"/api/tables/{code}/fill")
+    assert r.status_code == 409
+    assert r.json()["error"]["code"] == "wrong_phase"
+    r = await host.rest("POST", "/api/tables/ZZZZZZ/fill")
+    assert r.status_code == 404
+
+    # The answer is a model of its own in the OpenAPI document.
+    async with httpx.AsyncClient(base_url=stack.a.url) as c:
+        openapi = (await c.get("/openapi.json")).json()
+    post = openapi["paths"]["/api/tables/{code}/fill"]["post"]
+    schema = post["responses"]["200"]["content"]["application/json"]["schema"]
+    assert schema == {"$ref": "#/components/schemas/BotsFilled"}
+    filled = openapi["components"]["schemas"]["BotsFilled"]
+    assert filled["properties"]["seats"]["items"] == {"type": "integer"}
+
+
 async def test_scenarios_are_checked(stack: Stack) -> None:
     host = await Player(stack.a.url, "Rig").register()
     good = rigged_deal(4)

@@ -20,12 +20,15 @@ import redis
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors import keys
-from actors.directory import Directory, new_code
+from actors.directory import Directory, DirectorySettings
+from actors.pool_demand import PoolPolicy
+from actors.protocol import Probe
 from actors.table_actor import actor_class, record_json
+from actors.table_records import new_code
 from cluster.procs import RayWorkerNode, RedisServer
 from cluster.redis_client import async_redis
 from tests.cluster.client import Player, table_with
-from tests.cluster.test_data_plane import _node_of, ray_get
+from tests.cluster.test_data_plane import _node_of, ask_now
 from tests.cluster.test_resilience import actor_pid
 from tests.cluster.test_restore import until
 from tests.conftest import Gateway, Stack
@@ -314,7 +317,7 @@ def actor_on_node(stack: Stack, name: str, node_id: str, redis_url: str) -> None
         )
         .remote(name, redis_url)
     )
-    assert ray_get(stack, handle.ping.remote())["node"] == node_id
+    assert ask_now(stack, handle, Probe()).node == node_id
 
 
 def kill_node(node: RayWorkerNode) -> None:
@@ -397,7 +400,7 @@ async def test_a_pool_of_only_lost_actors_leaves_the_probe_to_a_live_table(stack
             .options(name=live, namespace=stack.namespace, lifetime="detached")
             .remote(live, own.url)
         )
-        ray_get(stack, handle.ping.remote())
+        ask_now(stack, handle, Probe())
         node = RayWorkerNode(stack.head, table_slots=4, num_cpus=1, object_store_mb=80).start()
         node_id = await _node_of(stack, node.manager_port)
         for name in lost:
@@ -406,9 +409,10 @@ async def test_a_pool_of_only_lost_actors_leaves_the_probe_to_a_live_table(stack
         await client.rpush(keys.POOL, *lost)
         await client.set(keys.table("LOST22"), record_json(live, 4))
         # A pool that may start no actor (its slot reserve is more than any cluster has).
-        directory = Directory(
-            client, stack.namespace, own.url, 1, 60.0, 60.0, 60.0, slot_reserve=10**9
+        settings = DirectorySettings(
+            stack.namespace, own.url, PoolPolicy(minimum=1), slot_reserve=10**9
         )
+        directory = Directory(client, settings)
         kill_node(node)
         # Before: "down: ActorUnavailableError" (or no answer), with every pooled ping failed.
         assert await directory.reach_tables(wait_s=3) == "ok"

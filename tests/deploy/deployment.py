@@ -239,8 +239,10 @@ class Deployment:
     def table_node_ip(self, actor: str) -> str:
         """The address of the Ray node a table actor lives on."""
         return self.ray(
+            "from actors.protocol import Probe\n"
+            "from actors.ray_calls import answered, send\n"
             f"h = ray.get_actor({actor!r})\n"
-            "node = ray.get(h.ping.remote(), timeout=30)['node']\n"
+            "node = answered(Probe(), ray.get(send(h, Probe()), timeout=30)).node\n"
             "print(next(n['NodeManagerAddress'] for n in ray.nodes() if n['NodeID'] == node))"
         )
 

@@ -10,6 +10,7 @@ from engine import (
     AddBot,
     ChangeSettings,
     ClaimSeat,
+    FillBots,
     LeaveSeat,
     Phase,
     Refusal,
@@ -72,6 +73,7 @@ def test_a_public_table_has_no_host() -> None:
     for cmd in (
         AddBot(seat=0, target=2),
         RemoveBot(seat=0, target=2),
+        FillBots(seat=0),
         StartMatch(seat=0),
         ChangeSettings(seat=0, hints=False),
         LeaveSeat(seat=0, target=1),  # not even seat 0 frees another's seat

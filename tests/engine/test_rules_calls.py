@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import CallContre, CallQuatro, Phase
+import pytest
+
+from engine import CallContre, CallQuatro, ChooseSign, Emit, Phase, SetFloor
+from engine.hints import hint_for
 from tests.engine.tables import Game, deal, payloads
 
 
@@ -44,6 +47,36 @@ def test_r15_a_wrong_quatro_gives_every_other_team_a_point() -> None:
     g.do(CallQuatro(seat=2))
     assert reveal(g)["scored"] == [0, 1, 3]
     assert g.table.scores == (1, 1, 0, 1)
+
+
+@pytest.mark.parametrize(("players", "caller"), [(4, 0), (4, 2), (6, 4)])
+def test_r15_when_both_partners_hold_a_carre_and_show_the_sign_either_call_is_right(
+    players: int, caller: int
+) -> None:
+    """The both-carré round: each partner completes a carré and shows the team's sign. Each is
+    told to call (the hint is the partner's sign, not "wait"), and whichever calls scores for
+    the team: the call judges the partner's hand, which holds a carré (R15, R18)."""
+    team = caller % (players // 2)
+    holders = {team: "K", team + players // 2: "A"}
+    g = Game(players, deals=[deal(players, holders)])
+    g.do(ChooseSign(seat=team, emoji="🦉"))
+    g.open_round()
+    for seat, rank in holders.items():
+        g.make_carre(seat, rank)
+    for seat in holders:
+        g.do(SetFloor(seat=seat, open=True))
+        g.do(Emit(seat=seat, emoji="🦉"))
+    assert [hint_for(g.view(s), s) for s in holders] == ["partner_sign", "partner_sign"]
+    g.do(CallQuatro(seat=caller))
+    r = reveal(g)
+    assert (r["reason"], r["by"], r["correct"]) == ("quatro", caller, True)
+    assert r["scored"] == [team]
+    assert r["carres"] == sorted(holders)
+    assert g.table.scores[team] == 1
+    assert sum(g.table.scores) == 1
+    # The round is over: the other partner's call comes too late (R18).
+    other = next(s for s in holders if s != caller)
+    assert g.refuse(CallQuatro(seat=other)).code == "wrong_phase"
 
 
 def test_r16_a_call_by_a_carre_holder_is_judged_by_r15_all_the_same() -> None:

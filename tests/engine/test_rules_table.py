@@ -10,6 +10,7 @@ from engine import (
     AddBot,
     CallQuatro,
     ChooseSign,
+    FillBots,
     LeaveSeat,
     Phase,
     Ready,
@@ -60,6 +61,27 @@ def test_r29_the_host_fills_empty_seats_with_bots_and_may_remove_them() -> None:
     assert g.refuse(RemoveBot(seat=0, target=1)).code == "not_a_bot"
     g.do(RemoveBot(seat=0, target=2))
     assert g.table.seat_kind(2) is None
+
+
+def test_r29_the_host_fills_every_empty_seat_with_bots_at_once() -> None:
+    g = lobby(6)
+    g.do(TakeSeat(seat=2, player_id="ana", name="Ana"))
+    g.do(AddBot(seat=0, target=4))
+    assert g.refuse(FillBots(seat=2)).code == "not_host"
+    filled = g.do(FillBots(seat=0))
+    # One `seat` event per seat filled, in seat order; the human and the bot already there stay.
+    assert [o.event.to_wire() for o in filled] == [
+        {"type": "seat", "seat": s, "name": f"Bot {s + 1}", "kind": "bot", "connected": True}
+        for s in (1, 3, 5)
+    ]
+    kinds = [g.table.seat_kind(s) for s in range(6)]
+    assert kinds == ["human", "bot", "human", "bot", "bot", "bot"]
+    assert g.table.seat_of("ana") == 2
+    assert g.phase() is Phase.LOBBY  # the start stays the host's to call
+    # Nothing left to fill: accepted, and nobody is told anything.
+    assert g.do(FillBots(seat=0)) == []
+    g.do(StartMatch(seat=0))
+    assert g.refuse(FillBots(seat=0)).code == "wrong_phase"
 
 
 def test_r29_a_player_may_leave_and_the_host_may_free_a_humans_seat() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine import AddBot, CallContre, LeaveSeat, Refusal, StartMatch, Swap
+from engine import AddBot, CallContre, FillBots, LeaveSeat, Refusal, StartMatch, Swap
 from engine.errors import ErrorCode
 from engine.wire import LOBBY_KINDS, SOCKET_KINDS, client_frame, command_from_frame
 
@@ -47,7 +47,16 @@ def test_lobby_calls_name_their_target_as_seat() -> None:
     assert command_from_frame("add_bot", 0, {"seat": 2}) == AddBot(seat=0, target=2)
     assert command_from_frame("leave_seat", 1, {"seat": 1}) == LeaveSeat(seat=1, target=1)
     assert command_from_frame("start", 0, {}) == StartMatch(seat=0)
-    kinds = {"leave_seat", "add_bot", "remove_bot", "start", "settings", "answer_claim"}
+    assert command_from_frame("fill_bots", 0, {}) == FillBots(seat=0)
+    kinds = {
+        "leave_seat",
+        "add_bot",
+        "remove_bot",
+        "fill_bots",
+        "start",
+        "settings",
+        "answer_claim",
+    }
     assert kinds == LOBBY_KINDS
     with pytest.raises(ValueError, match="AddBot"):
         client_frame(AddBot(seat=0, target=1))

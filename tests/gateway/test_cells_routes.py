@@ -1,6 +1,7 @@
 """The internal port's cell routes (gateway/cells.py) without Ray: refused without the fleet's
-secret, only the four table methods with typed arguments, a table not of this cell answered
-409 (never passed on), and none of it on the public app."""
+secret, only the four table calls with typed arguments, a table not of this cell answered
+409 (never passed on), and none of it on the public app; and the calls' JSON, as gateways of
+every release send it."""
 
 from __future__ import annotations
 
@@ -13,12 +14,33 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
+import httpx
 import pytest
 from fastapi import FastAPI
 
-from actors.cells import ForeignTable
-from actors.codec import to_json
-from actors.protocol import Act, Outcome
+from actors.cells import CellInfo, ForeignTable
+from actors.codec import (
+    BadMessage,
+    answer_from_json,
+    answer_json,
+    call_from_json,
+    call_json,
+    to_json,
+)
+from actors.protocol import (
+    Act,
+    Address,
+    Endpoint,
+    Outcome,
+    Overview,
+    Probe,
+    Seated,
+    SeatOf,
+    Serve,
+    Summary,
+    TableCall,
+    answer_type,
+)
 from cluster.settings import Settings
 from gateway.app import create_app
 from gateway.cells import AUTH_HEADER, SIGNED_FOR_S, answering, cells_router, signed, verified
@@ -31,17 +53,27 @@ with warnings.catch_warnings():
 SECRET = "s3cret"
 
 
-class FakeDirectory:
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str, tuple[Any, ...]]] = []
+ADDRESS = Address("127.0.0.1", 20001, "x")
 
-    async def call_here(self, code: str, method: str, *args: Any) -> Any:
-        self.calls.append((code, method, args))
+
+class FakeCalls:
+    """`TableCalls.ask_here` of a cell with one table, `ELSEWH` being another cell's."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, TableCall[Any]]] = []
+
+    async def ask_here(self, code: str, call: TableCall[Any]) -> Any:
+        self.asked.append((code, call))
         if code == "ELSEWH":
             raise ForeignTable(code, "b")
-        if method == "serve":
+        if isinstance(call, Serve):
             return Outcome(True, None, 0, ())
-        return {"host": "127.0.0.1", "port": 20001, "incarnation": "x"}
+        return ADDRESS
+
+
+class FakeDirectory:
+    def __init__(self) -> None:
+        self.calls = FakeCalls()
 
 
 @pytest.fixture
@@ -88,23 +120,62 @@ def test_no_signature_no_call(served: tuple[TestClient, FakeDirectory]) -> None:
     )  # not this body
     create = {"players": 4, "config": {}, "host": "p", "name": "n"}
     assert client.post("/cells/create", json=create).status_code == 403
-    assert directory.calls == []
+    assert directory.calls.asked == []
 
 
-def test_only_table_methods_with_typed_arguments(served: tuple[TestClient, FakeDirectory]) -> None:
+def test_only_table_calls_with_typed_arguments(served: tuple[TestClient, FakeDirectory]) -> None:
     client, directory = served
-    for method, args in (("stop", []), ("open", []), ("endpoint", [1]), ("serve", [{"t": "x"}])):
+    refused: tuple[tuple[str, list[Any]], ...] = (
+        ("stop", []),
+        ("open", []),
+        ("ping", []),
+        ("endpoint", [1]),
+        ("seat_of", [3]),
+        ("serve", [{"t": "x"}]),
+        ("serve", [{"t": "act"}]),
+    )
+    for method, args in refused:
         body = {"code": "ABCDEF", "method": method, "args": args}
         assert post(client, "/cells/call", body).status_code == 400, method
-    assert directory.calls == []
+    assert directory.calls.asked == []
     r = post(client, "/cells/call", {"code": "ABCDEF", "method": "endpoint", "args": []})
     assert r.status_code == 200
-    assert r.json()["answer"]["port"] == 20001
+    assert r.json()["answer"] == {"host": "127.0.0.1", "port": 20001, "incarnation": "x"}
     act = Act.of("c-1", "gw", "p0", "ready", {})
     r = post(client, "/cells/call", {"code": "ABCDEF", "method": "serve", "args": [to_json(act)]})
     assert r.status_code == 200
     assert r.json()["answer"]["ok"] is True
-    assert directory.calls[-1][2][0] == act  # the request arrives typed, as sent
+    assert directory.calls.asked[-1] == ("ABCDEF", Serve(act))  # the request arrives typed
+
+
+def test_a_table_call_crosses_as_every_release_sends_it() -> None:
+    """The shapes of the hop before typed calls: `{"method", "args"}`, and answers read by key
+    (an address, a seat, a summary as REST answers it), so cells of two releases still talk."""
+    act = Act.of("c-1", "gw", "p0", "ready", {})
+    assert call_json(Serve(act)) == {"method": "serve", "args": [to_json(act)]}
+    assert call_json(SeatOf("p0")) == {"method": "seat_of", "args": ["p0"]}
+    assert call_json(Endpoint()) == {"method": "endpoint", "args": []}
+    assert call_json(Summary()) == {"method": "summary", "args": []}
+    with pytest.raises(BadMessage):
+        call_json(Probe())  # only the four calls cross
+    summary = {"code": "ABCDEF", "players": 4, "phase": "lobby", "seats": []}
+    answers: list[tuple[TableCall[Any], Any, Any]] = [
+        (Endpoint(), ADDRESS, {"host": "127.0.0.1", "port": 20001, "incarnation": "x"}),
+        (SeatOf("p0"), Seated(2, 6, "playing"), {"seat": 2, "players": 6, "phase": "playing"}),
+        (Summary(), Overview.of(summary), summary),
+        (Endpoint(), None, None),
+        (Serve(act), Outcome(True, None, 0, ()), to_json(Outcome(True, None, 0, ()))),
+    ]
+    for call, answer, wire in answers:
+        assert isinstance(answer, answer_type(call))
+        sent = json.loads(json.dumps(answer_json(answer)))
+        assert sent == wire, call
+        assert answer_from_json(call, sent) == answer
+        assert call_from_json(**call_json(call)) == call
+    with pytest.raises(BadMessage):
+        answer_from_json(SeatOf("p0"), {"host": "127.0.0.1"})  # an answer to another call
+    with pytest.raises(BadMessage):
+        answer_from_json(Serve(act), {"host": "127.0.0.1"})
 
 
 def test_answers_are_signed_for_their_request(served: tuple[TestClient, FakeDirectory]) -> None:
@@ -121,6 +192,25 @@ def test_a_table_of_another_cell_is_not_passed_on(served: tuple[TestClient, Fake
     client, _ = served
     body = {"code": "ELSEWH", "method": "summary", "args": []}
     assert post(client, "/cells/call", body).status_code == 409
+
+
+def test_another_cells_answer_is_read_typed(served: tuple[TestClient, FakeDirectory]) -> None:
+    """`HttpCells.ask` against these routes: the call crosses signed, the answer comes back
+    as the call's type."""
+    from gateway.cells import HttpCells
+
+    client, _ = served
+
+    async def over_http() -> Any:
+        cells = HttpCells(SECRET)
+        cells._client = httpx.AsyncClient(transport=httpx.ASGITransport(client.app))
+        info = CellInfo("b", 10, 10, 0, "cell-b")
+        try:
+            return await cells.ask(info, "ABCDEF", Endpoint())
+        finally:
+            await cells.close()
+
+    assert asyncio.run(over_http()) == ADDRESS
 
 
 def test_the_cell_routes_are_internal_only() -> None:

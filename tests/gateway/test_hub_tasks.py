@@ -16,7 +16,8 @@ import pytest
 
 from actors.directory import Directory
 from actors.link_server import LinkServer
-from actors.protocol import Act, Entry, Outcome
+from actors.protocol import Act, Address, Endpoint, Entry, Outcome, Serve, TableCall
+from actors.ray_calls import LastAnswer
 from actors.table_core import TableCore
 from cluster.procs import RedisServer
 from gateway.connection import Connection
@@ -32,20 +33,21 @@ GATEWAY = "gw-t"
 
 class Endpoints:
     """Where the one table of a test listens, and its requests over the control plane: what
-    `Directory` answers from the actor (whose `serve` is its core's)."""
+    `Directory` answers from the actor (whose `Serve` is its core's)."""
 
     def __init__(self, port: int, core: TableCore) -> None:
         self.port = port
         self.core = core
         self.served = 0  # requests that came over the control plane
+        self.last_answer = LastAnswer()
 
-    async def call(self, code: str, method: str, *args: Any) -> Any:
+    async def ask(self, code: str, call: TableCall[Any]) -> Any:
         assert code == CODE
-        if method == "serve":
+        if isinstance(call, Serve):
             self.served += 1
-            return await self.core.serve(*args)
-        assert method == "endpoint"
-        return {"host": "127.0.0.1", "port": self.port, "incarnation": INCARNATION}
+            return await self.core.serve(call.request)
+        assert isinstance(call, Endpoint)
+        return Address("127.0.0.1", self.port, INCARNATION)
 
     async def record(self, code: str) -> dict[str, Any] | None:
         return {"code": code}  # the table exists: a broken link is followed again
@@ -54,9 +56,6 @@ class Endpoints:
         return False
 
     def forget(self, code: str) -> None:
-        pass
-
-    def heard_from_table(self) -> None:
         pass
 
 
@@ -170,14 +169,14 @@ async def _a_call_whose_hub_stops(table: Table) -> None:
     conn = Connection(f"{GATEWAY}/1", "p0", 64)
     await hubs.attach(CODE, conn)
     await until(lambda: table.server.links == 1, "the table serves the hub's link")
-    await table.core._save_lock.acquire()  # the command is judged; its answer waits for this
+    await table.core.saves._lock.acquire()  # the command is judged; its answer waits for this
     calling = asyncio.ensure_future(
         hubs.call(CODE, Act.of("c-1", GATEWAY, "p0", "add_bot", {"seat": 1}))
     )
     await until(lambda: "c-1" in table.core.done, "the table judged the command")
     hubs.detach(CODE, conn)  # the last connection goes: the hub and its link stop
     await until(lambda: left(f"hub {CODE}:") == [], "the hub stopped")
-    table.core._save_lock.release()
+    table.core.saves._lock.release()
     async with asyncio.timeout(10):
         reply = await calling
     assert isinstance(reply, Outcome)

@@ -108,6 +108,9 @@ export const api = {
     call("DELETE", `/api/tables/${encodeURIComponent(code)}/seats/${seat}`, { token }),
   addBot: (token, code, seat) =>
     call("POST", `/api/tables/${encodeURIComponent(code)}/bots`, { body: { seat }, token }),
+  // (ext) A bot in every empty seat, in one call -> {seats: [the seats filled]}.
+  fillBots: (token, code) =>
+    call("POST", `/api/tables/${encodeURIComponent(code)}/fill`, { token }),
   removeBot: (token, code, seat) =>
     call("DELETE", `/api/tables/${encodeURIComponent(code)}/bots/${seat}`, { token }),
   settings: (token, code, body) =>

@@ -1,11 +1,13 @@
-// The calls: Quatro! (confirmed first when your own hand is a carré), Contre! (naming the team
-// at 6 or 8 seats) and the request for a reshuffle vote.
+// The calls: Quatro! (confirmed first when your own hand is a carré: R16's reminder that the call
+// judges the partner's hand), Contre! (naming the team at 6 or 8 seats) and the request for a
+// reshuffle vote.
 import { useState } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { hasCarre, teamSeats } from "./state.js";
-import { Name, teamLabel } from "./names.js";
+import { Msg, Name, teamLabel } from "./names.js";
 import { Dialog } from "./panels.js";
+import { partnerShowsSign } from "./hints.js";
 
 export function CallButtons({ game, actions, hand }) {
   const [dialog, setDialog] = useState(null);
@@ -22,6 +24,8 @@ export function CallButtons({ game, actions, hand }) {
   }
   const others = Array.from({ length: n / 2 }, (_, k) => k).filter((k) => k !== game.you.team);
   const vote = tb.vote;
+  // The reminder says whether the partner's sign is showing: then the call is the right one.
+  const partnerSign = partnerShowsSign(tb, game.you.seat);
   return html`<div class="calls">
     <button type="button" class="call quatro" id="call-quatro" disabled=${!playing} onClick=${quatro}>
       ${t("call.quatro")}
@@ -39,7 +43,9 @@ export function CallButtons({ game, actions, hand }) {
     </button>
     ${dialog === "quatro" &&
     html`<${Dialog} title=${t("r16.title")} onClose=${() => setDialog(null)}>
-      <p>${t("r16.body")}</p>
+      <p class="r16-body" data-partner-sign=${partnerSign ? "yes" : "no"}>
+        ${partnerSign ? html`<${Msg} k="r16.partnerSign" vars=${{ sign: tb.sign }} />` : t("r16.body")}
+      </p>
       <div class="row">
         <button type="button" class="call quatro" id="confirm-quatro" onClick=${() => (setDialog(null), actions.quatro())}>
           ${t("r16.confirm")}

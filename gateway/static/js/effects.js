@@ -4,6 +4,7 @@ import { t } from "./i18n.js";
 import { announce } from "./announce.js";
 import { play } from "./sound.js";
 import { toast } from "./toast.js";
+import { emojiName } from "./emoji.js";
 import { cardLabel, listTeams, revealText, seatName } from "./names.js";
 
 export function effects(ev, g) {
@@ -27,7 +28,7 @@ export function effects(ev, g) {
       break;
     case "emission":
       play("emission");
-      announce(t("say.emission", { name: name(ev.seat), emoji: ev.emoji }));
+      announce(t("say.emission", { name: name(ev.seat), emoji: emojiName(ev.emoji) }));
       break;
     case "floor":
       announce(t(ev.open ? "say.floorOpen" : "say.floorClosed", { name: name(ev.seat) }));
@@ -52,8 +53,8 @@ export function effects(ev, g) {
       announce(t("say.signing", { n: ev.round }));
       break;
     case "sign":
-      if (ev.by === null) announce(t("sign.drawn", { emoji: ev.emoji }));
-      else if (ev.by !== me) announce(t("say.partnerSign", { name: name(ev.by), emoji: ev.emoji }));
+      if (ev.by === null) announce(t("sign.drawn", { emoji: emojiName(ev.emoji) }));
+      else if (ev.by !== me) announce(t("say.partnerSign", { name: name(ev.by), emoji: emojiName(ev.emoji) }));
       break;
     case "reveal":
       play("call");

@@ -1,14 +1,16 @@
-// The floor: taking it (and its lock), the emoji shown on it, and the list of emissions.
+// The floor: taking it (and its lock), the emoji shown on it, and the list of emissions. Showing
+// the team's own sign without a carré is asked about first (engine/hints.py says when).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
-import { Name } from "./names.js";
+import { Msg, Name } from "./names.js";
 import { serverNow } from "./servertime.js";
 import { useTick } from "./ticking.js";
-import { EmojiGrid } from "./panels.js";
-import { hintsOn } from "./hints.js";
+import { Dialog, EmojiGrid } from "./panels.js";
+import { hintsOn, signNeedsConfirm } from "./hints.js";
+import { Emoji, ICON } from "./emoji.js";
 
-export function FloorControls({ game, actions }) {
+export function FloorControls({ game, actions, hand }) {
   useTick(250);
   const tb = game.table;
   const mine = tb.seats[game.you.seat];
@@ -18,6 +20,26 @@ export function FloorControls({ game, actions }) {
   const floorBtn = useRef(null);
   const emitBtn = useRef(null);
   const pickerBox = useRef(null);
+  // The sign waiting for the player's word, and the round in which they gave it: asked once.
+  const [asking, setAsking] = useState(null);
+  const confirmedRound = useRef(null);
+  function show(emoji) {
+    setPicker(false);
+    if (signNeedsConfirm(tb, hand, emoji, confirmedRound.current)) {
+      setAsking(emoji);
+      return;
+    }
+    actions.emit(emoji);
+    emitBtn.current?.focus();
+  }
+  function answer(yes) {
+    if (yes) {
+      confirmedRound.current = tb.round;
+      actions.emit(asking);
+    }
+    setAsking(null);
+    emitBtn.current?.focus();
+  }
   // Taking the floor is for showing an emoji: the button that does it comes next.
   useEffect(() => {
     if (mine.floor && floorBtn.current && document.activeElement === floorBtn.current) {
@@ -27,7 +49,7 @@ export function FloorControls({ game, actions }) {
   useEffect(() => {
     if (picker) pickerBox.current?.querySelector("button")?.focus();
   }, [picker]);
-  return html`<div class="floor-controls">
+  return html`<div class="floor-controls" data-choice=${tb.choice || ""}>
     <button
       type="button"
       class="floor-btn ${mine.floor ? "on" : ""} ${locked ? "locked" : ""}"
@@ -37,7 +59,7 @@ export function FloorControls({ game, actions }) {
       aria-disabled=${locked ? "true" : "false"}
       onClick=${() => !locked && actions.floor(!mine.floor)}
     >
-      <span aria-hidden="true">🎙️</span>
+      <${Emoji} e=${ICON.floor} label="" />
       ${mine.floor ? t("floor.release") : t("floor.take")}
       ${locked &&
       html`<span class="lock" style=${`animation-duration:${lockLeft}ms`} key=${tb.floor_ready_at}
@@ -54,7 +76,7 @@ export function FloorControls({ game, actions }) {
         aria-controls="emit-picker"
         onClick=${() => setPicker(!picker)}
       >
-        ${tb.choice ? html`<span class="big-emoji">${tb.choice}</span>` : t("floor.choose")}
+        ${tb.choice ? html`<span class="big-emoji" data-emoji=${tb.choice}><${Emoji} e=${tb.choice} /></span>` : t("floor.choose")}
       </button>
       ${picker &&
       html`<div id="emit-picker" class="popover" ref=${pickerBox}>
@@ -62,17 +84,21 @@ export function FloorControls({ game, actions }) {
         <${EmojiGrid}
           emojis=${tb.emojis}
           selected=${tb.choice}
-          onPick=${(e) => {
-            actions.emit(e);
-            setPicker(false);
-            emitBtn.current?.focus();
-          }}
+          onPick=${show}
           label=${t("floor.pickerTitle")}
           sign=${tb.sign}
           signLabel=${t("floor.pickerSign")}
           hint=${hintsOn(tb)}
         />
       </div>`}`}
+    ${asking &&
+    html`<${Dialog} title=${t("floor.signTitle")} onClose=${() => answer(false)}>
+      <p class="sign-guard" data-sign=${asking}><${Msg} k="floor.signBody" vars=${{ sign: asking }} /></p>
+      <div class="row">
+        <button type="button" id="confirm-sign" onClick=${() => answer(true)}>${t("floor.signConfirm")}</button>
+        <button type="button" id="cancel-sign" onClick=${() => answer(false)}>${t("common.cancel")}</button>
+      </div>
+    <//>`}
   </div>`;
 }
 
@@ -87,7 +113,7 @@ export function History({ game }) {
             (it) => html`<li key=${it.n}>
               <span class="team-dot team-${game.table.seats[it.seat].team}" aria-hidden="true"></span>
               <${Name} seats=${game.table.seats} seat=${it.seat} />
-              <span class="big-emoji">${it.emoji}</span>
+              <span class="big-emoji" data-emoji=${it.emoji}><${Emoji} e=${it.emoji} /></span>
             </li>`,
           )}
         </ol>`}

@@ -28,8 +28,28 @@ export function useFocusRescue(pick) {
   });
 }
 
-// Whether the player has a keyboard: a fine pointer usually comes with one, and a key pressed
-// proves it (a tablet with a keyboard case).
+// Whether the player is at the keyboard now: a key pressed since the last touch or click. Written
+// on the page as <html data-input="keyboard">, so that the shortcuts' number badges and the ring
+// of focus that the page moves by itself (after a reload, a panel replaced) show only to someone
+// using keys; on a touch phone they read as a stray selection. Typing into a text field, or a
+// virtual keyboard's keys (reported as "Unidentified" or "Process"), says nothing about it.
+function noteInput(keys) {
+  const mode = keys ? "keyboard" : "pointer";
+  if (document.documentElement.dataset.input !== mode) document.documentElement.dataset.input = mode;
+}
+document.addEventListener("pointerdown", () => noteInput(false), true);
+document.addEventListener(
+  "keydown",
+  (e) => {
+    if (e.key === "Unidentified" || e.key === "Process" || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key !== "Tab" && e.target?.closest?.("input, textarea, select")) return;
+    noteInput(true);
+  },
+  true,
+);
+
+// Whether the player has a keyboard at all: a fine pointer usually comes with one, and a key
+// pressed proves it (a tablet with a keyboard case).
 let keyPressed = false;
 document.addEventListener("keydown", () => (keyPressed = true), { capture: true, once: true });
 export function hasKeyboard() {

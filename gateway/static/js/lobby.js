@@ -236,7 +236,6 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
   const host = table.host ?? null;
   const isHost = host !== null && mySeat === host;
   const seated = mySeat !== null && mySeat !== undefined;
-  const full = seats.every((s) => s.kind);
   const free = seats.filter((s) => !s.kind).length;
   const teams = Array.from({ length: n / 2 }, (_, k) => [k, k + n / 2]);
   // Arriving (a new table, a seat taken): the title. A button gone once used (a bot added): the
@@ -308,24 +307,45 @@ export function SeatsPanel({ code, table, mySeat, onTake, onAction, name, setNam
       )}
     </div>
     <${TableSettings} code=${code} table=${table} isHost=${isHost} />
+    <${LobbyBar}
+      table=${table}
+      isHost=${isHost}
+      waitFor=${seated && host !== null && !isHost ? seats[host]?.name || "" : null}
+      free=${free}
+      onAction=${onAction}
+    />
+  </section>`;
+}
+
+// What the lobby waits for, and the host's next steps (fill the empty seats, start), in a bar
+// held at the bottom of the screen: on a phone the settings push them below the fold.
+function LobbyBar({ table, isHost, waitFor, free, onAction }) {
+  return html`<div class="lobby-bar" id="lobby-bar">
     <p class="status-line" role="status">
-      ${full ? t("lobby.full") : t("lobby.seatsFree", { n: free })}
+      ${free === 0 ? t("lobby.full") : t("lobby.seatsFree", { n: free })}
     </p>
     ${isHost &&
-    html`<button
-      type="button"
-      class="primary big"
-      id="start-match"
-      disabled=${!full}
-      onClick=${() => onAction("start")}
-    >
-      ${t("lobby.start")}
-    </button>`}
-    ${seated && host !== null && !isHost && html`<p class="hint"><${Msg} k="lobby.waitHost" vars=${{ name: seats[host]?.name || "" }} /></p>`}
+    html`<div class="lobby-actions">
+      ${free > 0 &&
+      html`<button type="button" id="fill-bots" onClick=${() => onAction("fillBots")}>
+        ${t("lobby.fillBots")}
+      </button>`}
+      <button
+        type="button"
+        class="primary big"
+        id="start-match"
+        disabled=${free > 0}
+        onClick=${() => onAction("start")}
+      >
+        ${t("lobby.start")}
+      </button>
+    </div>`}
+    ${waitFor !== null &&
+    html`<p class="hint"><${Msg} k="lobby.waitHost" vars=${{ name: waitFor }} /></p>`}
     ${table.public &&
     html`<p class="hint" id="quick-wait">
       ${t("lobby.quickWait")}
       ${table.fills_at && html` <${Countdown} deadline=${table.fills_at} label=${t("lobby.quickClock")} />`}
     </p>`}
-  </section>`;
+  </div>`;
 }

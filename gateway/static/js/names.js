@@ -1,6 +1,7 @@
 // Small view helpers shared by the lobby and the table: player names in <bdi>, teams, cards.
 import { html } from "./html.js";
 import { listText, t, tx } from "./i18n.js";
+import { Emoji, hasPicture } from "./emoji.js";
 
 export const SUIT_SYMBOL = { S: "♠", H: "♥", D: "♦", C: "♣" };
 export const SUIT_KEY = { S: "suit.S", H: "suit.H", D: "suit.D", C: "suit.C" };
@@ -21,10 +22,15 @@ export function teamLabel(team) {
   return t("team.name", { n: team + 1 });
 }
 
-// A catalog sentence with placeholders rendered: names and other values in <bdi>.
+// A catalog sentence with placeholders rendered: names and other values in <bdi>, an emoji
+// ({sign}, {emoji}) as its picture.
 export function Msg({ k, vars = {} }) {
   return html`${tx(k, vars).map((part) =>
-    typeof part === "string" ? part : html`<bdi>${part.value}</bdi>`,
+    typeof part === "string"
+      ? part
+      : hasPicture(part.value)
+        ? html`<${Emoji} e=${part.value} />`
+        : html`<bdi>${part.value}</bdi>`,
   )}`;
 }
 

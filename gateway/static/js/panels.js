@@ -8,6 +8,7 @@ import { Card, Msg, Name, listTeams, revealText, seatName, teamLabel } from "./n
 import { Countdown } from "./ticking.js";
 import { partnerOf } from "./state.js";
 import { useFocusRescue } from "./focus.js";
+import { Emoji, ICON } from "./emoji.js";
 import { navigate } from "./router.js";
 
 // `sign`, when given, is marked among the others (the floor's picker shows your team's sign);
@@ -46,7 +47,7 @@ export function EmojiGrid({
         disabled=${disabled}
         onClick=${() => onPick(emoji)}
       >
-        ${emoji}${sign === emoji &&
+        <${Emoji} e=${emoji} />${sign === emoji &&
         html`<span class="visually-hidden"> ${signLabel}</span
           ><span class="sign-mark" aria-hidden="true">★</span>`}
       </button>`,
@@ -98,7 +99,7 @@ export function SigningPanel({ game, actions }) {
     <p class="hint">${t("sign.hint")}</p>
     ${tb.sign
       ? html`<p class="sign-fixed" role="status">
-          ${t("sign.ours")} <span class="big-emoji" data-sign=${tb.sign}>${tb.sign}</span>
+          ${t("sign.ours")} <span class="big-emoji" data-sign=${tb.sign}><${Emoji} e=${tb.sign} /></span>
           ${whoChose && html` <span class="muted">(${whoChose})</span>`}
         </p>`
       : null}
@@ -127,6 +128,8 @@ export function SigningPanel({ game, actions }) {
   </section>`;
 }
 
+// A vote that asks this player to answer is on their screen wherever the page is scrolled, before
+// its result is (css/banners.css holds it at the top of the screen).
 export function VoteBanner({ game, actions }) {
   const tb = game.table;
   const v = tb.vote;
@@ -134,7 +137,11 @@ export function VoteBanner({ game, actions }) {
   const answered = v.accepted.includes(me);
   const mayAnswer = v.voters.includes(me) && !answered;
   const waiting = v.voters.length - v.accepted.length;
-  return html`<div class="banner vote" role="region" aria-label=${t("vote.title")}>
+  return html`<div
+    class="banner vote ${mayAnswer ? "asking" : ""}"
+    role="region"
+    aria-label=${t("vote.title")}
+  >
     <span>
       <${Msg} k="vote.asks" vars=${{ name: seatName(tb.seats, v.by) }} />
       ${" "}<${Countdown} deadline=${v.deadline} label=${t("vote.title")} />
@@ -176,14 +183,14 @@ export function RevealPanel({ game, actions }) {
     <p class="reveal-text ${r.correct ? "right" : "wrong"}">${revealText(r, tb.seats)}</p>
     ${over &&
     html`<p class="winners" data-winners=${tb.winners.join(",")}>
-      🏆 ${t("over.winners", { n: tb.winners.length, teams: listTeams(tb.winners) })}
+      <${Emoji} e=${ICON.winners} label="" /> ${t("over.winners", { n: tb.winners.length, teams: listTeams(tb.winners) })}
     </p>`}
     <div class="reveal-hands">
       ${Array.from({ length: n / 2 }, (_, k) => k).map(
         (k) => html`<div class="reveal-team team-${k} ${r.scored.includes(k) ? "scored" : ""}">
           <h3>
             <span class="team-dot" aria-hidden="true"></span>${teamLabel(k)}
-            ${r.signs[k] && html` · ${t("reveal.sign")} <span class="big-emoji">${r.signs[k]}</span>`}
+            ${r.signs[k] && html` · ${t("reveal.sign")} <span class="big-emoji" data-sign=${r.signs[k]}><${Emoji} e=${r.signs[k]} /></span>`}
             ${r.scored.includes(k) && html` <span class="tag plus">+1</span>`}
           </h3>
           ${[k, k + n / 2].map(

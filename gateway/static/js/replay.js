@@ -13,6 +13,7 @@ import { navigate } from "./router.js";
 import { noteServerTime } from "./servertime.js";
 import { announce } from "./announce.js";
 import { revealText } from "./names.js";
+import { Emoji, ICON } from "./emoji.js";
 
 export const SPEEDS = [1, 2, 4, 8];
 // A replay keeps the table's rhythm, but a wait longer than this (a pause nobody cut short, a
@@ -175,7 +176,7 @@ function Player({ data, own, canOwn, onOwn, notice }) {
           setPlaying(!playing);
         }}
       >
-        <span aria-hidden="true">${playing ? "⏸" : "▶"}</span> ${t(playing ? "replay.pause" : "replay.play")}
+        <${Emoji} e=${playing ? ICON.pause : ICON.play} label="" /> ${t(playing ? "replay.pause" : "replay.play")}
       </button>
       <label class="replay-speed">
         ${t("replay.speed")}

@@ -9,6 +9,7 @@ import { html } from "./html.js";
 import { listText, t } from "./i18n.js";
 import { partnerOf } from "./state.js";
 import { Name, seatName, teamLabel } from "./names.js";
+import { Emoji, ICON, emojiName } from "./emoji.js";
 
 // Where seat `s` sits on screen, relative to me at the bottom; partner straight across.
 export function seatPosition(s, me, n) {
@@ -31,6 +32,7 @@ export function SeatView({ game, seat, pos, pulse }) {
     row.connected ? null : t("seat.offline"),
     row.floor ? t("seat.hasFloor") : null,
     tb.phase === "signing" && row.ready ? t("seat.ready") : null,
+    row.emoji ? t("seat.shows", { emoji: emojiName(row.emoji) }) : null,
   ].filter(Boolean);
   return html`<div
     class="seat team-${row.team} ${partner ? "partner" : ""} ${row.connected ? "" : "offline"} ${row.floor ? "has-floor" : ""}"
@@ -41,8 +43,8 @@ export function SeatView({ game, seat, pos, pulse }) {
     aria-label=${`${seatName(tb.seats, seat)} — ${listText(labels)}`}
   >
     ${row.emoji &&
-    html`<span class="bubble ${pulse ? "pulse" : ""}" key=${pulse} aria-hidden="true"
-      >${row.emoji}</span
+    html`<span class="bubble ${pulse ? "pulse" : ""}" key=${pulse} data-emoji=${row.emoji}
+      ><${Emoji} e=${row.emoji} label="" /></span
     >`}
     <div class="seat-head">
       <span class="conn-dot" aria-hidden="true"></span>
@@ -51,9 +53,9 @@ export function SeatView({ game, seat, pos, pulse }) {
     </div>
     <div class="seat-tags" aria-hidden="true">
       <span class="seat-number">${t("seat.short", { n: seat + 1 })}</span>
-      ${row.kind === "bot" && html`<span class="tag bot-tag">🤖</span>`}
+      ${row.kind === "bot" && html`<span class="tag bot-tag"><${Emoji} e=${ICON.bot} label="" /></span>`}
       ${partner && html`<span class="tag partner-tag">${t("seat.partner")}</span>`}
-      ${row.floor && html`<span class="tag floor-tag">🎙️</span>`}
+      ${row.floor && html`<span class="tag floor-tag"><${Emoji} e=${ICON.floor} label="" /></span>`}
       ${tb.phase === "signing" && row.ready && html`<span class="tag">✓</span>`}
       ${!row.connected && html`<span class="tag off">${t("seat.offline")}</span>`}
     </div>

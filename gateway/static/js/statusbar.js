@@ -4,6 +4,7 @@ import { listOf, t } from "./i18n.js";
 import { Name, teamLabel } from "./names.js";
 import { Countdown } from "./ticking.js";
 import { allowWatchers } from "./settings.js";
+import { Emoji, ICON } from "./emoji.js";
 
 export function StatusBar({ game, status }) {
   const tb = game.table;
@@ -15,12 +16,14 @@ export function StatusBar({ game, status }) {
   }[tb.phase];
   const floors = tb.seats.filter((s) => s.floor).map((s) => s.seat);
   return html`<div class="statusbar" aria-label=${t("status.bar")}>
-    <span class="round-no">${t("status.round", { n: tb.round })}</span>
-    ${clockLabel &&
-    html`<span class="clock" data-phase=${tb.phase}>
-      <span class="clock-label">${clockLabel}</span>
-      <${Countdown} deadline=${tb.deadline} label=${clockLabel} />
-    </span>`}
+    <span class="when">
+      <span class="round-no">${t("status.round", { n: tb.round })}</span>
+      ${clockLabel &&
+      html`<span class="clock" data-phase=${tb.phase}>
+        <span class="clock-label">${clockLabel}</span>
+        <${Countdown} deadline=${tb.deadline} label=${clockLabel} />
+      </span>`}
+    </span>
     <ul class="scores" aria-label=${t("status.scores")}>
       ${Array.from(
         { length: teams },
@@ -33,7 +36,7 @@ export function StatusBar({ game, status }) {
     </ul>
     <span class="floor-holders">
       ${floors.length
-        ? html`<span aria-hidden="true">🎙️</span> ${listOf(
+        ? html`<${Emoji} e=${ICON.floor} label="" /> ${listOf(
               floors.map((s) => html`<${Name} seats=${tb.seats} seat=${s} />`),
             )}`
         : html`<span class="muted">${t("status.noFloor")}</span>`}
@@ -55,13 +58,13 @@ function WatchCount({ game }) {
   const label = allowed ? t("watch.count", { n }) : t("watch.closedShort");
   if (!game.you.host || game.you.watching) {
     if (!n) return null;
-    return html`<span class="watch-count" data-count=${n} aria-label=${label} title=${label}>
-      <span aria-hidden="true">👁 ${n}</span>
+    return html`<span class="watch-count" data-count=${n} role="img" aria-label=${label} title=${label}>
+      <span aria-hidden="true"><${Emoji} e=${ICON.watchers} label="" /> ${n}</span>
     </span>`;
   }
   return html`<details class="watch-count watch-menu" data-count=${n} data-open=${allowed ? "yes" : "no"}>
     <summary aria-label=${label} title=${label}>
-      <span aria-hidden="true">👁 ${allowed ? n : "⊘"}</span>
+      <span aria-hidden="true"><${Emoji} e=${ICON.watchers} label="" /> ${allowed ? n : "⊘"}</span>
     </summary>
     <div class="popover">
       <label>

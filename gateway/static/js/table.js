@@ -14,6 +14,7 @@ import { SeatView, seatPosition } from "./seats.js";
 import { CenterSlots, Hand, useDrag } from "./cards.js";
 import { FloorControls, History } from "./floor.js";
 import { CallButtons } from "./calls.js";
+import { Emoji } from "./emoji.js";
 import { ClaimRequests, LateJoin } from "./latejoin.js";
 
 // `controls`, for a replay: shown in place of a watcher's panel (or under your hand), and the
@@ -156,16 +157,23 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
     </section>`}
     ${!watching && (tb.claims ?? []).length > 0 && html`<${ClaimRequests} game=${game} actions=${actions} />`}
     ${!watching &&
-    html`<section class="me team-${myRow.team}" aria-label=${t("table.you")} data-seat=${me}>
+    html`<section
+      class="me team-${myRow.team}"
+      aria-label=${t("table.you")}
+      data-seat=${me}
+      data-shows=${myRow.floor && myRow.emoji ? myRow.emoji : ""}
+    >
       <div class="me-head">
         ${myRow.emoji &&
-        html`<span class="bubble pulse" key=${pulses[me]} aria-hidden="true">${myRow.emoji}</span>`}
+        html`<span class="bubble pulse" key=${pulses[me]} data-emoji=${myRow.emoji}
+          ><${Emoji} e=${myRow.emoji} label="" /></span
+        >`}
         <span class="team-dot" aria-hidden="true"></span>
         <${Name} seats=${tb.seats} seat=${me} />
         <span class="tag">${teamLabel(myRow.team)}</span>
         ${tb.sign &&
         html`<span class="our-sign" data-sign=${tb.sign}>
-          ${t("sign.ours")} <span class="big-emoji">${tb.sign}</span>
+          ${t("sign.ours")} <span class="big-emoji"><${Emoji} e=${tb.sign} /></span>
         </span>`}
       </div>
       <${HintLine} table=${tb} seat=${me} hand=${hand} />
@@ -185,7 +193,7 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
           </p>
           <fieldset class="actions" disabled=${!live} data-live=${live ? "yes" : "no"}>
             <legend class="visually-hidden">${t("table.you")}</legend>
-            <${FloorControls} game=${game} actions=${actions} />
+            <${FloorControls} game=${game} actions=${actions} hand=${hand} />
             <${CallButtons} game=${game} actions=${actions} hand=${hand} />
           </fieldset>`}`}
     </section>`}

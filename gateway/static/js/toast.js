@@ -1,6 +1,7 @@
 // Toasts: short messages that leave by themselves (refusals, results).
 import { useEffect, useState } from "preact/hooks";
 import { html } from "./html.js";
+import { pictured } from "./emoji.js";
 
 const listeners = new Set();
 let seq = 0;
@@ -21,6 +22,6 @@ export function Toasts() {
     return () => listeners.delete(add);
   }, []);
   return html`<div class="toasts" aria-hidden="true">
-    ${items.map((x) => html`<div key=${x.id} class="toast toast-${x.kind}">${x.text}</div>`)}
+    ${items.map((x) => html`<div key=${x.id} class="toast toast-${x.kind}">${pictured(x.text)}</div>`)}
   </div>`;
 }

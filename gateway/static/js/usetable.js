@@ -226,6 +226,7 @@ export function useTable(code, { onBadName = () => {} } = {}) {
     const token = loadSession()?.token;
     try {
       if (kind === "addBot") await api.addBot(token, code, seat);
+      else if (kind === "fillBots") await api.fillBots(token, code);
       else if (kind === "removeBot") await api.removeBot(token, code, seat);
       else if (kind === "free") await api.leaveSeat(token, code, seat);
       else if (kind === "start") await api.start(token, code);

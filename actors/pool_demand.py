@@ -1,0 +1,92 @@
+"""What the pool of ready actors aims at, and when it may start one: functions of the time they
+are given (monotonic seconds), so that tests/actors/test_pool_demand.py needs no clock.
+
+A gateway keeps its *target*: `minimum` plus the tables it opened in the last
+`DEMAND_WINDOW_S`, at most `maximum` — a burst of creations raises the buffer while it lasts,
+and a quiet spell lets it fall back. Starting an actor costs a worker process's start (~0.6 s
+of CPU) on the cores the tables in play use, hence two settings that spare them: with
+`quiet_s`, the buffer is refilled only once no creation came for that long, so a ramp takes what
+was started ahead and starts only for creations that find it empty; with `start_gap_s`, the
+buffer grows one actor at a time, each start that long after the last one ended, so that what
+play loses to starts is one process now and then, never a flock of them. A creation that finds
+the pool empty is never held back by either: it waits for the next start.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+DEMAND_WINDOW_S = 10.0  # the creations of this long raise the target
+
+
+@dataclass(frozen=True)
+class PoolPolicy:
+    """`minimum` ready actors at the least (`maximum` at most, with demand), `at_once` started
+    side by side; `quiet_s` and `start_gap_s` as above (0: refill at once, unpaced)."""
+
+    minimum: int = 2
+    maximum: int = 8
+    at_once: int = 2
+    quiet_s: float = 0.0
+    start_gap_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        minimum = max(0, self.minimum)
+        object.__setattr__(self, "minimum", minimum)
+        object.__setattr__(self, "maximum", max(minimum, self.maximum))
+        object.__setattr__(self, "at_once", max(1, self.at_once))
+        object.__setattr__(self, "quiet_s", max(0.0, self.quiet_s))
+        object.__setattr__(self, "start_gap_s", max(0.0, self.start_gap_s))
+
+
+class Demand:
+    """The creations of the demand window, and what they ask of the pool at a given time."""
+
+    def __init__(self, policy: PoolPolicy) -> None:
+        self.policy = policy
+        self._takes: deque[float] = deque()  # when each creation of the window was served
+        # For metrics, read from any thread; `target` renews it on the event loop.
+        self.last_target = policy.minimum
+
+    def served(self, now: float) -> None:
+        """A creation was served at `now`."""
+        self._takes.append(now)
+        self.target(now)
+
+    def target(self, now: float) -> int:
+        """How many ready actors this gateway keeps at `now`."""
+        horizon = now - DEMAND_WINDOW_S
+        while self._takes and self._takes[0] < horizon:
+            self._takes.popleft()
+        self.last_target = min(self.policy.maximum, self.policy.minimum + len(self._takes))
+        return self.last_target
+
+    def in_ramp(self, now: float) -> bool:
+        """Whether creations are coming in (the last one within `quiet_s`)."""
+        quiet = self.policy.quiet_s
+        return bool(quiet and self._takes) and now - self._takes[-1] < quiet
+
+    def buffer_starts(
+        self, shortfall: int, starting: int, waiting: int, last_start_end: float, now: float
+    ) -> tuple[int, float | None]:
+        """Of the buffer's `shortfall`, how many may start at `now` (all of it unpaced), and
+        when none may yet, in how many seconds one may (the refill then looks again)."""
+        gap = self.policy.start_gap_s
+        if not gap or shortfall <= 0:
+            return shortfall, None
+        if starting:
+            # One of the buffer's on its way is counted against it; a start for a waiting
+            # creation is a process starting now too, so the buffer's waits for its end.
+            return min(1, max(0, starting - waiting)), None
+        wait = last_start_end + gap - now
+        return (1, None) if wait <= 0 else (0, wait)
+
+    def fall_back_passes(self) -> tuple[float, ...]:
+        """After a creation, when (seconds after it, one after the other) the refill looks
+        again: once the ramp is over, to grow the buffer back, and once the creation left the
+        demand window, to let the pool fall back."""
+        quiet = self.policy.quiet_s
+        if 0 < quiet < DEMAND_WINDOW_S:
+            return (quiet + 0.1, DEMAND_WINDOW_S - quiet + 0.4)
+        return (DEMAND_WINDOW_S + 0.5,)

@@ -1,0 +1,70 @@
+"""Table actors by name: the one place that makes an actor's name, asks Ray for the actor of a
+name, starts one under a name, and stops one.
+
+A name is all Redis keeps of an actor (the pool's list, a table's record), and a name outlives
+its actor when Redis outlives Ray: every name read from Redis is looked up here before use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any, Protocol
+
+import ray
+from ray.actor import ActorHandle
+
+from actors import keys
+from actors.table_actor import actor_class
+
+Handle = ActorHandle[Any]
+
+
+def new_name() -> str:
+    """A new table actor's Ray name (`keys.ACTOR_PREFIX`: every table actor's name starts so)."""
+    return f"{keys.ACTOR_PREFIX}{uuid.uuid4().hex[:12]}"
+
+
+class Actors(Protocol):
+    """What the pool and the directory's rooms ask of Ray about table actors."""
+
+    def start(self, name: str) -> Handle:
+        """The actor named `name`: started, or the one running already under that name."""
+
+    async def lookup(self, name: str) -> Handle | None:
+        """The live actor named `name`, None when Ray has none."""
+
+    def kill(self, handle: Handle) -> None:
+        """Stop the actor for good (no restart)."""
+
+
+class RayActors:
+    """`Actors` in one Ray namespace, for one cell's gateways."""
+
+    def __init__(self, namespace: str, redis_url: str, cell: str = "") -> None:
+        self.namespace = namespace
+        self.redis_url = redis_url
+        self.cell = cell
+        self._cls = actor_class()
+
+    def start(self, name: str) -> Handle:
+        """Given an existing table's actor name, the same actor again (it restores itself from
+        Redis). Two gateways doing so at once get one actor."""
+        handle: Handle = self._cls.options(
+            name=name, namespace=self.namespace, lifetime="detached", get_if_exists=True
+        ).remote(name, self.redis_url, self.cell)
+        return handle
+
+    async def lookup(self, name: str) -> Handle | None:
+        """A control-store call: off the event loop, which serves every player here."""
+        return await asyncio.to_thread(self._lookup, name)
+
+    def _lookup(self, name: str) -> Handle | None:
+        try:
+            handle: Handle = ray.get_actor(name, namespace=self.namespace)
+        except ValueError:  # Ray knows no live actor of that name
+            return None
+        return handle
+
+    def kill(self, handle: Handle) -> None:
+        ray.kill(handle, no_restart=True)

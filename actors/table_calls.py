@@ -1,0 +1,149 @@
+"""Calls to a table by its code, through its actor's restarts, and across cells.
+
+Ray never retries a table actor's call here (`max_task_retries=0`); the call is asked again
+instead, through `ask` (actors/ray_calls.py), until the actor is back or `RESTART_WAIT_S` is
+spent: commands are safe to send again because they carry an id. With cells, a table of another
+cell is asked of a gateway of that cell (`RemoteCells`), and moved here when that cell is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TypeVar
+
+from ray.exceptions import GetTimeoutError
+
+from actors.cells import CellInfo, CellUnreachable, ForeignTable, Registry, RemoteCells, cell_of
+from actors.protocol import Address, TableCall
+from actors.ray_calls import ActorGone, LastAnswer, ask, dead_for_good
+from actors.table_records import TableGone, TableRecords
+
+log = logging.getLogger("quatro.directory")
+
+A = TypeVar("A")
+
+# How long a call waits for a crashed table actor to come back. A lost node is the slow case:
+# Ray declares it dead only after its health checks have failed for ~15 s (3 s x 5, its
+# defaults), then restarts its actors elsewhere, each a new worker process (seconds more on a
+# loaded node): the soak saw 14-25 s, past the 20 s this was, and commands sent meanwhile were
+# answered `unavailable` although the cluster had room (docs/reliability.md).
+RESTART_WAIT_S = 40.0
+LINK_CHECK_S = 1.0  # a table's last known link address answering within this: not lost
+
+
+class Patience:
+    """The wait of one call: `RESTART_WAIT_S` in all, pauses doubling from 50 ms to 0.5 s."""
+
+    def __init__(self, wait_s: float = RESTART_WAIT_S) -> None:
+        self._until = asyncio.get_running_loop().time() + wait_s
+        self._delay = 0.05
+
+    @property
+    def spent(self) -> bool:
+        return asyncio.get_running_loop().time() > self._until
+
+    async def pause(self) -> None:
+        await asyncio.sleep(self._delay)
+        self._delay = min(self._delay * 2, 0.5)
+
+
+class TableCalls:
+    def __init__(
+        self,
+        records: TableRecords,
+        last_answer: LastAnswer,
+        registry: Registry | None = None,
+        remote: RemoteCells | None = None,
+    ) -> None:
+        """`registry` and `remote`: the cells' records, and how a gateway of another cell is
+        asked (None without cells)."""
+        self.records = records
+        self.last_answer = last_answer
+        self.registry = registry
+        self.remote = remote
+        # The last data-plane address each table answered `Endpoint` with: a table whose cell
+        # lost its registry record but whose link still answers (a partition between that cell
+        # and Redis, not a death) is not moved.
+        self._endpoints: dict[str, Address] = {}
+
+    async def ask(self, code: str, call: TableCall[A]) -> A:
+        """`call` answered by the table of `code`, wherever it runs. Raises TableGone."""
+        if self.registry is None:
+            return await self.ask_here(code, call)
+        patience = Patience()
+        while True:
+            record = await self.records.record(code)
+            if record is None:
+                raise TableGone(code)
+            cell = cell_of(record)
+            try:
+                if cell == self.records.cell:
+                    answer = await self.ask_here(code, call)
+                else:
+                    answer = await self._ask_elsewhere(code, cell, call)
+            except (ForeignTable, CellUnreachable) as exc:
+                # Moved meanwhile (read the record again), or its cell did not answer (yet).
+                if patience.spent:
+                    raise
+                log.info("table %s: %s; trying again", code, exc)
+                await patience.pause()
+                continue
+            if isinstance(answer, Address):
+                self._endpoints[code] = answer
+            return answer
+
+    async def ask_here(self, code: str, call: TableCall[A]) -> A:
+        """`ask` with this gateway's own Ray: ForeignTable when the table is of another cell
+        (what another cell's gateway asks here must not bounce on)."""
+        patience = Patience()
+        while True:
+            handle = await self.records.handle(code)
+            try:
+                answer = await ask(handle, call)
+            except ActorGone as exc:
+                if dead_for_good(exc):
+                    self.records.forget(code)
+                    if await self.records.record(code) is None:
+                        raise TableGone(code) from exc
+                if patience.spent:
+                    raise
+                log.info("table %s: actor unavailable (%s), retrying", code, type(exc).__name__)
+                await patience.pause()
+            except GetTimeoutError:
+                if patience.spent:
+                    raise
+            else:
+                self.last_answer.heard()
+                return answer
+
+    async def _ask_elsewhere(self, code: str, cell: str, call: TableCall[A]) -> A:
+        """Ask a gateway of the table's cell; with that cell gone (no registry record, and the
+        table's last link address silent), move the table here. CellUnreachable: try again."""
+        assert self.registry is not None
+        assert self.remote is not None
+        info: CellInfo | None = await self.registry.get(cell)
+        if info is not None:
+            return await self.remote.ask(info, code, call)
+        if await self._link_answers(code):
+            raise CellUnreachable(f"cell {cell!r} has no registry record but its link answers")
+        if await self.registry.move(code, cell):
+            log.warning(
+                "table %s: cell %r is gone; moved to cell %r", code, cell, self.records.cell
+            )
+            self.records.forget(code)
+        # Won or lost the race, the record says where the table is now: the caller reads it.
+        raise ForeignTable(code, cell)
+
+    async def _link_answers(self, code: str) -> bool:
+        where = self._endpoints.get(code)
+        if where is None:
+            return False
+        try:
+            async with asyncio.timeout(LINK_CHECK_S):
+                _, writer = await asyncio.open_connection(where.host, where.port)
+        except (OSError, TimeoutError):
+            self._endpoints.pop(code, None)
+            return False
+        writer.close()
+        return True

@@ -1,0 +1,140 @@
+"""Tables by invite code: their records in Redis (code -> actor name, `keys.table`), so that any
+gateway finds any table's actor with Ray, and the handles this gateway holds.
+
+Redis outlives Ray (a cluster replaced, runs stopped hard), so a record naming an actor Ray does
+not know is repaired where it is read: the table is restored from its snapshot under the same
+name or, with none, its records are deleted. Nothing waits for a record that only this gateway
+could repair. With cells (actors/cells.py), a record of another cell is never Ray's to judge
+here: `ForeignTable`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from actors import keys
+from actors.cells import ForeignTable, cell_of
+from actors.ray_names import Actors, Handle
+from actors.store import KEY_TTL_S, record_json
+
+log = logging.getLogger("quatro.directory")
+
+# An unambiguous alphabet for invite codes: no 0/O, 1/I/L.
+CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+CODE_LENGTH = 6
+CODE_TRIES = 20  # codes drawn before giving up (31**6 of them: never)
+RECORD_TTL_S = 24 * 3600  # a table's saves renew it
+
+# KEYS: a table's record, then other records of it (its actor's); ARGV[1]: the table record as
+# read. They go only if the table record is still the one judged stale (a table opened since
+# under the same code, once another gateway dropped the stale one, keeps its records).
+DROP_STALE_TABLE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', unpack(KEYS))
+end
+return 0
+"""
+
+
+class TableGone(Exception):
+    """The table's actor is stopped for good (or never existed)."""
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+class TableRecords:
+    def __init__(self, redis: aioredis.Redis, actors: Actors, cell: str = "") -> None:
+        """`cell`: this gateway's home cell ("" without cells)."""
+        self.redis = redis
+        self.actors = actors
+        self.cell = cell
+        self._handles: dict[str, Handle] = {}
+        self._drop_stale = redis.register_script(DROP_STALE_TABLE)
+
+    async def record(self, code: str) -> dict[str, Any] | None:
+        raw = await self.redis.get(keys.table(code))
+        return None if raw is None else dict(json.loads(raw))
+
+    async def lost(self, code: str) -> bool:
+        """Whether the table was lost (its saved state could not be read back)."""
+        return bool(await self.redis.exists(keys.lost(code)))
+
+    async def claim(self, actor: str, players: int) -> tuple[str, str]:
+        """A new code for a table of `actor`, its record written: (code, record)."""
+        for _ in range(CODE_TRIES):
+            code = new_code()
+            record = record_json(actor, players, self.cell)
+            if await self.redis.set(keys.table(code), record, nx=True, ex=RECORD_TTL_S):
+                return code, record
+        raise RuntimeError("no free table code")  # pragma: no cover - 31**6 codes
+
+    async def drop(self, code: str, record: str | bytes, *others: str) -> None:
+        """Delete the table's record, and the keys `others`, if it still reads `record`."""
+        await self._drop_stale(keys=[keys.table(code), *others], args=[record])
+
+    def opened(self, code: str, handle: Handle) -> None:
+        self._handles[code] = handle
+
+    def forget(self, code: str) -> None:
+        """Ask Ray again next time: the actor may have been started again."""
+        self._handles.pop(code, None)
+
+    def held(self) -> list[Handle]:
+        """The actors of the tables this gateway holds handles of (a handle may outlive its
+        table)."""
+        return list(dict.fromkeys(self._handles.values()))
+
+    async def handle(self, code: str) -> Handle:
+        """The table's actor. Raises TableGone, ForeignTable."""
+        cached = self._handles.get(code)
+        if cached is not None:
+            return cached
+        raw = await self.redis.get(keys.table(code))
+        if raw is None:
+            raise TableGone(code)
+        record = json.loads(raw)
+        if cell_of(record) != self.cell:
+            # Never Ray's word here on another cell's table: this Ray not knowing its actor
+            # says nothing, and restarting it here would run the table twice.
+            raise ForeignTable(code, cell_of(record))
+        actor = str(record["actor"])
+        handle = await self.actors.lookup(actor)
+        if handle is None:
+            handle = await self._restart(code, actor, raw)
+        self._handles[code] = handle
+        return handle
+
+    async def _restart(self, code: str, actor: str, raw: str | bytes) -> Handle:
+        """Ray no longer knows the actor (the whole cluster restarted, or it died for good)
+        but Redis still holds the table: bring it back from its snapshot, or, with none to
+        restore, drop the record that would send everyone to nothing (TableGone)."""
+        if not await self.redis.exists(keys.snapshot(code)):
+            await self.drop(code, raw, keys.actor(actor))
+            log.warning("table %s: its actor is gone and nothing is saved: dropped", code)
+            raise TableGone(code)
+        log.warning("table %s: its actor is gone; starting it again from Redis", code)
+        # The new incarnation learns its table from actor -> code: that record may be lost or
+        # stale too (it is written with the snapshot, not with the code -> actor one).
+        await self.redis.set(keys.actor(actor), code, ex=KEY_TTL_S)
+        return self.actors.start(actor)
+
+    async def actor_names(self, rounds: int) -> AsyncGenerator[str, None]:
+        """Actor names of table records, from at most `rounds` SCAN calls (a bounded part of a
+        keyspace that may be full of sessions)."""
+        cursor = 0
+        for _ in range(rounds):
+            cursor, found = await self.redis.scan(cursor, match=keys.table("*"), count=200)
+            for key in found:
+                raw = await self.redis.get(key)
+                if raw is not None:
+                    yield str(json.loads(raw)["actor"])
+            if cursor == 0:
+                return

@@ -1,0 +1,75 @@
+"""The pool's demand policy (actors/pool_demand.py) as the functions of time it is: every answer
+for a time given, no clock waited for. tests/cluster/test_pool_demand.py runs it on a real
+gateway and Ray."""
+
+from __future__ import annotations
+
+from actors.pool_demand import DEMAND_WINDOW_S, Demand, PoolPolicy
+
+
+def test_a_policy_out_of_range_is_brought_into_it() -> None:
+    assert PoolPolicy(-3, -1, 0, -1.0, -2.0) == PoolPolicy(0, 0, 1, 0.0, 0.0)
+    assert PoolPolicy(minimum=5, maximum=2).maximum == 5  # never below its minimum
+
+
+def test_the_target_is_the_minimum_plus_the_creations_of_the_window_at_most_the_maximum() -> None:
+    demand = Demand(PoolPolicy(minimum=2, maximum=5))
+    assert demand.target(100.0) == 2
+    for at in (100.0, 101.0, 102.0):
+        demand.served(at)
+    assert demand.target(102.0) == 5
+    assert demand.last_target == 5
+    demand.served(103.0)
+    assert demand.target(103.0) == 5  # capped
+    # The window is DEMAND_WINDOW_S long: each creation counts until then, and only then.
+    assert demand.target(100.0 + DEMAND_WINDOW_S) == 5
+    assert demand.target(100.1 + DEMAND_WINDOW_S) == 5  # 101, 102 and 103 are left: 2 + 3
+    assert demand.target(102.1 + DEMAND_WINDOW_S) == 3
+    assert demand.target(200.0) == 2
+    assert demand.last_target == 2
+
+
+def test_a_ramp_lasts_while_creations_come_within_the_quiet_time() -> None:
+    demand = Demand(PoolPolicy(quiet_s=3.0))
+    assert not demand.in_ramp(10.0)  # no creation yet
+    demand.served(10.0)
+    assert demand.in_ramp(12.9)
+    assert not demand.in_ramp(13.0)
+    assert not Demand(PoolPolicy(quiet_s=0.0)).in_ramp(10.0)  # no quiet time: never a ramp
+
+
+def test_unpaced_the_whole_shortfall_starts_at_once() -> None:
+    demand = Demand(PoolPolicy(start_gap_s=0.0))
+    assert demand.buffer_starts(4, starting=1, waiting=0, last_start_end=99.0, now=100.0) == (
+        4,
+        None,
+    )
+    paced = Demand(PoolPolicy(start_gap_s=2.0))
+    assert paced.buffer_starts(0, 0, 0, 99.0, 100.0) == (0, None)  # nothing short
+
+
+def test_paced_the_buffer_grows_one_start_at_a_time_each_a_gap_after_the_last() -> None:
+    demand = Demand(PoolPolicy(start_gap_s=2.0))
+    # The last start ended 0.5 s ago: none yet, and the refill looks again in 1.5 s.
+    assert demand.buffer_starts(3, 0, 0, last_start_end=99.5, now=100.0) == (0, 1.5)
+    assert demand.buffer_starts(3, 0, 0, last_start_end=98.0, now=100.0) == (1, None)
+    # A start on its way for the buffer counts against it; one for a waiting creation is a
+    # process starting too, so the buffer waits for its end.
+    assert demand.buffer_starts(3, starting=1, waiting=0, last_start_end=0.0, now=100.0) == (
+        1,
+        None,
+    )
+    assert demand.buffer_starts(3, starting=1, waiting=1, last_start_end=0.0, now=100.0) == (
+        0,
+        None,
+    )
+
+
+def test_after_a_creation_the_refill_looks_again_after_the_ramp_and_after_the_window() -> None:
+    quiet = Demand(PoolPolicy(quiet_s=3.0)).fall_back_passes()
+    assert quiet == (3.1, DEMAND_WINDOW_S - 3.0 + 0.4)
+    assert sum(quiet) > DEMAND_WINDOW_S  # the last one after the creation left the window
+    assert Demand(PoolPolicy(quiet_s=0.0)).fall_back_passes() == (DEMAND_WINDOW_S + 0.5,)
+    assert Demand(PoolPolicy(quiet_s=DEMAND_WINDOW_S)).fall_back_passes() == (
+        DEMAND_WINDOW_S + 0.5,
+    )
