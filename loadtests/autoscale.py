@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import sys
 import tempfile
 import time
@@ -155,13 +154,9 @@ def autoscaling_config(
 def autoscaling_stack(chart: ChartScaling, idle_timeout_s: float, max_workers: int = 2) -> Stack:
     """A redis-server and a head (not started) whose autoscaler launches workers of the chart's
     shape; no gateway."""
-    spec = Spec(
-        table_slots=chart.head_slots,
-        gateways=0,
-        namespace=f"autoscale-{_id()[:8]}",
-        object_store_mb=96,
-    )
-    stack = Stack(spec, Path(tempfile.mkdtemp(prefix="quatro-autoscale-")))
+    namespace = f"autoscale-{_id()[:8]}"
+    spec = Spec(chart.head_slots, gateways=0, namespace=namespace, object_store_mb=96)
+    stack = Stack(spec, Path(tempfile.gettempdir()))  # no gateway, so no log of its own
     head = stack.head
     config = autoscaling_config(chart, head.address, idle_timeout_s, max_workers)
     path = head.temp_dir / "autoscaling.json"
@@ -380,7 +375,6 @@ def run(idle_s: float) -> Figures:
         return asyncio.run(scenario(stack.redis.url, idle_s))
     finally:
         stack.stop()
-        shutil.rmtree(stack.logs, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
