@@ -46,41 +46,29 @@ class Listening:
     echo: tuple[frozenset[str], bool] | None
 
     # -- reporting ----------------------------------------------------------------------------
-    def _context(self) -> dict[str, Any]:
+    def _report(self, kind: str, name: str, ms: float, exc: BaseException | None = None) -> None:
+        """One exchange into Locust's statistics (and the raw samples), with since when its
+        table has been in play."""
         group = self.table_group
-        return {"live_since": None if group is None else group.live_since}
-
-    def _fire(self, name: str, ms: float, exc: BaseException | None = None) -> None:
         self.environment.events.request.fire(
-            request_type="WS",
+            request_type=kind,
             name=name,
             response_time=ms,
             response_length=0,
             exception=exc,
-            context=self._context(),
+            context={"live_since": None if group is None else group.live_since},
         )
+
+    def _fire(self, name: str, ms: float, exc: BaseException | None = None) -> None:
+        self._report("WS", name, ms, exc)
 
     def _lost(self, name: str) -> None:
         """A socket or a connection lost (with `--hosts`): not a failure by itself; the soak
         counts it as one when no fault of its own explains it."""
-        self.environment.events.request.fire(
-            request_type="LOST",
-            name=name,
-            response_time=0.0,
-            response_length=0,
-            exception=None,
-            context=self._context(),
-        )
+        self._report("LOST", name, 0.0)
 
     def _refused(self, name: str, ms: float) -> None:
-        self.environment.events.request.fire(
-            request_type="REFUSED",
-            name=name,
-            response_time=ms,
-            response_length=0,
-            exception=None,
-            context=self._context(),
-        )
+        self._report("REFUSED", name, ms)
 
     # -- frames (in the reader greenlet; nothing here yields) ---------------------------------
     def on_frame(self, link: Link, frame: dict[str, Any]) -> None:
