@@ -80,6 +80,27 @@ def wait_for_port(port: int, timeout: float, proc: subprocess.Popen[bytes] | Non
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
 
 
+# What `ray start` (cluster/ray_start.py, line-buffered) prints once its node is registered in the
+# GCS: a driver that joins before that fails after 60 s with "No node info found".
+RAY_STARTED = b"Ray runtime started."
+REGISTER_TIMEOUT_S = 200.0  # past cluster/ray_start.py's own wait for the GCS (180 s)
+
+
+def wait_registered(log: Path, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """Wait until the Ray node whose `ray start` writes `log` is registered (`RAY_STARTED`)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(OSError), log.open("rb") as f:
+            if RAY_STARTED in f.read():
+                return
+        if proc.poll() is not None:
+            tail = log.read_bytes()[-3000:].decode(errors="replace") if log.exists() else ""
+            raise RuntimeError(f"`ray start` exited with {proc.returncode}:\n{tail}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the Ray node of {log} is not registered after {timeout} s")
+        time.sleep(0.1)
+
+
 def stop_group(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
     """SIGTERM the child's process group, then SIGKILL whatever is left of it."""
     if proc.poll() is None:
@@ -163,7 +184,7 @@ class RayHead:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 120.0) -> RayHead:
+    def start(self, timeout: float = REGISTER_TIMEOUT_S) -> RayHead:
         self.temp_dir.chmod(0o700)
         if self.auth_mode == "token" and self.token_path is None:
             self.token_path = write_token(self.temp_dir)
@@ -173,10 +194,9 @@ class RayHead:
         args += ["--temp-dir", str(self.temp_dir / "r"), "--include-dashboard", "false"]
         args += _node_args(self.table_slots, self.num_cpus, self.object_store_mb, free_port())
         args += self.extra_args
-        self.proc = _start_node(
-            args, {**self.node_env(), **self.extra_env}, self.temp_dir / "head.log"
-        )
-        wait_for_port(self.port, timeout, self.proc)
+        log = self.temp_dir / "head.log"
+        self.proc = _start_node(args, {**self.node_env(), **self.extra_env}, log)
+        wait_registered(log, self.proc, timeout)
         return self
 
     def driver_env(self) -> dict[str, str]:
@@ -278,12 +298,12 @@ class RayWorkerNode:
     proc: subprocess.Popen[bytes] | None = None
     manager_port: int = field(default_factory=free_port)  # its raylet's
 
-    def start(self, timeout: float = 120.0) -> RayWorkerNode:
+    def start(self, timeout: float = REGISTER_TIMEOUT_S) -> RayWorkerNode:
         args = [*_ray_start(), "--address", self.head.address]
         args += _node_args(self.table_slots, self.num_cpus, self.object_store_mb, self.manager_port)
         log = self.head.temp_dir / f"node-{self.manager_port}.log"
         self.proc = _start_node(args, self.head.node_env(), log)
-        wait_for_port(self.manager_port, timeout, self.proc)  # its raylet is up
+        wait_registered(log, self.proc, timeout)
         return self
 
     def stop(self) -> None:
