@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit deps system-deps helm-tools bench load clean test-deploy deploy-deps
+.PHONY: run test check lint typecheck unit deps system-deps helm-tools bench load clean test-deploy deploy-deps
 
 $(STAMP): requirements.lock pyproject.toml
 	@# Debian's own Python keeps venv in a separate package: install it when venv is missing.
@@ -86,6 +86,15 @@ unit: deps helm-tools
 	if [ $$rc = 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 test: deps helm-tools lint unit
+
+# The edit-test loop (README): lint, types, and the tests that need no Ray stack, no browser and
+# no helm: the engine's rules, the table actor's core (against a real redis-server), the
+# gateway's frames, hubs, routes and files. A few minutes; `make test` still runs everything.
+# QUATRO_CHECK=1: a test here that asks for the Ray stack fails, saying so (tests/conftest.py).
+CHECK_TESTS := tests/engine tests/actors tests/gateway
+check: $(STAMP) lint
+	@set +e; QUATRO_CHECK=1 $(PY) -m pytest -q --durations=10 $(CHECK_TESTS) $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc = 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 bench: $(STAMP)
 	$(PY) -m engine.bench
