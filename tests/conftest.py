@@ -7,10 +7,13 @@ built by cluster/stack.py, as the load tests' are."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import tempfile
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from types import FrameType
 
 import pytest
@@ -19,6 +22,7 @@ from cluster.gateway_process import ROOT as ROOT
 from cluster.gateway_process import GatewayProcess
 from cluster.stack import Spec
 from cluster.stack import Stack as Stack
+from tests.background import Background
 
 Gateway = GatewayProcess  # the tests' name for it
 
@@ -26,6 +30,70 @@ Gateway = GatewayProcess  # the tests' name for it
 def _interrupted(signum: int, frame: FrameType | None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the teardown below runs once, to its end
     raise KeyboardInterrupt(f"pytest got signal {signum}")
+
+
+BACKGROUND = pytest.StashKey[dict[str, Background]]()
+BACKGROUND_DIR = pytest.StashKey[Path]()
+
+
+def _order(item: pytest.Item) -> int:
+    """0: tests with no stack (pure CPU, no clock to miss), first, beside the background runs;
+    1: those that use the session's stack or one of their own; 2: `destructive` ones; 3: the
+    `background` ones, which judge runs started with the session."""
+    if item.get_closest_marker("background"):
+        return 3
+    if item.get_closest_marker("destructive"):
+        return 2
+    needs = {"stack", "stack_url", "browser", "playwright", "static_url"}
+    marked = item.get_closest_marker("cluster") or item.get_closest_marker("browser")
+    return 1 if marked or needs & set(getattr(item, "fixturenames", ())) else 0
+
+
+@pytest.hookimpl(trylast=True)  # after the folders' conftests have marked their tests
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=_order)  # stable: each group keeps the files' order
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start each module's background run (its `background_run(out)`) once the session knows
+    one of its tests will run: it then runs beside the whole session."""
+    if session.config.option.collectonly:
+        return
+    runs = session.config.stash.setdefault(BACKGROUND, {})
+    for item in session.items:
+        module = getattr(item, "module", None)
+        if not item.get_closest_marker("background") or module is None:
+            continue
+        if module.__name__ not in runs:
+            start: Callable[[Path], Background] = module.background_run
+            runs[module.__name__] = start(_background_dir(session.config, module.__name__)).start()
+
+
+def _background_dir(config: pytest.Config, name: str) -> Path:
+    if BACKGROUND_DIR not in config.stash:
+        config.stash[BACKGROUND_DIR] = Path(tempfile.mkdtemp(prefix="quatro-background-"))
+    return config.stash[BACKGROUND_DIR] / name.rsplit(".", 1)[-1]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop what a session that ended early left running; keep the runs' output when a test
+    failed."""
+    for run in session.config.stash.get(BACKGROUND, {}).values():
+        run.stop()
+    folder = session.config.stash.get(BACKGROUND_DIR, None)
+    if folder is not None and not session.testsfailed:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def background(request: pytest.FixtureRequest) -> Background:
+    """The run of the requesting module, started with the session (`background_run`)."""
+    runs = request.config.stash.setdefault(BACKGROUND, {})
+    name = request.module.__name__
+    if name not in runs:  # a session that did not collect it first (--collect-only, a plugin)
+        start: Callable[[Path], Background] = request.module.background_run
+        runs[name] = start(_background_dir(request.config, name)).start()
+    return runs[name]
 
 
 def pytest_configure(config: pytest.Config) -> None:

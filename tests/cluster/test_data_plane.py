@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
+import pytest
 import redis
 
 from actors.codec import (
@@ -199,6 +200,7 @@ async def table_on_node(stack: Stack, node_id: str) -> tuple[str, list[Player], 
     raise AssertionError("no table landed on the new node in 8 tries")
 
 
+@pytest.mark.destructive
 async def test_a_table_restarted_on_another_node_is_reached_at_its_new_address(
     stack: Stack,
 ) -> None:

@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from actors.protocol import Probe
 from cluster.procs import RayWorkerNode
 from tests.cluster.client import Player
@@ -44,6 +46,7 @@ def _drain(stack: Stack, node_id: str, deadline: float) -> dict[str, object]:
     return moves
 
 
+@pytest.mark.destructive
 async def test_a_drained_node_hands_its_tables_over_without_a_lost_point(stack: Stack) -> None:
     node = RayWorkerNode(stack.head, table_slots=8, num_cpus=1, object_store_mb=80).start()
     people: list[Player] = []

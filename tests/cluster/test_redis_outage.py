@@ -8,6 +8,7 @@ import asyncio
 import json
 
 import httpx
+import pytest
 import websockets
 
 from tests.cluster.client import Player, table_with
@@ -16,6 +17,7 @@ from tests.conftest import Stack
 WAIT_S = 30.0
 
 
+@pytest.mark.destructive
 async def test_redis_down_is_503_over_rest_and_1013_on_hello(stack: Stack) -> None:
     code, people = await table_with(stack.a.url, 4, 2, time_scale=0.2)
     host, other = people

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 
+import pytest
 import redis
 
 from actors.protocol import Probe
@@ -116,6 +117,7 @@ async def test_table_actor_killed_mid_round_plays_on(stack: Stack) -> None:
         await p.close()
 
 
+@pytest.mark.destructive
 async def test_redis_restarted_under_a_running_table(stack: Stack) -> None:
     code, people = await table_with(stack.a.url, 4, 2, deals=1, time_scale=0.2)
     host, other = people

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import psutil
+import pytest
 import redis
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -334,6 +335,7 @@ def kill_node(node: RayWorkerNode) -> None:
     node.proc = None
 
 
+@pytest.mark.destructive
 async def test_a_pooled_actor_whose_node_is_lost_fails_no_creation_nor_readiness(
     stack: Stack, tmp_path: Path
 ) -> None:
@@ -380,6 +382,7 @@ async def test_a_pooled_actor_whose_node_is_lost_fails_no_creation_nor_readiness
         node.stop()
 
 
+@pytest.mark.destructive
 async def test_a_pool_of_only_lost_actors_leaves_the_probe_to_a_live_table(stack: Stack) -> None:
     """Table actors SPREAD, so the refills after a node joined can put the whole head of the
     shared pool on it; when it is lost, every pooled ping fails, yet this gateway reaches the

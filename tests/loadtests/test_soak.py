@@ -7,46 +7,50 @@ stuck table, every fault recovered from, and no failed exchange, the node loss i
 tables come back after Ray declares the node dead (~15 s) and restarts them, within the 40 s a
 command waits through a restart (gateway/table_link.py REQUEST_WAIT_S).
 
-Four to six minutes on the 2-core machine.
+Four to six minutes on the 2-core machine, most of it waiting for faults and recoveries: it runs
+in the background from the start of the session (`background_run`, tests/background.py) while
+the tests without a stack use the cores, and these tests, ordered last, judge it.
 
 The soak runs as a child process (its Locust child monkey-patches the standard library)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from loadtests.faults import FAULTS
-from tests.conftest import ROOT
+from tests.background import Background
 
 ARGS = ["--tables", "4", "--minutes", "9", "--fault-every", "30", "--once"]
 LIMIT_S = 900
 # The soak takes 4-6 minutes here, past the project's 300 s per test: pytest-timeout counts the
-# module fixture's run in the first test's setup, so it must allow what the fixture does.
-pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.timeout(LIMIT_S + 60)]
+# module fixture's wait in the first test's setup, so it must allow what the soak may take.
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.slow,
+    pytest.mark.background,
+    pytest.mark.timeout(LIMIT_S + 60),
+]
+
+
+def background_run(out: Path) -> Background:
+    soak = [sys.executable, "-m", "loadtests.soak", *ARGS, "--out", str(out / "soak")]
+    return Background(soak, out, LIMIT_S)
 
 
 @pytest.fixture(scope="module")
-def soak(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("soak")
-    done = subprocess.run(
-        [sys.executable, "-m", "loadtests.soak", *ARGS, "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=LIMIT_S,
-        check=False,
-    )
-    lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
-    assert lines, f"no JSON line; the soak said:\n{done.stderr[-6000:]}"
+def soak(background: Background) -> dict[str, Any]:
+    rc, stdout, stderr = background.wait()
+    lines = [x for x in stdout.splitlines() if x.startswith("{")]
+    assert lines, f"no JSON line; the soak said:\n{stderr[-6000:]}"
     print(lines[-1])
-    report: dict[str, Any] = json.loads((out / "soak.json").read_text())
-    report["stderr"] = done.stderr[-6000:]
-    report["rc"] = done.returncode
+    report: dict[str, Any] = json.loads((background.out / "soak" / "soak.json").read_text())
+    report["stderr"] = stderr[-6000:]
+    report["rc"] = rc
     return report
 
 
