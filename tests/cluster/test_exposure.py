@@ -1,6 +1,8 @@
-"""`make run` exposes nothing of Ray: every listening TCP socket of the embedded stack is on
-loopback, a Ray driver without the run's token is refused, one with it connects, and stopping the
-launcher leaves no process behind (issue 10, part 2)."""
+"""`make run` with two local Ray nodes (`QUATRO_LOCAL_NODES=2`), started once for the module: table
+actors spread over both nodes; it exposes nothing of Ray: every listening TCP socket of the
+embedded stack is on loopback, a Ray driver without the run's token is refused, one with it
+connects; and stopping the launcher leaves no process of either node behind (issue 10, part 2).
+The last test stops the launcher: it stays last."""
 
 from __future__ import annotations
 
@@ -10,16 +12,20 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import psutil
+import pytest
 
 from cluster.gateway_process import ROOT
 from cluster.procs import find_by_marker
 from cluster.stack import Launched, Spec
+from loadtests.placement import placement
 
 DRIVER_DEADLINE_S = 120.0
+TABLES = 4
 # Joins the cluster as a driver and proves it by reading the cluster's resources.
 DRIVER = """
 import sys, ray
@@ -83,60 +89,82 @@ def _outcome(proc: subprocess.Popen[str], deadline: float) -> tuple[int | None, 
         return None, out
 
 
-def test_make_run_listens_on_loopback_only_and_wants_the_token(tmp_path: Path) -> None:
-    # Two local Ray nodes: a worker node's processes must be on loopback too.
-    stack = Launched(Spec.under_load(table_slots=20, pool=2, nodes=2), tmp_path / "stack.log")
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launched]:
+    """`make run` with a second local Ray node: a worker node's processes must be on loopback
+    too, and carry tables."""
+    log = tmp_path_factory.mktemp("launched") / "stack.log"
+    stack = Launched(Spec.under_load(table_slots=20, pool=2, nodes=2), log)
     stack.start()
     try:
-        assert stack.ray_address is not None
-        assert stack.ray_temp is not None
-        with httpx.Client(base_url=stack.url, timeout=60) as c:  # table actors exist
-            token = c.post("/api/sessions", json={"name": "Host"}).json()["token"]
-            r = c.post(
-                "/api/tables", json={"players": 4}, headers={"Authorization": f"Bearer {token}"}
-            )
-            assert r.status_code == 201, r.text
-        procs = _stack_processes(stack)
-        names = " ".join(" ".join(p.cmdline()) for p in procs)
-        for name in ("TableActor", "gcs_server", "raylet"):
-            assert name in names, names
-        raylets = [p for p in procs if p.name() == "raylet"]
-        assert len(raylets) == 2, raylets
-        listeners = _listeners(procs)
-        assert len(listeners) >= 5, listeners  # GCS, raylet, workers, gateway, redis at least
-        exposed = [sock for sock in listeners if not _is_loopback(sock[1])]
-        assert exposed == [], exposed
-        print(f"{len(listeners)} listening TCP sockets in {len(procs)} processes, on loopback")
-        assert not any("ray.util.client.server" in n for n, _, _ in listeners), listeners
-
-        assert stack.ray_token_path is not None, stack.tail()
-        token_file = Path(stack.ray_token_path)
-        assert token_file.stat().st_mode & 0o077 == 0
-        assert token_file.parent.stat().st_mode & 0o077 == 0
-        assert token_file.read_text().strip() not in stack.tail(100000)  # never logged
-
-        deadline = time.monotonic() + DRIVER_DEADLINE_S
-        wrong = _driver(stack.ray_address, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="0" * 64)
-        none = _driver(stack.ray_address, RAY_AUTH_MODE="disabled")
-        right = _driver(
-            stack.ray_address, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token_file)
-        )
-        for refused in (wrong, none):
-            code, out = _outcome(refused, deadline)
-            assert "CONNECTED" not in out, out[-2000:]
-            assert code != 0, out[-2000:]
-            assert "InvalidAuthToken" in out, out[-2000:]  # refused for the token, not else
-        code, out = _outcome(right, deadline)
-        assert code == 0, out[-2000:]
-        assert "CONNECTED 40.0" in out, out[-2000:]
-
-        # SIGTERM: the launcher stops everything it started.
-        assert stack.proc is not None
-        stack.proc.send_signal(signal.SIGTERM)
-        stack.proc.wait(60)
-        _, alive = psutil.wait_procs(procs, timeout=10)
-        alive = [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
-        assert alive == [], alive
-        assert find_by_marker(stack.ray_temp) == []
+        yield stack
     finally:
         stack.stop()
+
+
+def test_tables_spread_over_two_local_nodes(launched: Launched) -> None:
+    stack = launched
+    assert stack.ray_address is not None
+    assert "Ray node 2 joined" in stack.tail(20000)
+    with httpx.Client(base_url=stack.url, timeout=60) as c:
+        for i in range(TABLES):  # one host each: a player may keep only 3 lobbies open
+            token = c.post("/api/sessions", json={"name": f"Host {i}"}).json()["token"]
+            auth = {"Authorization": f"Bearer {token}"}
+            r = c.post("/api/tables", json={"players": 4}, headers=auth)
+            assert r.status_code == 201, r.text
+    nodes = placement(stack.ray_address, token_path=stack.ray_token_path)
+    assert len(nodes) == 2, nodes
+    assert sum(n["tables"] for n in nodes.values()) == TABLES
+    # SPREAD: each node carries tables (Ray's default would fill the first node's half).
+    assert all(n["tables"] + n["pool"] >= 2 for n in nodes.values()), nodes
+    assert all(n["tables"] >= 1 for n in nodes.values()), nodes
+
+
+def test_make_run_listens_on_loopback_only_and_wants_the_token(launched: Launched) -> None:
+    stack = launched
+    assert stack.ray_address is not None
+    assert stack.ray_temp is not None
+    with httpx.Client(base_url=stack.url, timeout=60) as c:  # table actors exist
+        token = c.post("/api/sessions", json={"name": "Host"}).json()["token"]
+        r = c.post("/api/tables", json={"players": 4}, headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 201, r.text
+    procs = _stack_processes(stack)
+    names = " ".join(" ".join(p.cmdline()) for p in procs)
+    for name in ("TableActor", "gcs_server", "raylet"):
+        assert name in names, names
+    raylets = [p for p in procs if p.name() == "raylet"]
+    assert len(raylets) == 2, raylets
+    listeners = _listeners(procs)
+    assert len(listeners) >= 5, listeners  # GCS, raylet, workers, gateway, redis at least
+    exposed = [sock for sock in listeners if not _is_loopback(sock[1])]
+    assert exposed == [], exposed
+    print(f"{len(listeners)} listening TCP sockets in {len(procs)} processes, on loopback")
+    assert not any("ray.util.client.server" in n for n, _, _ in listeners), listeners
+
+    assert stack.ray_token_path is not None, stack.tail()
+    token_file = Path(stack.ray_token_path)
+    assert token_file.stat().st_mode & 0o077 == 0
+    assert token_file.parent.stat().st_mode & 0o077 == 0
+    assert token_file.read_text().strip() not in stack.tail(100000)  # never logged
+
+    deadline = time.monotonic() + DRIVER_DEADLINE_S
+    wrong = _driver(stack.ray_address, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="0" * 64)
+    none = _driver(stack.ray_address, RAY_AUTH_MODE="disabled")
+    right = _driver(stack.ray_address, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token_file))
+    for refused in (wrong, none):
+        code, out = _outcome(refused, deadline)
+        assert "CONNECTED" not in out, out[-2000:]
+        assert code != 0, out[-2000:]
+        assert "InvalidAuthToken" in out, out[-2000:]  # refused for the token, not else
+    code, out = _outcome(right, deadline)
+    assert code == 0, out[-2000:]
+    assert "CONNECTED 40.0" in out, out[-2000:]
+
+    # SIGTERM: the launcher stops everything it started.
+    assert stack.proc is not None
+    stack.proc.send_signal(signal.SIGTERM)
+    stack.proc.wait(60)
+    _, alive = psutil.wait_procs(procs, timeout=10)
+    alive = [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
+    assert alive == [], alive
+    assert find_by_marker(stack.ray_temp) == []
