@@ -89,12 +89,17 @@ test: deps helm-tools lint unit
 
 # The edit-test loop (README): lint, types, and the tests that need no Ray stack, no browser and
 # no helm: the engine's rules, the table actor's core (against a real redis-server), the
-# gateway's frames, hubs, routes and files. A few minutes; `make test` still runs everything.
+# gateway's frames, hubs, routes and files. Lint and types run beside the tests (two cores),
+# their output shown after the tests'. A few minutes; `make test` still runs everything.
 # QUATRO_CHECK=1: a test here that asks for the Ray stack fails, saying so (tests/conftest.py).
 CHECK_TESTS := tests/engine tests/actors tests/gateway
-check: $(STAMP) lint
-	@set +e; QUATRO_CHECK=1 $(PY) -m pytest -q --durations=10 $(CHECK_TESTS) $(PYTEST_ARGS); rc=$$?; \
-	if [ $$rc = 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+check: $(STAMP)
+	@set +e; log=$$(mktemp); $(MAKE) --no-print-directory lint >$$log 2>&1 & lint=$$!; \
+	QUATRO_CHECK=1 $(PY) -m pytest -q --durations=10 $(CHECK_TESTS) $(PYTEST_ARGS); rc=$$?; \
+	wait $$lint; lrc=$$?; cat $$log; rm -f $$log; \
+	if [ $$rc = 5 ]; then echo "pytest collected no tests"; rc=1; fi; \
+	if [ $$lrc != 0 ]; then echo "make check: lint or types failed (above)"; fi; \
+	[ $$rc = 0 ] && [ $$lrc = 0 ]
 
 bench: $(STAMP)
 	$(PY) -m engine.bench
