@@ -127,9 +127,10 @@ def suite_spec(namespace: str) -> Spec:
             # ... refilled at once, as before the pool was paced (issue 21): the production
             # defaults (no refill within 3 s of a creation, then one start every 2 s) spare
             # tables in play on a node under load, but here tests open tables back to back, and
-            # nearly every creation then waited for an actor of its own to start (make test went
-            # from 26 to 43 minutes). The pacing has tests of its own, on gateways of their own
-            # (tests/cluster/test_pool_demand.py), and every other stack keeps the defaults.
+            # past the pool's two each creation waited for an actor to start (the suite's
+            # measured runs went from 26 to 43 minutes with them). The pacing has tests of its
+            # own, on gateways of their own (tests/cluster/test_pool_demand.py); every other
+            # stack keeps the defaults.
             "QUATRO_POOL_QUIET": "0",
             "QUATRO_POOL_START_GAP": "0",
             # Every test of the session opens tables on this one stack (the browser tests too):
