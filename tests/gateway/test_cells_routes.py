@@ -194,9 +194,12 @@ def test_a_table_of_another_cell_is_not_passed_on(served: tuple[TestClient, Fake
     assert post(client, "/cells/call", body).status_code == 409
 
 
-def test_another_cells_answer_is_read_typed(served: tuple[TestClient, FakeDirectory]) -> None:
+async def test_another_cells_answer_is_read_typed(
+    served: tuple[TestClient, FakeDirectory],
+) -> None:
     """`HttpCells.ask` against these routes: the call crosses signed, the answer comes back
-    as the call's type."""
+    as the call's type. Async, so that it runs on a loop of its own (tests/gateway/conftest.py):
+    asyncio.run here failed once the browser tests' Playwright held the main thread's loop."""
     from gateway.cells import HttpCells
 
     client, _ = served
@@ -210,7 +213,7 @@ def test_another_cells_answer_is_read_typed(served: tuple[TestClient, FakeDirect
         finally:
             await cells.close()
 
-    assert asyncio.run(over_http()) == ADDRESS
+    assert await over_http() == ADDRESS
 
 
 def test_the_cell_routes_are_internal_only() -> None:
