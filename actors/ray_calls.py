@@ -34,24 +34,26 @@ def dead_for_good(exc: BaseException) -> bool:
 def send(handle: Handle, call: TableCall[A]) -> Any:
     """Send `call` to the table actor behind `handle`: Ray's reference to its answer, read
     with `answered` (`ask` does both; a blocking caller, a test or a script, `ray.get`s it)."""
-    # The bridge to the previous release (2026-12-02): goes in the next release.
-    if previous_release.created_before(handle):
+    if previous_release.created_before(handle):  # the bridge (2026-12-02): goes next release
         return previous_release.send(handle, call)
     return handle.ask.remote(call)
 
 
 def answered(call: TableCall[A], answer: object) -> A:
-    """`answer`, as what `call` is answered with; TypeError for anything else."""
-    if isinstance(answer, answer_type(call)):
-        return cast(A, answer)
-    # The bridge to the previous release (2026-12-02): goes in the next release.
-    return previous_release.decoded(call, answer)
+    """`answer`, as what `call` is answered with; TypeError for anything else (an actor of
+    another release)."""
+    if not isinstance(answer, answer_type(call)):
+        raise TypeError(f"{type(call).__name__} answered with a {type(answer).__name__}")
+    return cast(A, answer)
 
 
 async def ask(handle: Handle, call: TableCall[A]) -> A:
     """`call` answered by the table actor behind `handle`. Raises Ray's errors (`ActorGone`),
     and TypeError for an answer not of the call's type."""
-    return answered(call, await send(handle, call))
+    answer = await send(handle, call)
+    if previous_release.created_before(handle):  # the bridge (2026-12-02): goes next release
+        return previous_release.decoded(call, answer)
+    return answered(call, answer)
 
 
 def follow(handle: Handle, sub: Subscribe) -> Any:

@@ -38,7 +38,7 @@ from actors.readiness import Readiness
 from actors.slots import Slots
 from actors.table_records import TableRecords
 from tests.cluster.client import Frame, Player, rigged_deal
-from tests.cluster.test_data_plane import ask_now, ray_get
+from tests.cluster.test_data_plane import ray_get
 from tests.cluster.test_play import card_of, swap_until_ack
 from tests.cluster.test_resilience import open_round
 from tests.conftest import ROOT, Stack
@@ -179,7 +179,7 @@ async def test_a_table_of_the_previous_release_plays_on_through_the_upgrade(
         # release meets for every table opened before its upgrade.
         assert not has_ask(stack, handle)
         assert created_before(handle)
-        assert ask_now(stack, handle, Probe()).code == code
+        assert (await ask(handle, Probe())).code == code
 
         # Seated, bots added and the match started through this release's gateways: gateway b
         # over Ray (no socket there), gateway a over the data plane.
@@ -236,9 +236,9 @@ async def test_a_table_of_the_previous_release_plays_on_through_the_upgrade(
         assert before["scores"] == [1, 0]
 
         # The drain: its state confirmed in Redis, the worker's code replaced, Ray restarts it.
-        handed = ask_now(stack, handle, HandOver())
+        handed = await ask(handle, HandOver())
         assert handed == HandedOver(code, True)
-        incarnation = ask_now(stack, handle, Probe()).incarnation
+        incarnation = (await ask(handle, Probe())).incarnation
         release.rename(tmp_path / "previous")
         release.symlink_to(ROOT, target_is_directory=True)
         ray.kill(handle, no_restart=False)
@@ -270,7 +270,7 @@ async def test_a_table_of_the_previous_release_plays_on_through_the_upgrade(
         assert (summary.json()["players"], summary.json()["phase"]) == (4, "playing")
         mine = (await rest(partner, stack.a.url, "GET", "/api/sessions/tables")).json()["tables"]
         assert [(t["code"], t["seat"]) for t in mine] == [(code, 2)]
-        assert ask_now(stack, handle, HandOver()) == HandedOver(code, True)
+        assert await ask(handle, HandOver()) == HandedOver(code, True)
         again = await ask(handle, Open(code, {"players": 4}, "p-x", "X", (60.0,) * 3, 60))
         assert again.error is not None
         assert (again.ok, again.error.code) == (False, "not_allowed")
