@@ -95,7 +95,7 @@ def created_before(handle: ActorHandle[Any]) -> bool:
 
 
 def send(handle: ActorHandle[Any], call: TableCall[Any]) -> Any:
-    """`call` to an actor whose handle has no `ask`, as the method the previous release had for
+    """`call` to an actor created by the previous release, as the method that release had for
     it: Ray's reference to the previous release's answer, which `decoded` reads."""
     match call:
         case Probe():

@@ -33,7 +33,9 @@ def dead_for_good(exc: BaseException) -> bool:
 
 def send(handle: Handle, call: TableCall[A]) -> Any:
     """Send `call` to the table actor behind `handle`: Ray's reference to its answer, read
-    with `answered` (`ask` does both; a blocking caller, a test or a script, `ray.get`s it)."""
+    with `answered` (`ask` does both; a blocking caller, a test or a script, `ray.get`s it).
+    An actor created by the previous release answers as that release did: only `ask` reads
+    it."""
     if previous_release.created_before(handle):  # the bridge (2026-12-02): goes next release
         return previous_release.send(handle, call)
     return handle.ask.remote(call)
