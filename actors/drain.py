@@ -30,6 +30,7 @@ from ray.actor import ActorHandle
 from actors import keys
 from actors.protocol import HandOver, Probe
 from actors.ray_calls import ask
+from actors.ray_names import named
 from cluster.connect import connect_ray
 from cluster.settings import Settings
 
@@ -74,7 +75,9 @@ async def _where(name: str, namespace: str, gate: asyncio.Semaphore) -> tuple[st
     """(node id, handle) of a table actor, or None if it does not answer in time."""
     async with gate:
         try:
-            handle = ray.get_actor(name, namespace=namespace)
+            handle = named(name, namespace)
+            if handle is None:
+                return None
             async with asyncio.timeout(ASK_WAIT_S):
                 status = await ask(handle, Probe())
         except Exception as exc:  # gone, restarting, or unreachable: not ours to move

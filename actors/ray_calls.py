@@ -13,6 +13,7 @@ from typing import Any, TypeVar, cast
 
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
+from actors import previous_release
 from actors.protocol import Subscribe, TableCall, answer_type
 from actors.ray_names import Handle
 
@@ -32,7 +33,11 @@ def dead_for_good(exc: BaseException) -> bool:
 
 def send(handle: Handle, call: TableCall[A]) -> Any:
     """Send `call` to the table actor behind `handle`: Ray's reference to its answer, read
-    with `answered` (`ask` does both; a blocking caller, a test or a script, `ray.get`s it)."""
+    with `answered` (`ask` does both; a blocking caller, a test or a script, `ray.get`s it).
+    An actor created by the previous release answers as that release did: only `ask` reads
+    it."""
+    if previous_release.created_before(handle):  # the bridge (2026-12-02): goes next release
+        return previous_release.send(handle, call)
     return handle.ask.remote(call)
 
 
@@ -47,7 +52,10 @@ def answered(call: TableCall[A], answer: object) -> A:
 async def ask(handle: Handle, call: TableCall[A]) -> A:
     """`call` answered by the table actor behind `handle`. Raises Ray's errors (`ActorGone`),
     and TypeError for an answer not of the call's type."""
-    return answered(call, await send(handle, call))
+    answer = await send(handle, call)
+    if previous_release.created_before(handle):  # the bridge (2026-12-02): goes next release
+        return previous_release.decoded(call, answer)
+    return answered(call, answer)
 
 
 def follow(handle: Handle, sub: Subscribe) -> Any:

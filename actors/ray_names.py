@@ -14,15 +14,27 @@ from typing import Any, Protocol
 import ray
 from ray.actor import ActorHandle
 
-from actors import keys
+from actors import keys, previous_release
 from actors.table_actor import actor_class
 
 Handle = ActorHandle[Any]
 
 
 def new_name() -> str:
-    """A new table actor's Ray name (`keys.ACTOR_PREFIX`: every table actor's name starts so)."""
-    return f"{keys.ACTOR_PREFIX}{uuid.uuid4().hex[:12]}"
+    """A new table actor's Ray name (`keys.ACTOR_PREFIX`: every table actor's name starts so).
+    16 hex digits: the previous release made 12, and a name of 12 tells its actors apart."""
+    return f"{keys.ACTOR_PREFIX}{uuid.uuid4().hex[:16]}"
+
+
+def named(name: str, namespace: str) -> Handle | None:
+    """The live actor named `name` in `namespace`, None when Ray has none (a blocking call to
+    Ray's control store)."""
+    try:
+        handle: Handle = ray.get_actor(name, namespace=namespace)
+    except ValueError:  # Ray knows no live actor of that name
+        return None
+    previous_release.note(name, handle)  # bridge (2026-12-02): goes in the next release
+    return handle
 
 
 class Actors(Protocol):
@@ -53,18 +65,12 @@ class RayActors:
         handle: Handle = self._cls.options(
             name=name, namespace=self.namespace, lifetime="detached", get_if_exists=True
         ).remote(name, self.redis_url, self.cell)
+        previous_release.note(name, handle)  # bridge (2026-12-02): goes in the next release
         return handle
 
     async def lookup(self, name: str) -> Handle | None:
         """A control-store call: off the event loop, which serves every player here."""
-        return await asyncio.to_thread(self._lookup, name)
-
-    def _lookup(self, name: str) -> Handle | None:
-        try:
-            handle: Handle = ray.get_actor(name, namespace=self.namespace)
-        except ValueError:  # Ray knows no live actor of that name
-            return None
-        return handle
+        return await asyncio.to_thread(named, name, self.namespace)
 
     def kill(self, handle: Handle) -> None:
         ray.kill(handle, no_restart=True)

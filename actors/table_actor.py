@@ -25,6 +25,7 @@ import ray
 
 from actors import priority
 from actors.link_server import LinkServer, port_range
+from actors.previous_release import PreviousReleaseMethods
 from actors.protocol import (
     Address,
     Batch,
@@ -74,9 +75,15 @@ LINK_SILENCE_S = float(os.environ.get("QUATRO_LINK_SILENCE", "20"))
 GONE_WAIT_S = 0.2
 
 
-class TableActor:
+class TableActor(PreviousReleaseMethods):
     """One table. Created from the pool without a table; `Open` gives it one. Two Ray methods
-    only: `ask`, for every call, and `subscribe`, the stream."""
+    only: `ask`, for every call, and `subscribe`, the stream; and the previous release's, for
+    its handles and gateways (actors/previous_release.py, added 2026-12-02: see there when they
+    go).
+
+    Ray loads this class in each process by the names of its methods: a release that drops or
+    renames one (a private one too) leaves the tables opened before its upgrade unable to load
+    on its workers when a drain restarts them there (docs/operations.md, "Upgrade")."""
 
     # Ray runs an async actor's `async def __init__` on the actor's event loop (type checkers
     # want __init__ to return None, hence the ignore).

@@ -24,6 +24,7 @@ from actors import keys
 from actors.directory import Directory, DirectorySettings
 from actors.pool_demand import PoolPolicy
 from actors.protocol import Probe
+from actors.ray_names import new_name
 from actors.table_actor import actor_class, record_json
 from actors.table_records import new_code
 from cluster.procs import RayWorkerNode, RedisServer
@@ -43,7 +44,7 @@ def store(stack: Stack) -> redis.Redis:
 
 def ghost() -> str:
     """A table actor name that no actor has."""
-    return f"{keys.ACTOR_PREFIX}{uuid.uuid4().hex[:12]}"
+    return new_name()
 
 
 def alive(stack: Stack, name: str) -> bool:
