@@ -12,11 +12,16 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
-import redis.asyncio as aioredis
-
 from actors import keys
+from cluster.redis_client import AsyncRedis
+from cluster.redis_ops import Pipeline
 from engine.errors import ErrorCode
 from gateway.errors import ApiError
+
+# A reservation: added, renewed and counted in one transaction (one key).
+RESERVE = Pipeline("lobbies.reserve", transaction=True)
+# A reservation turned into the table's code (one key).
+OPENED = Pipeline("lobbies.opened", transaction=True)
 
 PENDING = "pending:"
 PENDING_TTL_MS = 60_000
@@ -26,7 +31,7 @@ PhaseOf = Callable[[str], Awaitable[str | None]]
 
 
 class OpenLobbies:
-    def __init__(self, redis: aioredis.Redis, limit: int, ttl_s: int) -> None:
+    def __init__(self, redis: AsyncRedis, limit: int, ttl_s: int) -> None:
         self.redis = redis
         self.limit = limit
         self.ttl_s = ttl_s
@@ -38,11 +43,11 @@ class OpenLobbies:
         if await self.redis.scard(key) >= self.limit:
             await self._prune(key, phase_of)
         ticket = f"{PENDING}{int(time.time() * 1000)}:{time.monotonic_ns()}"
-        pipe = self.redis.pipeline(transaction=True)
+        pipe = RESERVE.on(self.redis)
         pipe.sadd(key, ticket)
         pipe.expire(key, self.ttl_s)
         pipe.scard(key)
-        _, _, count = await pipe.execute()
+        _, _, count = await RESERVE.run(pipe)
         if count > self.limit:
             await self.redis.srem(key, ticket)
             raise ApiError(
@@ -55,11 +60,11 @@ class OpenLobbies:
 
     async def opened(self, player_id: str, ticket: str, code: str) -> None:
         key = keys.open_lobbies(player_id)
-        pipe = self.redis.pipeline(transaction=True)
+        pipe = OPENED.on(self.redis)
         pipe.srem(key, ticket)
         pipe.sadd(key, code)
         pipe.expire(key, self.ttl_s)
-        await pipe.execute()
+        await OPENED.run(pipe)
 
     async def release(self, player_id: str, member: str) -> None:
         """A reservation not used, or a lobby that started."""
