@@ -120,9 +120,9 @@ return 1
 )
 # A cell's record renewed and its name in the set of cells: two keys of two slots, no order
 # between them needed (the record expires by itself; a name in the set is only a name).
-PUBLISH = Pipeline("cells.publish", transaction=False)
+PUBLISH = Pipeline("cells.publish")
 # Every cell's record, one GET each: single keys of several slots.
-RECORDS = Pipeline("cells.records", transaction=False)
+RECORDS = Pipeline("cells.records")
 
 
 class Registry:

@@ -154,14 +154,21 @@ return 1
 """,
 )
 
-# A restarting incarnation reads its table in one transaction: snapshot, log and record agree.
-RESTORE = Pipeline("table.restore", transaction=True)
-# Opening: what an earlier table of this code left goes, before the actor's record names it.
-CLEAR = Pipeline("table.clear", transaction=True)
-# A table buried: its records go and a tombstone says why (one slot: the table's).
-BURY = Pipeline("table.bury", transaction=True)
+# A restarting incarnation reads its table: snapshot, log and record (nothing else saves it
+# meanwhile: Ray runs one incarnation at a time).
+RESTORE = Pipeline("table.restore")
+# A table buried: its records go and a tombstone says why. KEYS: table record, snapshot, log,
+# tombstone; ARGV: why, the tombstone's TTL.
+BURY = Script(
+    "table.bury",
+    """
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('SET', KEYS[4], ARGV[1], 'EX', tonumber(ARGV[2]))
+return 1
+""",
+)
 # A save that scores a point or ends a match, then WAIT for a replica, on one connection.
-DURABLE_SAVE = Pipeline("table.save-durable", transaction=False)
+DURABLE_SAVE = Pipeline("table.save-durable")
 # Events scored or a match ended: their save waits for a replica before they are published.
 DURABLE = frozenset({Reveal.type, MatchOver.type})
 # A replica that did not answer a WAIT is not waited for again on that node for this long.
@@ -352,10 +359,8 @@ class TableStore:
         )
         r = sync_redis(self.settings)
         try:
-            pipe = BURY.on(r)
-            pipe.delete(keys.table(code), keys.snapshot(code), keys.log(code))
-            pipe.set(keys.lost(code), why[:200], ex=LOST_TTL_S)
-            BURY.run_sync(pipe)
+            names = [keys.table(code), keys.snapshot(code), keys.log(code), keys.lost(code)]
+            BURY.run_sync(r, names, [why[:200], LOST_TTL_S])
             r.delete(keys.actor(self.name))
             if self.legacy:
                 for key in (legacy_keys.table(code), legacy_keys.snapshot(code)):
@@ -369,9 +374,7 @@ class TableStore:
         earlier table of that code left (its log and snapshot expire minutes after it stopped,
         and the code may be given again) goes first: a log is only appended past its last seq,
         and a restart must never find another table's snapshot under its code."""
-        pipe = CLEAR.on(self.redis)
-        pipe.delete(keys.snapshot(code), keys.log(code))
-        await CLEAR.run(pipe)
+        await self.redis.delete(keys.snapshot(code), keys.log(code))
         for key in (legacy_keys.snapshot(code), legacy_keys.log(code)):
             await self.redis.delete(key)
         await self._write_actor(code)

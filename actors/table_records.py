@@ -46,7 +46,7 @@ return 0
 )
 # A table's record under its name or the name before hash tags (an older release's table), and
 # whether a tombstone says it is lost: single keys of several slots, read together.
-LOOK = Pipeline("records.look", transaction=False)
+LOOK = Pipeline("records.look")
 
 
 class TableGone(Exception):

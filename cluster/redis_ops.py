@@ -8,8 +8,11 @@ that would span slots fails at once on a laptop and not first in production. The
 what `tests/cluster/test_redis_cluster_ops.py` runs against a real cluster: it fails for any
 script or pipeline registered here that it did not run there, and for any made elsewhere.
 
-A pipeline without a transaction may name keys of several slots: a cluster client sends each
-node its part, in parallel, so nothing may depend on the order of its commands across keys.
+A pipeline is never a transaction (MULTI/EXEC): redis-py's async cluster client runs a
+transaction's commands on an event loop of its own, in a thread, which the client's connections
+then belong to; what must be atomic is a script. A pipeline may name keys of several slots: a
+cluster client sends each node its part, in parallel, so nothing may depend on the order of its
+commands across keys.
 """
 
 from __future__ import annotations
@@ -96,27 +99,23 @@ class Script:
 
 
 class Pipeline:
-    """A named batch of commands: `pipe = BATCH.on(client)`, queue commands, then
-    `await BATCH.run(pipe)`. A transaction (MULTI/EXEC) must stay within one slot."""
+    """A named batch of commands, one round trip per node: `pipe = BATCH.on(client)`, queue
+    commands, then `await BATCH.run(pipe)`. Never a transaction (see above); each of its
+    multi-key commands stays within one slot."""
 
-    def __init__(self, name: str, transaction: bool) -> None:
+    def __init__(self, name: str) -> None:
         if name in PIPELINES:
             raise ValueError(f"two pipelines named {name}")
         self.name = name
-        self.transaction = transaction
         PIPELINES[name] = self
 
     def on(self, client: AsyncRedis | SyncRedis) -> Any:
-        return client.pipeline(transaction=self.transaction)
+        return client.pipeline(transaction=False)
 
     def _check(self, pipe: Any) -> None:
         _note(self.name)
-        if not self.transaction:
-            return
-        keys: list[str | bytes] = []
         for args in _queued(pipe):
-            keys += keys_of(args)
-        one_slot(self.name, keys)
+            one_slot(f"{self.name}: {args[0]}", keys_of(args))
 
     async def run(self, pipe: Any) -> list[Any]:
         self._check(pipe)

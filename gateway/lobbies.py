@@ -14,14 +14,31 @@ from collections.abc import Awaitable, Callable
 
 from actors import keys
 from cluster.redis_client import AsyncRedis
-from cluster.redis_ops import Pipeline
+from cluster.redis_ops import Script
 from engine.errors import ErrorCode
 from gateway.errors import ApiError
 
-# A reservation: added, renewed and counted in one transaction (one key).
-RESERVE = Pipeline("lobbies.reserve", transaction=True)
-# A reservation turned into the table's code (one key).
-OPENED = Pipeline("lobbies.opened", transaction=True)
+# KEYS[1]: the player's set; ARGV: a reservation, the set's TTL. The reservation added, the set
+# renewed and counted at once: of two creations at once, only the later sees both.
+RESERVE = Script(
+    "lobbies.reserve",
+    """
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+return redis.call('SCARD', KEYS[1])
+""",
+)
+# KEYS[1]: the player's set; ARGV: the reservation, the table's code, the TTL. The reservation
+# becomes the code at once (the set never lacks both).
+OPENED = Script(
+    "lobbies.opened",
+    """
+redis.call('SREM', KEYS[1], ARGV[1])
+redis.call('SADD', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
+return 1
+""",
+)
 
 PENDING = "pending:"
 PENDING_TTL_MS = 60_000
@@ -43,11 +60,7 @@ class OpenLobbies:
         if await self.redis.scard(key) >= self.limit:
             await self._prune(key, phase_of)
         ticket = f"{PENDING}{int(time.time() * 1000)}:{time.monotonic_ns()}"
-        pipe = RESERVE.on(self.redis)
-        pipe.sadd(key, ticket)
-        pipe.expire(key, self.ttl_s)
-        pipe.scard(key)
-        _, _, count = await RESERVE.run(pipe)
+        count = int(await RESERVE.run(self.redis, [key], [ticket, self.ttl_s]))
         if count > self.limit:
             await self.redis.srem(key, ticket)
             raise ApiError(
@@ -60,11 +73,7 @@ class OpenLobbies:
 
     async def opened(self, player_id: str, ticket: str, code: str) -> None:
         key = keys.open_lobbies(player_id)
-        pipe = OPENED.on(self.redis)
-        pipe.srem(key, ticket)
-        pipe.sadd(key, code)
-        pipe.expire(key, self.ttl_s)
-        await OPENED.run(pipe)
+        await OPENED.run(self.redis, [key], [ticket, code, self.ttl_s])
 
     async def release(self, player_id: str, member: str) -> None:
         """A reservation not used, or a lobby that started."""

@@ -14,9 +14,9 @@ from cluster.redis_client import AsyncRedis
 from cluster.redis_ops import Pipeline
 
 # A session read and its lifetime renewed (one key).
-LOOKUP = Pipeline("sessions.lookup", transaction=False)
+LOOKUP = Pipeline("sessions.lookup")
 # A player's seat at a table recorded or forgotten, and their record renewed (one key).
-SEATED = Pipeline("sessions.seated", transaction=False)
+SEATED = Pipeline("sessions.seated")
 
 
 @dataclass(frozen=True, slots=True)
