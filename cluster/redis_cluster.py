@@ -24,6 +24,7 @@ import redis
 
 from cluster.procs import RedisServer, free_port
 from cluster.redis_client import url_of
+from cluster.tls_files import TlsFiles
 
 SLOTS = 16384
 FORM_S = 30.0
@@ -43,6 +44,7 @@ class LocalRedisCluster:
     # default, port + 10000, may be taken or past 65535.
     ports: list[tuple[int, int]] = field(default_factory=list)
     nodes: list[RedisServer] = field(default_factory=list)
+    tls: TlsFiles | None = None  # TLS only: clients, the cluster bus and replication
 
     @property
     def size(self) -> int:
@@ -50,8 +52,9 @@ class LocalRedisCluster:
 
     @property
     def url(self) -> str:
-        """REDIS_URL of this cluster: every node a seed."""
-        return url_of([("127.0.0.1", n.port) for n in self.nodes], cluster=True)
+        """REDIS_URL of this cluster: every node a seed (with TLS, REDIS_CA_FILE is `tls.ca`)."""
+        nodes = [("127.0.0.1", n.port) for n in self.nodes]
+        return url_of(nodes, tls=self.tls is not None, cluster=True)
 
     def start(self, timeout_s: float = FORM_S) -> LocalRedisCluster:
         """Start the nodes, and form the cluster unless they already are one (a restart)."""
@@ -76,6 +79,7 @@ class LocalRedisCluster:
                     # A replica's first sync at once (the default waits 5 s for more replicas).
                     "--repl-diskless-sync-delay",
                     "0",
+                    *(self.tls.server_args(port) if self.tls else []),
                 ],
             )
             for i, (port, bus) in enumerate(ports)
@@ -109,7 +113,16 @@ class LocalRedisCluster:
         return cluster
 
     def client(self, node: RedisServer) -> redis.Redis:
-        return redis.Redis(port=node.port, decode_responses=True, socket_timeout=5)
+        """A client of one node (not of the cluster: it follows no redirection)."""
+        tls: dict[str, object] = {}
+        if self.tls is not None:
+            tls = {
+                "ssl": True,
+                "ssl_ca_certs": str(self.tls.ca),
+                "ssl_certfile": str(self.tls.client_cert),
+                "ssl_keyfile": str(self.tls.client_key),
+            }
+        return redis.Redis(port=node.port, decode_responses=True, socket_timeout=5, **tls)  # type: ignore[arg-type]
 
     def _formed(self) -> bool:
         with self.client(self.nodes[0]) as c:
