@@ -78,7 +78,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy --strict engine/
-	$(VENV)/bin/mypy cluster actors gateway loadtests tests
+	$(VENV)/bin/mypy cluster actors gateway loadtests lab tests
 
 # pytest exits 5 when it collects nothing: that is a failure of the suite, so say it plainly.
 unit: deps helm-tools

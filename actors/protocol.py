@@ -2,7 +2,7 @@
 
 The same messages cross both planes. On the data plane (a TCP connection per gateway and table,
 `actors/link_server.py` ↔ `gateway/table_link.py`) each message is one line of JSON: measured
-against msgpack by `python -m loadtests.link_codec`, JSON costs about the same for these small
+against msgpack (docs/performance.md), JSON costs about the same for these small
 messages and needs no other library, and a line can be read in a packet capture. On the control
 plane the same dataclasses travel pickled, each in a `TableCall`: every Ray call to a table
 actor is one of those, with the type of its answer (`actors/ray_calls.py` sends them).

@@ -16,7 +16,7 @@ from ray.actor import ActorHandle
 
 from actors import keys
 from actors.table_actor import actor_class
-from cluster.redis_client import RedisSettings
+from cluster.redis_client import RedisSettings, settings_of
 
 Handle = ActorHandle[Any]
 
@@ -42,9 +42,9 @@ class Actors(Protocol):
 class RayActors:
     """`Actors` in one Ray namespace, for one cell's gateways."""
 
-    def __init__(self, namespace: str, store: RedisSettings, cell: str = "") -> None:
+    def __init__(self, namespace: str, store: str | RedisSettings, cell: str = "") -> None:
         self.namespace = namespace
-        self.store = store
+        self.store = settings_of(store)
         self.cell = cell
         self._cls = actor_class()
 

@@ -287,8 +287,13 @@ class TableStore:
     def redis(self) -> AsyncRedis:
         """Made at the first use, on the actor's event loop (which __init__ does not run on)."""
         if self._redis is None:
-            self._redis = async_redis(self.settings, SAVE_TIMEOUT_S)
+            self._redis = async_redis(self.settings, self._save_timeout)
         return self._redis
+
+    @property
+    def _save_timeout(self) -> float:
+        """A save's time, with a scoring save's wait for its replica (a blocking WAIT)."""
+        return SAVE_TIMEOUT_S + self.settings.wait_ms / 1000
 
     def read(self) -> tuple[str, str, list[str]] | None:
         """The saved code, snapshot and log of this actor's table (plain blocking Redis: once,
@@ -438,7 +443,7 @@ class TableStore:
         durable = any(e.wire.get("type") in DURABLE for e in new)
         replicated = True
         try:
-            async with asyncio.timeout(SAVE_TIMEOUT_S):
+            async with asyncio.timeout(self._save_timeout if durable else SAVE_TIMEOUT_S):
                 answer: list[Any]
                 if durable and self._waits():
                     answer, replicated = await self._durable(names, args)

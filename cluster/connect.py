@@ -56,7 +56,7 @@ def only_raylets_of(address: str | None) -> None:
     """Before ray.init(address) on loopback: the driver looks for its node among *every* raylet
     of the machine (found by their command lines) and asks the cluster's GCS about each, which
     times out on a raylet of another cluster: with two clusters on one machine (two cells,
-    tests/cluster/cells.py) the driver then fails to connect. Keep Ray's search to the raylets
+    cluster/two_cells.py) the driver then fails to connect. Keep Ray's search to the raylets
     of `address`."""
     if not is_loopback_address(address):
         return

@@ -25,6 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from loadtests import cli
+from loadtests.figures import write_json
+
 
 def setting(text: str) -> tuple[str, dict[str, str]]:
     name, _, pairs = text.partition(":")
@@ -117,16 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     cut = argv.index("--") if "--" in argv else len(argv)
     ours, passed = argv[:cut], argv[cut + 1 :]
-    p = argparse.ArgumentParser(prog="python -m loadtests.ab")
+    p = cli.command("ab", __doc__)
     p.add_argument("--setting", type=setting, action="append", required=True)
     p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--out", type=Path, default=None)
+    cli.add_out(p, "ab")
     p.add_argument("--read", type=Path, default=None, help="summarise the runs of this folder")
     args = p.parse_args(ours)
     if args.read is not None:
         return summarise(args.read, [name for name, _ in args.setting])
-    out = args.out or Path("results") / time.strftime("ab-%Y%m%d-%H%M%S", time.gmtime())
-    out.mkdir(parents=True, exist_ok=True)
+    out = cli.out_dir(args.out, "ab")
     rows: list[dict[str, Any]] = []
     for run in range(1, args.runs + 1):
         for name, env in args.setting:
@@ -139,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             for r in found:
                 r["started"] = started
             rows += found
-            (out / "ab.json").write_text(json.dumps(rows, indent=1, default=str))
+            write_json(out / "ab.json", rows)
             (out / "ab.md").write_text(markdown(rows))
     print(markdown(rows), end="")
     return 0

@@ -9,7 +9,7 @@ Ray's fake node provider (ray/autoscaler/_private/fake_multi_node) plays the clo
 `ray.cluster_utils.AutoscalingCluster` itself: its start() and shutdown() run `ray stop --force`,
 which kills every Ray process of the machine (other people's too), and Ray 2.60's wheel lacks
 the fake_multi_node/example.yaml its constructor loads (so does the autoscaler, for a provider
-of type fake_multinode: see autoscaling_config). So the head is ours (cluster.procs.RayHead:
+of type fake_multinode: see autoscaling_config). So the head is ours (cluster/stack.py:
 own ports, own temp dir, token auth, loopback), given the same autoscaling config and environment
 AutoscalingCluster(autoscaler_v2=True) would give it.
 
@@ -19,11 +19,10 @@ otherwise; tests/cluster/test_autoscaling.py runs a shorter one (it says why).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import os
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -39,8 +38,10 @@ from actors.protocol import Act, Join, Joined, Open, Outcome, Probe, Serve
 from actors.ray_calls import ask
 from actors.store import DEFAULT_REPLAY_TTL_S
 from actors.table_actor import actor_class
-from cluster.connect import reread_ray_env, stay_on_loopback
-from cluster.procs import ONE_MACHINE, RayHead, RedisServer
+from cluster.procs import ONE_MACHINE
+from cluster.stack import Spec, Stack
+from loadtests import cli
+from loadtests.figures import emit
 
 ROOT = Path(__file__).resolve().parents[1]
 VALUES = ROOT / "helm" / "quatro" / "values.yaml"
@@ -150,9 +151,13 @@ def autoscaling_config(
     }
 
 
-def autoscaling_head(chart: ChartScaling, idle_timeout_s: float, max_workers: int = 2) -> RayHead:
-    """A head (not started) whose autoscaler launches workers of the chart's shape."""
-    head = RayHead(table_slots=chart.head_slots, object_store_mb=96, num_cpus=2)
+def autoscaling_stack(chart: ChartScaling, idle_timeout_s: float, max_workers: int = 2) -> Stack:
+    """A redis-server and a head (not started) whose autoscaler launches workers of the chart's
+    shape; no gateway."""
+    namespace = f"autoscale-{_id()[:8]}"
+    spec = Spec(chart.head_slots, gateways=0, namespace=namespace, object_store_mb=96)
+    stack = Stack(spec, Path(tempfile.gettempdir()))  # no gateway, so no log of its own
+    head = stack.head
     config = autoscaling_config(chart, head.address, idle_timeout_s, max_workers)
     path = head.temp_dir / "autoscaling.json"
     path.write_text(json.dumps(config))
@@ -170,7 +175,7 @@ def autoscaling_head(chart: ChartScaling, idle_timeout_s: float, max_workers: in
         # clusters makes that IP 127.0.0.1 (`ray start --head` accepts it; only --address not).
         ONE_MACHINE: "0",
     }
-    return head
+    return stack
 
 
 def workers() -> set[str]:
@@ -363,28 +368,17 @@ async def scenario(redis_url: str, idle_s: float, drain_deadline_s: float = 90.0
 
 def run(idle_s: float) -> Figures:
     """The whole scenario on a cluster of its own, started and stopped here."""
-    import ray
-
-    chart = ChartScaling.read()
-    redis = RedisServer()
-    head = autoscaling_head(chart, idle_s)
+    stack = autoscaling_stack(ChartScaling.read(), idle_s)
     try:
-        redis.start()
-        head.start()
-        os.environ.pop("RAY_AUTH_TOKEN", None)
-        os.environ.update(head.driver_env())
-        stay_on_loopback(head.address)
-        reread_ray_env()
-        ray.init(address=head.address, namespace=f"autoscale-{_id()[:8]}", log_to_driver=False)
-        return asyncio.run(scenario(redis.url, idle_s))
+        stack.start()
+        stack.driver()
+        return asyncio.run(scenario(stack.redis.url, idle_s))
     finally:
-        ray.shutdown()
-        head.cleanup()
-        redis.cleanup()
+        stack.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m loadtests.autoscale", description=__doc__)
+    parser = cli.command("autoscale", __doc__)
     parser.add_argument(
         "--idle-timeout",
         type=float,
@@ -394,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     chart = ChartScaling.read()
     figures = run(chart.idle_timeout_s if args.idle_timeout is None else args.idle_timeout)
-    print(json.dumps(asdict(figures)), flush=True)
+    emit(asdict(figures))
     return 0
 
 

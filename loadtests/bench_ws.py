@@ -15,19 +15,21 @@ processes on this machine.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import random
 import statistics
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import httpx
 import psutil
-import websockets
-from websockets.asyncio.client import ClientConnection
+
+from loadtests import cli
+from loadtests.figures import percentile
+from loadtests.frames import Frame
+from loadtests.player import Player
 
 
 @dataclass
@@ -48,12 +50,25 @@ class Seat:
     code: str
     token: str
     url: str = ""
-    ws: ClientConnection | None = None
+    player: Player | None = None
     seat: int = -1
     hand: list[dict[str, Any]] = field(default_factory=list)
     center: list[dict[str, Any]] = field(default_factory=list)
     playing: asyncio.Event = field(default_factory=asyncio.Event)
     pending: dict[str, float] = field(default_factory=dict)
+    ready_due: bool = False  # a round ended: say ready for the next one
+
+    async def send(self, frame: dict[str, Any]) -> None:
+        assert self.player is not None
+        await self.player.send(frame)
+
+    async def close(self) -> None:
+        if self.player is not None:
+            await self.player.close()
+
+    @property
+    def closed(self) -> bool:
+        return self.player is None or self.player.closed
 
 
 async def session(c: httpx.AsyncClient, name: str) -> str:
@@ -77,54 +92,61 @@ async def make_table(c: httpx.AsyncClient) -> list[Seat]:
     return [Seat(code, t) for t in tokens]
 
 
-async def read(seat: Seat, stats: Stats, measuring: asyncio.Event) -> None:
-    assert seat.ws is not None
-    async for raw in seat.ws:
-        now = time.perf_counter()
-        f = json.loads(raw)
-        kind = f["type"]
-        if kind == "welcome":
-            seat.seat = f["you"]["seat"]
-            if f["table"]["phase"] == "playing":
-                # The round opened before this socket said hello (signing waits only for
-                # connected players, R24): the snapshot holds the hand and the centre.
-                seat.hand, seat.center = f["table"]["hand"], f["table"]["center"]
-                seat.playing.set()
-        elif kind in ("round", "reshuffled"):
-            seat.hand, seat.center = f["hand"], f["center"]
+async def join(seat: Seat, stats: Stats, measuring: asyncio.Event) -> None:
+    """The seat's player says hello through `seat.url`; each of its frames is folded in as it
+    comes (`fold`)."""
+    player = Player(seat.url, keep=False, on_frame=partial(fold, seat, stats, measuring))
+    player.token = seat.token
+    seat.player = player
+    await player.connect(seat.code)
+
+
+def fold(seat: Seat, stats: Stats, measuring: asyncio.Event, f: Frame, now: float) -> None:
+    """One frame of the seat's socket, read at `now` (perf_counter)."""
+    kind = f["type"]
+    if kind == "welcome":
+        seat.seat = f["you"]["seat"]
+        if f["table"]["phase"] == "playing":
+            # The round opened before this socket said hello (signing waits only for
+            # connected players, R24): the snapshot holds the hand and the centre.
+            seat.hand, seat.center = f["table"]["hand"], f["table"]["center"]
             seat.playing.set()
-        elif kind == "swapped":
-            seat.center[f["slot"]] = f["placed"]
-            if f["seat"] == seat.seat:
-                seat.hand = [f["taken"] if c["id"] == f["placed"]["id"] else c for c in seat.hand]
-            else:
-                sent = stats.sent_at.get((seat.code, f["placed"]["id"]))
-                if sent is not None and measuring.is_set():
-                    ms = (now - sent[0]) * 1000
-                    stats.seen_ms.append(ms)
-                    stats.seen_by_table.append((seat.code, ms))
-                    same = sent[1] == seat.url
-                    (stats.seen_same_ms if same else stats.seen_other_ms).append(ms)
-        elif kind in ("ack", "error") and f.get("id") in seat.pending:
-            t = seat.pending.pop(f["id"])
-            if measuring.is_set():
-                stats.ack_ms.append((now - t) * 1000)
-            if kind == "error":
-                stats.refused[f["code"]] = stats.refused.get(f["code"], 0) + 1
-        elif kind == "reveal":
-            seat.playing.clear()
-        elif kind == "signing" and f.get("round", 1) > 1:
-            # A round ended (its clock ran out in a long run): ready for the next one.
-            await seat.ws.send(json.dumps({"type": "ready"}))
+    elif kind in ("round", "reshuffled"):
+        seat.hand, seat.center = f["hand"], f["center"]
+        seat.playing.set()
+    elif kind == "swapped":
+        seat.center[f["slot"]] = f["placed"]
+        if f["seat"] == seat.seat:
+            seat.hand = [f["taken"] if c["id"] == f["placed"]["id"] else c for c in seat.hand]
+        else:
+            sent = stats.sent_at.get((seat.code, f["placed"]["id"]))
+            if sent is not None and measuring.is_set():
+                ms = (now - sent[0]) * 1000
+                stats.seen_ms.append(ms)
+                stats.seen_by_table.append((seat.code, ms))
+                same = sent[1] == seat.url
+                (stats.seen_same_ms if same else stats.seen_other_ms).append(ms)
+    elif kind in ("ack", "error") and f.get("id") in seat.pending:
+        t = seat.pending.pop(f["id"])
+        if measuring.is_set():
+            stats.ack_ms.append((now - t) * 1000)
+        if kind == "error":
+            stats.refused[f["code"]] = stats.refused.get(f["code"], 0) + 1
+    elif kind == "reveal":
+        seat.playing.clear()
+    elif kind == "signing" and f.get("round", 1) > 1:
+        seat.ready_due = True  # a round ended (its clock ran out in a long run)
 
 
 async def play(
     seat: Seat, stats: Stats, stop: asyncio.Event, rng: random.Random, pace: float
 ) -> None:
-    assert seat.ws is not None
     n = 0
     while not stop.is_set():
         await asyncio.sleep(rng.uniform(pace * 2 / 3, pace * 4 / 3))
+        if seat.ready_due:
+            seat.ready_due = False
+            await seat.send({"type": "ready"})
         if not seat.playing.is_set() or len(seat.hand) != 4:
             continue
         card = rng.choice(seat.hand)
@@ -137,14 +159,7 @@ async def play(
         stats.sent += 1
         msg = {"type": "swap", "id": frame_id, "card": card["id"], "slot": slot}
         msg["expect"] = seat.center[slot]["id"]
-        await seat.ws.send(json.dumps(msg))
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q * len(values)))]
+        await seat.send(msg)
 
 
 def table_actor_uss_mib(marker: str) -> list[float]:
@@ -179,14 +194,11 @@ async def stage(url: str, url2: str, tables: int, seconds: float, marker: str, p
         groups = await asyncio.gather(*(one(i) for i in range(tables)))
         made = time.perf_counter() - t0
         seats = [s for g in groups for s in g]
-        readers = []
         for i, s in enumerate(seats):
             # With a second gateway, odd seats play through it: their events reach the even
             # seats through the table's stream, and the other way round.
             s.url = url2 if url2 and i % 2 else url
-            s.ws = await websockets.connect(s.url.replace("http", "ws") + "/ws", max_size=None)
-            await s.ws.send(json.dumps({"type": "hello", "token": s.token, "table": s.code}))
-            readers.append(asyncio.create_task(read(s, stats, measuring)))
+        await asyncio.gather(*(join(s, stats, measuring) for s in seats))
         for g in groups:
             r = await c.post(
                 f"/api/tables/{g[0].code}/start",
@@ -194,8 +206,7 @@ async def stage(url: str, url2: str, tables: int, seconds: float, marker: str, p
             )
             r.raise_for_status()
         for s in seats:
-            assert s.ws is not None
-            await s.ws.send(json.dumps({"type": "ready"}))
+            await s.send({"type": "ready"})
         async with asyncio.timeout(60):
             for s in seats:
                 await s.playing.wait()
@@ -208,11 +219,7 @@ async def stage(url: str, url2: str, tables: int, seconds: float, marker: str, p
         for task in players:
             task.cancel()
         uss = table_actor_uss_mib(marker)
-        for s in seats:
-            assert s.ws is not None
-            await s.ws.close()
-        for task in readers:
-            task.cancel()
+        await asyncio.gather(*(s.close() for s in seats))
     print(
         f"tables={tables} players={len(seats)} pace={pace:g}s created_in={made:.1f}s "
         f"swaps_sent={stats.sent} refused={stats.refused}"
@@ -222,8 +229,8 @@ async def stage(url: str, url2: str, tables: int, seconds: float, marker: str, p
         rows += [("  same gateway", stats.seen_same_ms), ("  other gateway", stats.seen_other_ms)]
     for label, values in rows:
         print(
-            f"  {label:<16} n={len(values):>6} p50={pct(values, 0.5):7.1f} ms "
-            f"p95={pct(values, 0.95):7.1f} ms p99={pct(values, 0.99):7.1f} ms"
+            f"  {label:<16} n={len(values):>6} p50={percentile(values, 50):7.1f} ms "
+            f"p95={percentile(values, 95):7.1f} ms p99={percentile(values, 99):7.1f} ms"
         )
     if uss:
         print(
@@ -233,8 +240,8 @@ async def stage(url: str, url2: str, tables: int, seconds: float, marker: str, p
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser = cli.command("bench_ws", __doc__)
+    cli.add_url(parser, cli.default_url(), "the gateway (default: `make run`'s, or QUATRO_URL)")
     parser.add_argument("--url2", default="", help="a second gateway of the same stack")
     parser.add_argument("--tables", type=int, nargs="+", default=[10, 100])
     parser.add_argument("--seconds", type=float, default=20.0)

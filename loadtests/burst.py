@@ -25,15 +25,12 @@ player failed.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import json
 import random
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,10 +39,13 @@ from typing import Any
 import httpx
 import websockets
 
-from loadtests.bench_ws import pct
-from loadtests.stack import EmbeddedStack
+from cluster.stack import Launched, Spec
+from loadtests import cli
+from loadtests.burst_plan import TABLE_SIZE, Failed, Outcome, Plan, plan
+from loadtests.burst_report import report, summary
+from loadtests.figures import emit
+from loadtests.player import Player, Refused
 
-TABLE_SIZE = 4  # a host and three friends
 SEAT_DEADLINE_S = 60.0  # from arrival to welcome
 # Refusals the protocol documents as "retry after Retry-After" (docs/protocol.md, Errors).
 REFUSALS = {
@@ -55,58 +55,6 @@ REFUSALS = {
     (503, "no_room"),
 }
 WS_TRY_AGAIN = 1013
-MAX_SAMPLES = 8  # failure messages kept for the summary
-
-
-@dataclass
-class Plan:
-    """Who arrives when: player `i` at `at` seconds into the window."""
-
-    i: int
-    kind: str  # "host", "friend" or "quick"
-    at: float
-    group: int | None = None
-    seat: int | None = None  # a friend's seat at its host's table
-
-
-def plan(
-    players: int, window: float, table_share: float, quick_share: float, seed: int
-) -> list[Plan]:
-    """Groups of four (host first) for the table share, quick play for the rest."""
-    if table_share < 0 or quick_share < 0 or table_share + quick_share <= 0:
-        raise ValueError("the shares must be ≥ 0 and not both 0")
-    rng = random.Random(seed)
-    tabled = round(players * table_share / (table_share + quick_share) / TABLE_SIZE) * TABLE_SIZE
-    tabled = min(tabled, players - players % TABLE_SIZE)
-    times = [rng.uniform(0, window) for _ in range(players)]
-    out: list[Plan] = []
-    for g in range(tabled // TABLE_SIZE):
-        when = sorted(times[g * TABLE_SIZE : (g + 1) * TABLE_SIZE])
-        out.append(Plan(g * TABLE_SIZE, "host", when[0], g, 0))
-        for s in range(1, TABLE_SIZE):
-            out.append(Plan(g * TABLE_SIZE + s, "friend", when[s], g, s))
-    out += [Plan(i, "quick", times[i]) for i in range(tabled, players)]
-    return sorted(out, key=lambda p: p.at)
-
-
-class Failed(Exception):
-    """A player's journey ended without a seat; `kind` groups it in the report."""
-
-    def __init__(self, kind: str, detail: str = "") -> None:
-        super().__init__(f"{kind}: {detail}" if detail else kind)
-        self.kind = kind
-
-
-@dataclass
-class Outcome:
-    plan: Plan
-    arrived: float = 0.0  # loop time
-    late_s: float = 0.0  # how far behind its scheduled moment this script started it
-    seated_s: float | None = None
-    failure: Failed | None = None
-    refusals: list[str] = field(default_factory=list)
-    waited_for_link: bool = False
-    thought_s: float = 0.0  # the friend's look at the table: not the server's time
 
 
 @dataclass
@@ -117,13 +65,9 @@ class Burst:
     think_s: float = 0.0  # a friend's longest look at the table before taking a seat
     shared: httpx.AsyncClient | None = None
     codes: dict[int, asyncio.Future[str | None]] = field(default_factory=dict)
-    sockets: list[Any] = field(default_factory=list)
+    players: list[Player] = field(default_factory=list)
     tables: set[str] = field(default_factory=set)
     rng: random.Random = field(default_factory=random.Random)  # the jitter of retries
-
-    @property
-    def ws_url(self) -> str:
-        return self.url.replace("http", "ws", 1) + "/ws"
 
     @contextlib.asynccontextmanager
     async def client(self) -> AsyncIterator[httpx.AsyncClient]:
@@ -181,40 +125,33 @@ class Burst:
             left = out.arrived + self.deadline_s - loop.time()
             if left <= 0:
                 raise Failed("not seated by the deadline", "no welcome")
+            player = Player(self.url, keep=False)
+            player.token = token
             try:
                 async with asyncio.timeout(left):
-                    ws = await websockets.connect(self.ws_url, max_size=None)
-                    try:
-                        await ws.send(
-                            json.dumps({"type": "hello", "id": "h", "token": token, "table": code})
-                        )
-                        first = json.loads(await ws.recv())
-                    except BaseException:
-                        await ws.close()
-                        raise
+                    welcome = await player.connect(code, limit=left + 1)
             except TimeoutError as exc:
+                await player.close()
                 raise Failed("not seated by the deadline", "no welcome") from exc
-            except websockets.ConnectionClosed as exc:
-                if exc.rcvd is not None and exc.rcvd.code == WS_TRY_AGAIN:
-                    out.refusals.append("ws 1013")
+            except Refused as refused:
+                await player.close()
+                if refused.code == "unavailable" or (
+                    refused.code is None and refused.close_code == WS_TRY_AGAIN
+                ):
+                    out.refusals.append("ws unavailable" if refused.code else "ws 1013")
                     await asyncio.sleep(self.rng.uniform(1.0, 1.2))
                     continue
-                raise Failed(f"{type(exc).__name__} on hello", str(exc)) from exc
+                what = refused.code or f"closed {refused.close_code}"
+                raise Failed(f"hello refused {what}", str(refused)) from None
             except (OSError, websockets.WebSocketException) as exc:
+                await player.close()
                 raise Failed(f"{type(exc).__name__} on hello", str(exc)) from exc
-            if first.get("type") == "welcome":
-                got = first["you"]["seat"]
-                if got != seat:
-                    await ws.close()
-                    raise Failed("welcomed at another seat", f"{got} instead of {seat}")
-                self.sockets.append(ws)  # stays open: a seated player stays at the table
-                return
-            await ws.close()
-            if first.get("type") == "error" and first.get("code") == "unavailable":
-                out.refusals.append("ws unavailable")
-                await asyncio.sleep(self.rng.uniform(1.0, 1.2))
-                continue
-            raise Failed(f"hello refused {first.get('code', first.get('type'))}", str(first)[:200])
+            if welcome["you"]["seat"] != seat:
+                await player.close()
+                got = welcome["you"]["seat"]
+                raise Failed("welcomed at another seat", f"{got} instead of {seat}")
+            self.players.append(player)  # stays open: a seated player stays at the table
+            return
 
     async def player(self, p: Plan, t0: float) -> Outcome:
         loop = asyncio.get_running_loop()
@@ -292,62 +229,7 @@ class Burst:
         try:
             return await asyncio.gather(*(self.player(p, t0) for p in plans))
         finally:
-            await asyncio.gather(*(ws.close() for ws in self.sockets), return_exceptions=True)
-
-
-def report(
-    outcomes: list[Outcome], window: float, seed: int, url: str, wall_s: float
-) -> dict[str, Any]:
-    seated = [o for o in outcomes if o.seated_s is not None]
-    ms = [o.seated_s * 1000 for o in seated if o.seated_s is not None]
-    failed = [o for o in outcomes if o.failure is not None]
-
-    def times(kind: str) -> dict[str, float]:
-        got = [o.seated_s * 1000 for o in seated if o.plan.kind == kind and o.seated_s is not None]
-        return {
-            "n": len(got),
-            "p50_ms": round(pct(got, 0.5), 1),
-            "p99_ms": round(pct(got, 0.99), 1),
-        }
-
-    return {
-        "players": len(outcomes),
-        "window_s": window,
-        "seed": seed,
-        "url": url,
-        "seated": len(seated),
-        "failed": len(failed),
-        "failures": dict(Counter(o.failure.kind for o in failed if o.failure)),
-        "refusals": dict(Counter(r for o in outcomes for r in o.refusals)),
-        "arrival_to_seated_ms": {
-            "p50": round(pct(ms, 0.5), 1),
-            "p99": round(pct(ms, 0.99), 1),
-            "max": round(max(ms, default=float("nan")), 1),
-        },
-        "by_kind": {k: times(k) for k in ("host", "friend", "quick")},
-        "friends_waiting_for_link": sum(o.waited_for_link for o in outcomes),
-        "script_late_ms_max": round(max((o.late_s for o in outcomes), default=0) * 1000, 1),
-        "wall_s": round(wall_s, 1),
-    }
-
-
-def summary(result: dict[str, Any], outcomes: list[Outcome]) -> str:
-    t = result["arrival_to_seated_ms"]
-    lines = [
-        f"burst: {result['players']} players in {result['window_s']} s (seed {result['seed']}) "
-        f"at {result['url']}",
-        f"  seated {result['seated']}/{result['players']}, failed {result['failed']}; "
-        f"arrival → seated p50 {t['p50']} ms, p99 {t['p99']} ms, max {t['max']} ms",
-    ]
-    for kind, row in result["by_kind"].items():
-        lines.append(f"  {kind:6} n={row['n']:4}  p50 {row['p50_ms']} ms  p99 {row['p99_ms']} ms")
-    if result["refusals"]:
-        lines.append(f"  documented refusals waited out: {result['refusals']}")
-    for kind, n in sorted(result["failures"].items(), key=lambda kv: -kv[1]):
-        lines.append(f"  FAILED {n} × {kind}")
-    samples = [str(o.failure) for o in outcomes if o.failure is not None][:MAX_SAMPLES]
-    lines += [f"    e.g. player: {s}" for s in samples]
-    return "\n".join(lines)
+            await asyncio.gather(*(p.close() for p in self.players), return_exceptions=True)
 
 
 async def burst(
@@ -377,7 +259,7 @@ async def burst(
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = cli.command("burst", __doc__)
     ap.add_argument("--players", type=int, default=200)
     ap.add_argument("--window", type=float, default=10.0, help="seconds over which they arrive")
     ap.add_argument(
@@ -394,7 +276,7 @@ def main() -> None:
         help="a friend looks at the table up to this many s before taking a seat (left out of"
         " the times; the connection idles meanwhile, as a browser's does)",
     )
-    ap.add_argument("--url", help="a running gateway (default: start an embedded stack)")
+    cli.add_url(p=ap, what="a running gateway (default: start an embedded stack)")
     ap.add_argument("--pool-size", type=int, default=4, help="embedded stack: QUATRO_POOL_SIZE")
     ap.add_argument("--table-slots", type=int, default=400, help="embedded stack: slots")
     args = ap.parse_args()
@@ -404,7 +286,8 @@ def main() -> None:
     if url is None:
         log = Path(tempfile.mkdtemp(prefix="quatro-burst-")) / "stack.log"
         print(f"starting an embedded stack (log: {log})", file=sys.stderr)
-        stack = EmbeddedStack(log, table_slots=args.table_slots, pool_size=args.pool_size).start()
+        spec = Spec.under_load(table_slots=args.table_slots, pool=args.pool_size)
+        stack = Launched(spec, log).start()
         url = stack.url
     try:
         result, outcomes, _ = asyncio.run(
@@ -424,7 +307,7 @@ def main() -> None:
         if stack is not None:
             stack.stop()
     print(summary(result, outcomes))
-    print(json.dumps(result))
+    emit(result)
     sys.exit(1 if result["failed"] else 0)
 
 

@@ -1,6 +1,6 @@
 """A cell lost, in figures: `python -m loadtests.cells [--tables 6]`.
 
-Two cells on one machine (tests/cluster/cells.py: one shared redis-server, two embedded Ray
+Two cells on one machine (cluster/two_cells.py: one shared redis-server, two embedded Ray
 clusters, a gateway homed in each); tables created one after another through cell b's gateway
 and placed by free slots, with smart bots in three seats, playing until every table has scored.
 The human of half the tables (in each cell) follows theirs through b's gateway; the others left
@@ -12,15 +12,15 @@ kill changed)."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from tests.cluster.cells import TwoCells
-from tests.cluster.client import Player, table_with
+from cluster.two_cells import TwoCells
+from loadtests import cli
+from loadtests.player import Player, table_with
 
 WAIT_S = 90.0
 
@@ -128,7 +128,7 @@ async def run(tables: int, slots: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = cli.command("cells", __doc__)
     parser.add_argument("--tables", type=int, default=6)
     parser.add_argument("--slots", type=int, default=16, help="table slots per cell")
     args = parser.parse_args()

@@ -32,7 +32,7 @@ import psutil
 import redis
 
 from actors import keys
-from loadtests.soak_stack import SoakStack
+from cluster.stack import Stack
 
 if TYPE_CHECKING:
     from actors.protocol import Status
@@ -87,7 +87,7 @@ def until(check: Callable[[], bool], limit: float) -> bool:
 class Injector:
     """Knows the stack and the players' folder; `run(kind)` injects one fault."""
 
-    def __init__(self, stack: SoakStack, soak_dir: Path, burst: int, stop_s: float) -> None:
+    def __init__(self, stack: Stack, soak_dir: Path, burst: int, stop_s: float) -> None:
         self.stack = stack
         self.dir = soak_dir
         self.burst_size = burst

@@ -15,8 +15,6 @@ failures over test executions), the tests that failed in some runs and passed in
 
 from __future__ import annotations
 
-import argparse
-import json
 import subprocess
 import sys
 import time
@@ -24,6 +22,9 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from loadtests import cli
+from loadtests.figures import emit, write_json
 
 
 @dataclass
@@ -109,7 +110,7 @@ def reread(folder: Path) -> int:
         for name, message in run.failed.items():
             print(f"  FAILED {name}: {message}")
     result = summary(runs)
-    print(json.dumps(result), flush=True)
+    emit(result)
     return 1 if result["failures"] else 0
 
 
@@ -122,14 +123,10 @@ def _seconds(report: Path) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m loadtests.flakes",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = cli.command("flakes", __doc__)
     parser.add_argument("paths", nargs="*", default=["tests/cluster"])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--out", type=Path, default=None, help="default: results/flakes-<time>/")
+    cli.add_out(parser, "flakes")
     parser.add_argument("--pytest-arg", action="append", default=[], help="passed to pytest")
     parser.add_argument(
         "--read", type=Path, default=None, help="summarise the run-N.xml reports of a folder"
@@ -137,8 +134,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.read is not None:
         return reread(args.read)
-    out: Path = args.out or Path("results") / time.strftime("flakes-%Y%m%d-%H%M%S")
-    out.mkdir(parents=True, exist_ok=True)
+    out = cli.out_dir(args.out, "flakes")
     runs: list[Run] = []
     for i in range(1, max(1, args.runs) + 1):
         run = one_run(i, args.paths, out, args.pytest_arg)
@@ -155,8 +151,8 @@ def main() -> int:
         for name, message in run.failed.items():
             print(f"run {run.index} FAILED {name}: {message}")
     result = summary(runs)
-    (out / "flakes.json").write_text(json.dumps(result, indent=2))
-    print(json.dumps(result), flush=True)
+    write_json(out / "flakes.json", result)
+    emit(result)
     broken_run = any(r.exit_code not in (0, 1) for r in runs)
     return 1 if result["failures"] or broken_run else 0
 

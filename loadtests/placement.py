@@ -9,7 +9,6 @@ prints one JSON object: {node id: {"tables": n, "pool": m}}.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -18,6 +17,8 @@ from collections import Counter
 from pathlib import Path
 
 from actors.keys import ACTOR_PREFIX
+from loadtests import cli
+from loadtests.figures import emit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -77,11 +78,11 @@ def placement(
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(prog="python -m loadtests.placement", description=__doc__)
+    p = cli.command("placement", __doc__)
     p.add_argument("--address", required=True, help="the Ray head, host:port")
     p.add_argument("--namespace", default="quatro")
     a = p.parse_args()
-    print(json.dumps(tables_per_node(a.address, a.namespace)), flush=True)
+    emit(tables_per_node(a.address, a.namespace))
 
 
 if __name__ == "__main__":

@@ -10,12 +10,13 @@ Ray's native overhead.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+
+from loadtests import cli
 
 # First match wins, on the frame's text (`function (file:line)`), from the leaf up.
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -150,7 +151,7 @@ def collect(
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(prog="python -m loadtests.profiles", description=__doc__)
+    p = cli.command("profiles", __doc__)
     p.add_argument("pids", type=int, nargs="+")
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--out", type=Path, default=Path("results/profile"))

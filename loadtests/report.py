@@ -10,6 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loadtests.figures import percentile
+
 EXCHANGES = (
     "hello→welcome",
     "swap→ack",
@@ -48,15 +50,6 @@ def read_samples(folder: Path) -> list[Sample]:
                     continue
     out.sort(key=lambda s: s.t)
     return out
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (no interpolation: a p99 is a latency someone saw)."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100.0 * len(ordered)))
-    return ordered[rank - 1]
 
 
 @dataclass

@@ -23,11 +23,13 @@ import math
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from urllib.parse import urlparse
 
+from cluster.stack import Launched, Spec
+from loadtests import cli
+from loadtests.figures import write_json
 from loadtests.node import NODE_GROUPS, NodeSampler, listener_pid, machine
 from loadtests.report import (
     EXCHANGES,
@@ -47,50 +49,42 @@ from loadtests.runner import (
     stop_on_signals,
     stream_batches,
 )
-from loadtests.stack import EmbeddedStack
-
-DEFAULT_URL = "http://127.0.0.1:8000"  # `make run`
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m loadtests.run", description=__doc__.split("\n")[0])
+    p = cli.command("run", __doc__)
     p.add_argument("--tables", type=int, default=10, help="live tables (all seats are users)")
-    p.add_argument("--players", type=int, default=6, choices=(4, 6, 8), help="seats per table")
     p.add_argument("--minutes", type=float, default=5.0, help="length of the run")
-    p.add_argument("--pace", type=float, default=1.0, help="human pace factor (1 = human)")
-    p.add_argument("--match-rounds", type=int, default=0, help="rounds per table; 0 = matches")
-    p.add_argument("--drop-rate", type=float, default=0.0, help="drops per user per minute")
-    p.add_argument("--time-scale", type=float, default=1.0, help="server test hook time_scale")
+    cli.add_play(p, match_rounds=True)
     p.add_argument("--spawn-rate", type=float, default=10.0, help="users started per second")
     p.add_argument("--processes", type=int, default=1, help="Locust worker processes")
-    p.add_argument("--url", default=os.environ.get("QUATRO_URL", DEFAULT_URL))
+    cli.add_url(p, cli.default_url(), "the gateway (default: `make run`'s, or QUATRO_URL)")
     p.add_argument("--embedded", action="store_true", help="start a stack of its own")
-    p.add_argument("--out", type=Path, default=None, help="results folder")
-    p.add_argument("--quiet-ray", default="1", choices=("0", "1"), help="embedded: Ray settings")
+    cli.add_out(p, "load")
+    cli.add_quiet_ray(p)
     return p.parse_args(argv)
 
 
 def run(argv: list[str] | None = None) -> int:
     a = parse(argv)
     stop_on_signals()
-    out: Path = a.out or Path("results") / time.strftime("load-%Y%m%d-%H%M%S")
-    out.mkdir(parents=True, exist_ok=True)
+    out = cli.out_dir(a.out, "load")
     tables = a.tables
     if a.processes > 1 and tables % a.processes:
         # Each process forms tables from its own users: give every process whole tables.
         tables = math.ceil(tables / a.processes) * a.processes
         print(f"tables rounded up to {tables} (a multiple of --processes)", flush=True)
-    play = Play(a.players, a.pace, a.match_rounds, a.drop_rate, a.time_scale)
-    stack: EmbeddedStack | None = None
+    play = cli.play(a)
+    stack: Launched | None = None
     url = a.url
     try:
         if a.embedded:
-            stack = EmbeddedStack(
-                out / "stack.log",
+            spec = Spec.under_load(
                 table_slots=max(64, tables * 2 + 16),
                 test_hooks=a.time_scale != 1.0,
                 quiet_ray=a.quiet_ray == "1",
             )
+            stack = Launched(spec, out / "stack.log")
             print(f"starting the embedded stack on {stack.url} …", flush=True)
             stack.start()
             url = stack.url
@@ -165,7 +159,7 @@ def summarise(
         "resubscribes": after.get("quatro_resubscribes_total", 0.0)
         - before.get("quatro_resubscribes_total", 0.0),
     }
-    (out / "summary.json").write_text(json.dumps(data, indent=2, ensure_ascii=False))
+    write_json(out / "summary.json", data)
     plots = plot_all(out, samples, node, f"{tables} tables × {a.players}")
     text = _markdown(data, w, means)
     text += "\n\nPlots: " + ", ".join(p.name for p in plots) + "\n"
@@ -206,12 +200,5 @@ def _markdown(data: dict[str, object], w: Window, means: dict[str, dict[str, flo
     return "\n".join(lines)
 
 
-def main() -> None:
-    try:
-        sys.exit(run())
-    except KeyboardInterrupt:
-        sys.exit(130)
-
-
 if __name__ == "__main__":
-    main()
+    cli.main(run)

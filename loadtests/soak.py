@@ -3,11 +3,11 @@
     python -m loadtests.soak --tables 40 --minutes 30 --fault-every 60     # the goal
     python -m loadtests.soak --tables 6 --minutes 8                         # a short one
 
-It starts a stack of its own (loadtests/soak_stack.py: redis-server with its append-only file,
-a Ray head and two Ray worker nodes that carry the tables, two gateways), then one Locust
-process of players
-(loadtests/locustfile.py, every seat a player, half of each table on each gateway, each player
-coming back through the other gateway when its own is gone). Once every table is in play it
+It starts a stack of its own (`soak_stack` below, built by cluster/stack.py: redis-server with
+its append-only file, a Ray head and two Ray worker nodes that carry the tables, two gateways),
+then one Locust process of players (loadtests/locustfile.py, every seat a player, half of each
+table on each gateway, each player coming back through the other gateway when its own is
+gone). Once every table is in play it
 injects a fault every `--fault-every` seconds, cycling through loadtests/faults.py (`--faults`
 to choose), each waited out (bounded) before the next. When the time is up the players stop, the
 soak reads every table's final state (GET /api/tables/{code}) and prints ONE JSON line:
@@ -36,7 +36,6 @@ status is 0 when failures, points lost and stuck tables are all zero and every f
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
@@ -47,6 +46,9 @@ from typing import Any
 
 import httpx
 
+from cluster.gateway_process import ROOT
+from cluster.stack import Spec, Stack
+from loadtests import cli
 from loadtests.faults import (
     FAULTS,
     RECOVER_LIMIT_S,
@@ -55,11 +57,11 @@ from loadtests.faults import (
     Injector,
     clear_control,
 )
+from loadtests.figures import emit, write_json
 from loadtests.node import machine
 from loadtests.report import read_samples
-from loadtests.runner import Play, locust_command, stop_on_signals
+from loadtests.runner import locust_command, stop_on_signals
 from loadtests.soak_judge import locust_failures, p99_outside, points_lost, requests
-from loadtests.soak_stack import ROOT, SoakStack
 from loadtests.watch import StuckMonitor, connected, read_ledger, read_tables
 
 # The gateway waits up to 40 s through a fault before it answers `unavailable`
@@ -71,14 +73,12 @@ ONCE_TAIL_S = 20.0  # --once: how long the players play on after the last fault
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m loadtests.soak", description=__doc__)
+    p = cli.command("soak", __doc__)
     p.add_argument("--tables", type=int, default=40)
     p.add_argument("--minutes", type=float, default=30.0, help="from the first table in play")
-    p.add_argument("--players", type=int, default=6, choices=(4, 6, 8))
+    cli.add_play(p, drop_rate=False)
     p.add_argument("--fault-every", type=float, default=60.0, help="seconds between faults")
     p.add_argument("--faults", default=",".join(FAULTS), help="the cycle of faults")
-    p.add_argument("--pace", type=float, default=1.0, help="human pace factor")
-    p.add_argument("--time-scale", type=float, default=1.0, help="server test hook time_scale")
     p.add_argument("--burst", type=int, default=0, help="tables per burst (0: tables/4, ≥4)")
     p.add_argument("--stop-s", type=float, default=20.0, help="how long a SIGSTOP lasts")
     p.add_argument("--stuck-s", type=float, default=60.0)
@@ -93,7 +93,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="each fault once, then 20 s more and stop (--minutes is then only a bound)",
     )
-    p.add_argument("--out", type=Path, default=None)
+    cli.add_out(p, "soak")
     return p.parse_args(argv)
 
 
@@ -109,29 +109,25 @@ def run(argv: list[str] | None = None) -> int:
     unknown = [k for k in kinds if k not in FAULTS]
     if unknown:
         raise SystemExit(f"unknown faults {unknown}; known: {', '.join(FAULTS)}")
-    out: Path = (a.out or Path("results") / time.strftime("soak-%Y%m%d-%H%M%S")).resolve()
+    out = cli.out_dir(a.out, "soak").resolve()
     players_dir = out / "players"
     players_dir.mkdir(parents=True, exist_ok=True)
     burst = a.burst or max(4, a.tables // 4)
     # Each node must carry every table alone (a node lost), the bursts' lobbies until they idle
     # out (60 s), and the gateways' pools.
-    stack = SoakStack(
-        out / "stack",
-        table_slots=a.tables + 2 * burst + 16,
-        test_hooks=a.time_scale != 1.0,
-    )
+    stack = soak_stack(out / "stack", a.tables + 2 * burst + 16, a.time_scale != 1.0)
     locust: subprocess.Popen[bytes] | None = None
     monitor = StuckMonitor(players_dir, limit_s=a.stuck_s)
     faults: list[Fault] = []
     t0 = time.time()
     try:
-        log(f"starting the stack in {stack.out} …")
+        log(f"starting the stack in {stack.logs} …")
         stack.start()
         stack.driver()
         injector = Injector(stack, players_dir, burst, a.stop_s)
         users = a.tables * a.players
         seconds = int(a.minutes * 60 + LIVE_LIMIT_S)  # Locust is stopped by us, earlier
-        play = Play(players=a.players, pace=a.pace, time_scale=a.time_scale)
+        play = cli.play(a)
         cmd = locust_command(
             stack.gateways[0].url, out, play, users=users, spawn_rate=8.0, seconds=seconds
         )
@@ -173,13 +169,36 @@ def run(argv: list[str] | None = None) -> int:
         time.sleep(2.0)  # the last ledger lines are flushed at quit
         final = final_tables(stack, players_dir, injector.burst_codes)
         result = judge(a, out, players_dir, faults, monitor, final, t0, t_live)
-        print(json.dumps(result["line"], ensure_ascii=False), file=line_out, flush=True)
+        emit(result["line"], line_out)
         return 0 if result["ok"] else 1
     finally:
         monitor.stop()
         if locust is not None:
             stop_locust(locust)
         stack.stop()
+
+
+def soak_stack(folder: Path, table_slots: int, test_hooks: bool) -> Stack:
+    """A redis-server (append-only file in the run's folder), a Ray head that carries no table
+    (the control plane: its GCS must survive every fault, and the gateways' drivers attach to
+    it), two Ray worker nodes that carry the tables (each must carry every table alone: a node
+    is lost again and again, and a new one takes its place), and two gateways on ports of their
+    own, each restartable on the same port. The soak itself joins Ray as a driver, only to find
+    table actors' processes."""
+    spec = Spec(
+        table_slots=table_slots,
+        nodes=2,
+        head_tables=False,
+        gateways=2,
+        namespace="quatro-soak",
+        object_store_mb=200,
+        pool=2,
+        idle_s=60.0,
+        log_level="warning",
+        test_hooks=test_hooks,
+        crowd=True,
+    )
+    return Stack(spec, folder, redis_dir=folder / "redis")
 
 
 def log(text: str) -> None:
@@ -211,7 +230,7 @@ def stop_locust(proc: subprocess.Popen[bytes]) -> None:
 
 
 def final_tables(
-    stack: SoakStack, folder: Path, burst_codes: list[str]
+    stack: Stack, folder: Path, burst_codes: list[str]
 ) -> dict[str, dict[str, Any] | None]:
     """Each played table's summary as the server has it now (None: it is gone)."""
     codes = sorted({e["code"] for e in read_ledger(folder)} - set(burst_codes))
@@ -288,16 +307,9 @@ def judge(
             vars(s) for s in sorted(monitor.worst.values(), key=lambda s: -s.seconds)[:10]
         ],
     }
-    (out / "soak.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    write_json(out / "soak.json", report)
     return report
 
 
-def main() -> None:
-    try:
-        sys.exit(run())
-    except KeyboardInterrupt:
-        sys.exit(130)
-
-
 if __name__ == "__main__":
-    main()
+    cli.main(run)

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from loadtests.faults import Fault
-from loadtests.report import Sample, percentile
+from loadtests.figures import percentile
+from loadtests.report import Sample
 
 # A fault's window: from its injection to its recovery, and this long after (what the players
 # saw of it may still be in flight: a frame, a welcome).

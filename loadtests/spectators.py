@@ -27,10 +27,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import websockets
 
-from loadtests.bench_ws import Stats, make_table, pct, play, read
-from loadtests.stack import ROOT, EmbeddedStack
+from cluster.gateway_process import ROOT
+from cluster.stack import Launched, Spec
+from loadtests import cli
+from loadtests.bench_ws import Stats, join, make_table, play
+from loadtests.figures import emit, percentile
+from loadtests.frames import Frame
+from loadtests.player import Player, Refused
 
 CONNECT_AT_ONCE = 50
 READY_WAIT_S = 240.0
@@ -43,9 +47,16 @@ async def crowd(url: str, code: str, count: int, hold: float) -> dict[str, Any]:
     lags: list[float] = []
     frames = 0
     refused: dict[str, int] = {}
-    sockets: list[websockets.ClientConnection] = []
+    watching: list[Player] = []
+    listening = asyncio.Event()  # frames count from when every spectator is in
     sem = asyncio.Semaphore(CONNECT_AT_ONCE)
-    ws_url = url.replace("http", "ws") + "/ws"
+
+    def listen(f: Frame, _: float) -> None:
+        nonlocal frames
+        if listening.is_set():
+            frames += 1
+            if f.get("type") == "swapped":
+                lags.append(time.time() * 1000 - f["at"])
 
     async with httpx.AsyncClient(base_url=url, timeout=60) as c:
 
@@ -53,44 +64,32 @@ async def crowd(url: str, code: str, count: int, hold: float) -> dict[str, Any]:
             async with sem:
                 r = await c.post("/api/sessions", json={"name": f"fan{i}"})
                 r.raise_for_status()
-                ws = await websockets.connect(ws_url, max_size=None)
-                hello = {"type": "hello", "token": r.json()["token"], "table": code, "watch": True}
-                await ws.send(json.dumps(hello))
-                first = json.loads(await ws.recv())
-                if first.get("type") != "welcome":
-                    refused[first.get("code", "?")] = refused.get(first.get("code", "?"), 0) + 1
-                    await ws.close()
+                fan = Player(url, keep=False, on_frame=listen)
+                fan.token = r.json()["token"]
+                try:
+                    await fan.connect(code, watch=True, limit=READY_WAIT_S)
+                except Refused as no:
+                    refused[no.code or "?"] = refused.get(no.code or "?", 0) + 1
+                    await fan.close()
                     return
-                sockets.append(ws)
+                watching.append(fan)
 
         t0 = time.perf_counter()
         await asyncio.gather(*(one(i) for i in range(count)))
         connected_in = time.perf_counter() - t0
 
-    async def listen(ws: websockets.ClientConnection) -> None:
-        nonlocal frames
-        try:
-            async for raw in ws:
-                frames += 1
-                f = json.loads(raw)
-                if f.get("type") == "swapped":
-                    lags.append(time.time() * 1000 - f["at"])
-        except websockets.ConnectionClosed:
-            pass
-
-    listeners = [asyncio.create_task(listen(ws)) for ws in sockets]
-    print(json.dumps({"ready": len(sockets), "connected_in_s": round(connected_in, 2)}), flush=True)
+    listening.set()
+    emit({"ready": len(watching), "connected_in_s": round(connected_in, 2)})
     await asyncio.sleep(hold)
-    await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
-    await asyncio.gather(*listeners, return_exceptions=True)
+    await asyncio.gather(*(fan.close() for fan in watching), return_exceptions=True)
     return {
-        "spectators": len(sockets),
+        "spectators": len(watching),
         "refused": refused,
         "connected_in_s": round(connected_in, 2),
         "frames": frames,
         "swaps_seen": len(lags),
-        "lag_p50_ms": round(pct(lags, 0.5), 1),
-        "lag_p99_ms": round(pct(lags, 0.99), 1),
+        "lag_p50_ms": round(percentile(lags, 50), 1),
+        "lag_p99_ms": round(percentile(lags, 99), 1),
     }
 
 
@@ -104,8 +103,8 @@ async def metric(c: httpx.AsyncClient, name: str) -> float | None:
 
 def row(label: str, values: list[float]) -> str:
     return (
-        f"  {label:<26} n={len(values):>5} p50={pct(values, 0.5):7.1f} ms "
-        f"p95={pct(values, 0.95):7.1f} ms p99={pct(values, 0.99):7.1f} ms"
+        f"  {label:<26} n={len(values):>5} p50={percentile(values, 50):7.1f} ms "
+        f"p95={percentile(values, 95):7.1f} ms p99={percentile(values, 99):7.1f} ms"
     )
 
 
@@ -119,30 +118,22 @@ async def run(
         seats = [s for g in groups for s in g]
         code = groups[0][0].code
         stats = Stats()
-        readers = []
         for s in seats:
             s.url = url
-            s.ws = await websockets.connect(url.replace("http", "ws") + "/ws", max_size=None)
-            await s.ws.send(json.dumps({"type": "hello", "token": s.token, "table": s.code}))
-            readers.append(asyncio.create_task(read(s, stats, measuring)))
         # Every player connected before the start: signing waits only for those (R24).
-        async with asyncio.timeout(60):
-            while any(s.seat < 0 for s in seats):  # noqa: ASYNC110 - set by the readers
-                await asyncio.sleep(0.05)
+        await asyncio.gather(*(join(s, stats, measuring) for s in seats))
         for g in groups:
             auth = {"Authorization": f"Bearer {g[0].token}"}
             (await c.post(f"/api/tables/{g[0].code}/start", headers=auth)).raise_for_status()
         for s in seats:
-            assert s.ws is not None
-            await s.ws.send(json.dumps({"type": "ready"}))
+            await s.send({"type": "ready"})
         try:
             async with asyncio.timeout(120):
                 for s in seats:
                     await s.playing.wait()
         except TimeoutError:
-            dead = [r.exception() for r in readers if r.done()]
-            state = [(s.code, s.seat, s.playing.is_set()) for s in seats]
-            raise RuntimeError(f"no deal: {state} {dead} refused={stats.refused}") from None
+            state = [(s.code, s.seat, s.playing.is_set(), s.closed) for s in seats]
+            raise RuntimeError(f"no deal: {state} refused={stats.refused}") from None
         players = [asyncio.create_task(play(s, stats, stop, rng, pace)) for s in seats]
         await asyncio.sleep(4)  # warm up
 
@@ -186,11 +177,7 @@ async def run(
         stop.set()
         for task in players:
             task.cancel()
-        for s in seats:
-            assert s.ws is not None
-            await s.ws.close()
-        for task in readers:
-            task.cancel()
+        await asyncio.gather(*(s.close() for s in seats))
     result = json.loads(out.strip().splitlines()[-1])
     print(
         f"tables={tables} players={len(seats)} pace={pace:g}s seconds={seconds:g} "
@@ -215,8 +202,8 @@ async def run(
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default="", help="a running stack (default: start one)")
+    parser = cli.command("spectators", __doc__)
+    cli.add_url(parser, "", "a running stack (default: start one)")
     parser.add_argument("--tables", type=int, default=4, help="4-player tables; one is watched")
     parser.add_argument("--spectators", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=30.0, help="each stage's measurement")
@@ -232,12 +219,13 @@ async def main() -> None:
         # the stack it measures (its own lag then includes waiting for a core).
         os.nice(args.crowd_nice)
         result = await crowd(args.url, args.crowd, args.spectators, args.hold)
-        print(json.dumps(result), flush=True)
+        emit(result)
         return
     if args.url:
         await run(args.url, args.tables, args.spectators, args.seconds, args.pace, args.crowd_nice)
         return
-    stack = EmbeddedStack(Path("results/spectators/stack.log"), table_slots=64).start()
+    log = Path("results/spectators/stack.log")
+    stack = Launched(Spec.under_load(table_slots=64), log).start()
     try:
         await run(stack.url, args.tables, args.spectators, args.seconds, args.pace, args.crowd_nice)
     finally:

@@ -57,7 +57,10 @@ DEAL_8 = {
 
 def shoot(p: Player, name: str) -> None:
     p.page.wait_for_timeout(400)  # let the last animation settle
-    p.page.screenshot(path=str(OUT / name), full_page=True)
+    # A phone's picture is its screen, as a player sees it: a whole-page picture would draw the
+    # lobby's sticky start bar in the middle of the page.
+    size = p.page.viewport_size
+    p.page.screenshot(path=str(OUT / name), full_page=size is None or size["width"] > 600)
     print("wrote", OUT / name)
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from loadtests.burst import burst, summary
+from loadtests.burst import burst
+from loadtests.burst_report import summary
 from tests.cluster.test_restore import actor_name
 from tests.conftest import Stack
 

@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from actors import keys
+from cluster.two_cells import TwoCells
 from gateway.cells import AUTH_HEADER, signed
-from tests.cluster.cells import TwoCells
 from tests.cluster.client import Frame, Player, table_with
 from tests.cluster.test_match import play_match
 from tests.cluster.test_resilience import open_round

@@ -15,8 +15,9 @@ from pathlib import Path
 import httpx
 import psutil
 
+from cluster.gateway_process import ROOT
 from cluster.procs import find_by_marker
-from loadtests.stack import ROOT, EmbeddedStack
+from cluster.stack import Launched, Spec
 
 DRIVER_DEADLINE_S = 120.0
 # Joins the cluster as a driver and proves it by reading the cluster's resources.
@@ -27,7 +28,7 @@ print("CONNECTED", ray.cluster_resources().get("table_slot"), flush=True)
 """
 
 
-def _stack_processes(stack: EmbeddedStack) -> list[psutil.Process]:
+def _stack_processes(stack: Launched) -> list[psutil.Process]:
     assert stack.pid is not None
     assert stack.ray_temp is not None
     launcher = psutil.Process(stack.pid)
@@ -84,7 +85,7 @@ def _outcome(proc: subprocess.Popen[str], deadline: float) -> tuple[int | None, 
 
 def test_make_run_listens_on_loopback_only_and_wants_the_token(tmp_path: Path) -> None:
     # Two local Ray nodes: a worker node's processes must be on loopback too.
-    stack = EmbeddedStack(tmp_path / "stack.log", table_slots=20, pool_size=2, nodes=2)
+    stack = Launched(Spec.under_load(table_slots=20, pool=2, nodes=2), tmp_path / "stack.log")
     stack.start()
     try:
         assert stack.ray_address is not None

@@ -23,7 +23,7 @@ import redis
 
 from cluster.leftovers import RunRecord, ray_processes, stop_run
 from cluster.procs import RedisServer, find_by_marker, kill_by_marker
-from loadtests.stack import EmbeddedStack
+from cluster.stack import Launched, Spec
 
 GONE_DEADLINE_S = 10.0
 STOP_DEADLINE_S = 60.0
@@ -46,7 +46,7 @@ def _describe(procs: list[psutil.Process]) -> str:
     return "; ".join(out)
 
 
-def _redis_port(stack: EmbeddedStack) -> int:
+def _redis_port(stack: Launched) -> int:
     m = re.search(r"started redis-server on redis://127\.0\.0\.1:(\d+)/0", stack.tail(20000))
     assert m is not None, stack.tail()
     return int(m.group(1))
@@ -60,7 +60,7 @@ def _listener(port: int) -> psutil.Process | None:
     return None
 
 
-def _run_processes(stack: EmbeddedStack) -> list[psutil.Process]:
+def _run_processes(stack: Launched) -> list[psutil.Process]:
     """Every process of the run: the launcher's descendants (Ray's agents rename themselves and
     carry no marker), those that name the run's temp dir, and its redis-server."""
     assert stack.pid is not None
@@ -76,7 +76,7 @@ def _run_processes(stack: EmbeddedStack) -> list[psutil.Process]:
     return list(procs.values())
 
 
-def _make_a_table(stack: EmbeddedStack) -> None:
+def _make_a_table(stack: Launched) -> None:
     with httpx.Client(base_url=stack.url, timeout=60) as c:
         token = c.post("/api/sessions", json={"name": "Host"}).json()["token"]
         r = c.post("/api/tables", json={"players": 4}, headers={"Authorization": f"Bearer {token}"})
@@ -92,7 +92,7 @@ def _wait_gone(procs: list[psutil.Process], deadline_s: float) -> list[psutil.Pr
 
 
 @contextlib.contextmanager
-def _no_leftovers(stack: EmbeddedStack) -> Iterator[list[psutil.Process]]:
+def _no_leftovers(stack: Launched) -> Iterator[list[psutil.Process]]:
     """Whatever the test does, nothing of the run survives it: SIGKILL by PID and marker."""
     seen: list[psutil.Process] = []
     try:
@@ -108,11 +108,11 @@ def _no_leftovers(stack: EmbeddedStack) -> Iterator[list[psutil.Process]]:
             kill_by_marker(m.group(1))
 
 
-def _stack(
-    tmp_path: Path, name: str, data: Path, pool_size: int = 2, nodes: int = 1
-) -> EmbeddedStack:
-    return EmbeddedStack(
-        tmp_path / f"{name}.log", table_slots=20, pool_size=pool_size, nodes=nodes, data_dir=data
+def _stack(tmp_path: Path, name: str, data: Path, pool_size: int = 2, nodes: int = 1) -> Launched:
+    return Launched(
+        Spec.under_load(table_slots=20, pool=pool_size, nodes=nodes),
+        tmp_path / f"{name}.log",
+        data_dir=data,
     )
 
 

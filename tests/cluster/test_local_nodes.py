@@ -9,14 +9,14 @@ from pathlib import Path
 import httpx
 
 from cluster.procs import find_by_marker
+from cluster.stack import Launched, Spec
 from loadtests.placement import placement
-from loadtests.stack import EmbeddedStack
 
 TABLES = 4
 
 
 def test_tables_spread_over_two_local_nodes(tmp_path: Path) -> None:
-    stack = EmbeddedStack(tmp_path / "stack.log", table_slots=20, pool_size=2, nodes=2)
+    stack = Launched(Spec.under_load(table_slots=20, pool=2, nodes=2), tmp_path / "stack.log")
     stack.start()
     try:
         assert stack.ray_address is not None

@@ -16,14 +16,15 @@ import httpx
 import psutil
 import pytest
 
+from cluster.gateway_process import ROOT
 from cluster.procs import RedisServer, free_port
 from cluster.redis_supervisor import RedisSupervisor
-from loadtests.stack import ROOT, EmbeddedStack
+from cluster.stack import Launched, Spec
 
 BACK_DEADLINE_S = 30.0
 
 
-def _redis_servers(stack: EmbeddedStack) -> list[psutil.Process]:
+def _redis_servers(stack: Launched) -> list[psutil.Process]:
     assert stack.pid is not None
     return [p for p in psutil.Process(stack.pid).children() if p.name().startswith("redis-server")]
 
@@ -56,7 +57,7 @@ def _until_created(c: httpx.Client, token: str, deadline: float) -> httpx.Respon
 
 def test_redis_server_comes_back_and_sessions_outlive_the_stack(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    first = EmbeddedStack(tmp_path / "first.log", table_slots=20, pool_size=1, data_dir=data)
+    first = Launched(Spec.under_load(table_slots=20, pool=1), tmp_path / "first.log", data_dir=data)
     first.start()
     try:
         with httpx.Client(base_url=first.url, timeout=30) as c:
@@ -95,7 +96,9 @@ def test_redis_server_comes_back_and_sessions_outlive_the_stack(tmp_path: Path) 
         first.stop()  # SIGTERM: the launcher stops redis-server, and keeps its data dir
         assert any((data / "redis").iterdir())
 
-        second = EmbeddedStack(tmp_path / "second.log", table_slots=20, pool_size=1, data_dir=data)
+        second = Launched(
+            Spec.under_load(table_slots=20, pool=1), tmp_path / "second.log", data_dir=data
+        )
         second.start()
         try:
             with httpx.Client(base_url=second.url, timeout=30) as c:

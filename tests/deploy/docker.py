@@ -346,6 +346,8 @@ CONTEXT_PATHS = (
     "loadtests/__init__.py",
     "loadtests/locustfile.py",
     "loadtests/locust_metrics.py",
+    "loadtests/frames.py",
+    "loadtests/users",
 )
 
 

@@ -22,8 +22,15 @@ LOADTEST = IMAGE / "requirements.loadtest.txt"
 # What the image carries and runs: the packages it copies, and the helm test's script.
 SHIPPED = ("cluster", "actors", "gateway", "engine")
 SMOKE = REPO / "helm" / "quatro" / "files" / "smoke.py"
-# The only files of loadtests/ the image carries: the Locust players and their /metrics route.
-LOCUST_FILES = ("loadtests/__init__.py", "loadtests/locustfile.py", "loadtests/locust_metrics.py")
+# The only files of loadtests/ the image carries: the Locust players (the locustfile, the frames
+# they read) and their /metrics route, and the players' own package, copied whole.
+LOCUST_FILES = (
+    "loadtests/__init__.py",
+    "loadtests/locustfile.py",
+    "loadtests/locust_metrics.py",
+    "loadtests/frames.py",
+)
+LOCUST_PACKAGE = "loadtests/users"
 # Development tools that once made the image 1.1 GB.
 DEV_ONLY = {"pytest", "mypy", "ruff", "playwright", "locust", "matplotlib", "hypothesis", "numpy"}
 # What Locust 2.47 itself requires, so the load-test layer carries it.
@@ -101,7 +108,8 @@ def test_every_module_the_locust_files_import_is_installed_by_the_image() -> Non
     both = {**_requirements(RUNTIME), **_requirements(LOADTEST)}
     providers = md.packages_distributions()
     missing = {}
-    for module in sorted(_imported_top_levels([REPO / f for f in LOCUST_FILES])):
+    files = [REPO / f for f in LOCUST_FILES] + sorted((REPO / LOCUST_PACKAGE).rglob("*.py"))
+    for module in sorted(_imported_top_levels(files)):
         dists = {canonicalize_name(d) for d in providers.get(module, [])}
         assert dists, f"{module} is imported but no installed package provides it"
         if not dists & set(both):
@@ -109,6 +117,29 @@ def test_every_module_the_locust_files_import_is_installed_by_the_image() -> Non
     assert missing == {}
     text = (IMAGE / "Dockerfile").read_text()
     assert f"COPY {' '.join(LOCUST_FILES)} loadtests/" in text
+    assert f"COPY {LOCUST_PACKAGE}/ {LOCUST_PACKAGE}/" in text
+
+
+def test_the_locust_files_import_nothing_of_loadtests_the_image_leaves_out() -> None:
+    """The players run in the image from what it copies: every `loadtests.*` module they
+    import is one of the copied files or in the copied package."""
+    copied = {f.removesuffix(".py").replace("/", ".") for f in LOCUST_FILES}
+    package = LOCUST_PACKAGE.replace("/", ".")
+    files = [REPO / f for f in LOCUST_FILES] + sorted((REPO / LOCUST_PACKAGE).rglob("*.py"))
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                top = node.module == "loadtests"
+                modules = [f"loadtests.{a.name}" for a in node.names] if top else [node.module]
+            elif isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            else:
+                continue
+            for module in modules:
+                if module.split(".")[0] != "loadtests":
+                    continue
+                inside = module in copied or module.startswith(package)
+                assert inside, f"{path.relative_to(REPO)} imports {module}: not in the image"
 
 
 def test_every_module_the_image_imports_is_installed_by_it() -> None:
@@ -187,7 +218,7 @@ def test_build_context_leaves_out_the_bulk() -> None:
     copies = re.findall(r"^COPY (?!--from)(.+)$", (IMAGE / "Dockerfile").read_text(), re.M)
     copied = {source.rstrip("/") for line in copies for source in line.split()[:-1]}
     assert copied <= allowed, copied - allowed
-    assert not {".venv", ".git", "tests", "loadtests", "docs", ".cache"} & allowed
+    assert not {".venv", ".git", "tests", "loadtests", "lab", "docs", ".cache"} & allowed
 
 
 def test_ray_is_on_the_path_of_kuberays_login_shell() -> None:

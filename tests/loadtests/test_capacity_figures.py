@@ -8,7 +8,8 @@ import math
 import psutil
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
-from loadtests.capacity import capacity_line, ceiling
+from loadtests.capacity import ceiling
+from loadtests.capacity_report import capacity_line
 from loadtests.report import Sample, window
 from loadtests.runner import parse_metrics, server_quantile
 

@@ -26,16 +26,20 @@ async def start(people: list[Player], code: str) -> None:
     await people[1].ok("sign", emoji=EMOJIS[2])
 
 
-async def ready(people: list[Player], after: int = 0) -> Frame:
-    """Once the pause after a reveal is over (a `signing` past seq `after`), everyone says
-    ready; the round as the partner was dealt it (their hand, the centre)."""
+async def ready(people: list[Player]) -> Frame:
+    """Once the pause after the last reveal is over (a `signing` past it, on each player's own
+    numbering), everyone says ready; the round as the partner was dealt it."""
+    after = {}
     for p in people:
+        last = p.latest("reveal")
+        after[p.seat] = int(last["seq"]) if last else 0
         table = (p.welcome or {}).get("table", {})
         if not (table.get("phase") == "signing" and not p.events[1:]):
-            await p.wait_event(lambda e: e["type"] == "signing", after=after)
+            await p.wait_event(lambda e: e["type"] == "signing", after=after[p.seat])
     for p in people:
         await p.ok("ready")
-    return await people[PARTNER].wait_event(lambda e: e["type"] == "round", after=after)
+    partner = people[PARTNER]
+    return await partner.wait_event(lambda e: e["type"] == "round", after=after[partner.seat])
 
 
 async def quatro(people: list[Player], hand: list[Frame], centre: list[Frame]) -> Frame:

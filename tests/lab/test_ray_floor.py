@@ -1,4 +1,4 @@
-"""The pieces of `python -m loadtests.ray_floor` that need no cluster: the wake-up probe, the
+"""The pieces of `python -m lab.ray_floor` that need no cluster: the wake-up probe, the
 per-thread reading of /proc, and the ceiling arithmetic."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import threading
 import psutil
 import pytest
 
-from loadtests.ray_floor import ceiling, threads
+from lab.ray_floor import ceiling, threads
 
 
 def test_threads_reads_every_thread_of_a_process() -> None:

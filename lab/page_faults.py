@@ -8,16 +8,17 @@ milliseconds of kernel time per start; where every fault costs the hypervisor a 
 more, and while a vCPU waits for the host nothing else runs on it — the load generator and the
 gateway included. Run it before reading a ramp's figures on a new machine.
 
-    python -m loadtests.page_faults                  # 512 MiB, 3 rounds
-    python -m loadtests.page_faults --mib 256 --rounds 5
+    python -m lab.page_faults                  # 512 MiB, 3 rounds
+    python -m lab.page_faults --mib 256 --rounds 5
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import mmap
 import time
+
+from loadtests import cli
+from loadtests.figures import emit
 
 PAGE = mmap.PAGESIZE
 
@@ -50,12 +51,12 @@ def measure(mib: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = cli.command("lab.page_faults", __doc__)
     p.add_argument("--mib", type=int, default=512)
     p.add_argument("--rounds", type=int, default=3)
     a = p.parse_args(argv)
     for _ in range(a.rounds):
-        print(json.dumps(measure(a.mib)), flush=True)
+        emit(measure(a.mib))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
-"""loadtests.page_faults times a first touch of fresh memory apart from the loop's own cost."""
+"""lab.page_faults times a first touch of fresh memory apart from the loop's own cost."""
 
 from __future__ import annotations
 
-from loadtests.page_faults import measure
+from lab.page_faults import measure
 
 
 def test_a_first_touch_costs_more_than_touching_again() -> None:

@@ -1,7 +1,7 @@
 """How fast new table actors become ready: one after another, and side by side.
 
-    python -m loadtests.actor_start                 # 8 actors, 3 rounds of each
-    python -m loadtests.actor_start --actors 16 --rounds 5
+    python -m lab.actor_start                 # 8 actors, 3 rounds of each
+    python -m lab.actor_start --actors 16 --rounds 5
 
 Each round starts `--actors` table actors (the class the directory uses, without a table) and
 waits until each has answered `ping` — one at a time, then all at once — and kills them. This is
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -23,9 +23,9 @@ import ray
 from actors.protocol import Probe
 from actors.ray_calls import ask
 from actors.table_actor import actor_class
-from cluster.connect import connect_ray
-from cluster.procs import RayHead, RedisServer
-from cluster.settings import Settings
+from cluster.stack import Spec, Stack
+from loadtests import cli
+from loadtests.figures import emit
 from loadtests.node import machine
 
 NAMESPACE = "actor-start"
@@ -52,17 +52,14 @@ async def start(n: int, redis_url: str, together: bool) -> float:
 
 
 async def run(a: argparse.Namespace) -> dict[str, list[float]]:
-    redis = RedisServer().start()
-    head = RayHead(table_slots=a.actors * 2 + 4).start()
+    stack = Stack(
+        Spec(namespace=NAMESPACE, table_slots=a.actors * 2 + 4, gateways=0),
+        Path("results") / "actor-start",
+    )
+    stack.start()
+    redis = stack.redis
     try:
-        connect_ray(
-            Settings(
-                ray_address=head.address,
-                ray_namespace=NAMESPACE,
-                ray_auth_mode="token",
-                ray_auth_token_path=str(head.token_path),
-            )
-        )
+        stack.driver()
         await start(2, redis.url, together=True)  # warm the node up once
         out: dict[str, list[float]] = {"one_after_another_s": [], "side_by_side_s": []}
         for _ in range(a.rounds):
@@ -70,18 +67,16 @@ async def run(a: argparse.Namespace) -> dict[str, list[float]]:
             out["side_by_side_s"].append(round(await start(a.actors, redis.url, True), 2))
         return out
     finally:
-        ray.shutdown()
-        head.cleanup()
-        redis.cleanup()
+        stack.stop()  # this driver's connection too
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(prog="python -m loadtests.actor_start", description=__doc__)
+    p = cli.command("lab.actor_start", __doc__)
     p.add_argument("--actors", type=int, default=8)
     p.add_argument("--rounds", type=int, default=3)
     a = p.parse_args()
     result = asyncio.run(run(a))
-    print(json.dumps({"machine": machine(), "actors": a.actors, **result}), flush=True)
+    emit({"machine": machine(), "actors": a.actors, **result})
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """The idle floor: what table actors that do nothing cost the node, with and without Ray's quiet
 settings (cluster.procs.RAY_QUIET).
 
-    python -m loadtests.idle_floor --actors 40 --seconds 60            # both settings, in turn
-    python -m loadtests.idle_floor --actors 40 --seconds 60 --quiet-ray 1
-    python -m loadtests.idle_floor --actors 20 --seconds 20 --quiet-ray 1 --env MALLOC_ARENA_MAX=4
+    python -m lab.idle_floor --actors 40 --seconds 60            # both settings, in turn
+    python -m lab.idle_floor --actors 40 --seconds 60 --quiet-ray 1
+    python -m lab.idle_floor --actors 20 --seconds 20 --quiet-ray 1 --env MALLOC_ARENA_MAX=4
 
 `--env KEY=VALUE` (repeatable) sets a variable in the stack's environment, which Ray's processes,
 the table actors among them, inherit: how a variant of the actor's process is measured against
@@ -18,27 +18,24 @@ CPU of Ray's own processes and of the gateway.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
 
+from cluster.stack import Launched, Spec
+from loadtests import cli
+from loadtests.figures import emit
 from loadtests.node import NodeSampler, machine, tree
 from loadtests.report import NodeRow, node_means
-from loadtests.stack import EmbeddedStack
 
 
 def measure(
     actors: int, seconds: float, quiet: bool, out: Path, env: dict[str, str] | None = None
 ) -> dict[str, object]:
-    stack = EmbeddedStack(
-        out / f"stack-quiet{int(quiet)}.log",
-        pool_size=actors,
-        quiet_ray=quiet,
-        extra_env=dict(env or {}),
-    )
+    spec = Spec.under_load(pool=actors, quiet_ray=quiet, settings=dict(env or {}))
+    stack = Launched(spec, out / f"stack-quiet{int(quiet)}.log")
     stack.start()
     try:
         assert stack.pid is not None
@@ -125,7 +122,7 @@ def sampler_rows(sampler: NodeSampler) -> list[NodeRow]:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(prog="python -m loadtests.idle_floor", description=__doc__)
+    p = cli.command("lab.idle_floor", __doc__)
     p.add_argument("--actors", type=int, default=40)
     p.add_argument("--seconds", type=float, default=60.0)
     p.add_argument("--quiet-ray", choices=("0", "1", "both"), default="both")
@@ -141,9 +138,9 @@ def main() -> None:
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     settings = [False, True] if a.quiet_ray == "both" else [a.quiet_ray == "1"]
-    print(json.dumps({"machine": machine()}))
+    emit({"machine": machine()})
     for quiet in settings:
-        print(json.dumps(measure(a.actors, a.seconds, quiet, a.out, dict(a.env))), flush=True)
+        emit(measure(a.actors, a.seconds, quiet, a.out, dict(a.env)))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from cluster.procs import RAY_NODE_ENV, RayHead, ray_env
-from loadtests.idle_floor import env_setting
+from lab.idle_floor import env_setting
 
 
 def test_a_variant_is_key_equals_value() -> None:

@@ -1,6 +1,6 @@
-"""Two cells on one machine: one shared redis-server, two embedded Ray clusters (cells `a` and
-`b`, one Ray token between them: the fleet's link secret), one gateway homed in each with its
-internal port. Used by tests/cluster/test_cells.py and `python -m loadtests.cells`.
+"""Two cells on one machine: one shared redis-server, two stacks of our own (cluster/stack.py,
+cells `a` and `b`, one Ray token between them: the fleet's link secret), one gateway homed in
+each with its internal port. Used by tests/cluster/test_cells.py and `python -m loadtests.cells`.
 
 `kill("a")` is the hard loss of a cell: its gateway and every process of its Ray (head, raylet,
 workers: the table actors) get SIGKILL by PID, nothing stopped in order."""
@@ -20,18 +20,12 @@ import psutil
 from redis import Redis
 
 from actors import keys
-from cluster.gateway_process import ROOT, GatewayProcess
-from cluster.procs import RayHead, RedisServer, free_port, ray_env
+from cluster.procs import RedisServer, free_port
 from cluster.ray_auth import TOKEN_FILE, write_token
+from cluster.stack import Spec, Stack
 
 NAMESPACE = "quatro-cells"
-
-
-@dataclass
-class Cell:
-    name: str
-    head: RayHead
-    gateway: GatewayProcess
+NAMES = ("a", "b")
 
 
 @dataclass
@@ -41,48 +35,42 @@ class TwoCells:
     extra_env: dict[str, str] = field(default_factory=dict)
     redis: RedisServer = field(default_factory=RedisServer)
     token_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="qcells-")))
-    cells: dict[str, Cell] = field(default_factory=dict)
+    cells: dict[str, Stack] = field(default_factory=dict)
 
     def start(self) -> TwoCells:
         self.redis.start()
         token = write_token(self.token_dir)  # one token, so one link secret, for both cells
-        for name in ("a", "b"):
-            head = RayHead(
-                table_slots=self.table_slots, object_store_mb=128, num_cpus=2, token_path=token
+        for name in NAMES:
+            spec = Spec(
+                table_slots=self.table_slots,
+                gateways=0,  # started below, once both heads are up
+                namespace=NAMESPACE,
+                object_store_mb=128,
+                pool=1,
+                test_hooks=True,
+                settings={
+                    "QUATRO_CELL": name,
+                    "QUATRO_POOL_MAX": "1",
+                    "QUATRO_SLOT_RESERVE": "2",
+                    **self.extra_env,
+                },
             )
-            head.start()
-            self.cells[name] = Cell(name, head, self._gateway(name, head))
+            cell = Stack(
+                spec, self.logs / name, redis=self.redis, own_redis=False, token_path=token
+            )
+            self.cells[name] = cell.start()
         for cell in self.cells.values():
-            cell.gateway.start()
+            cell.gateways.append(cell.gateway(QUATRO_INTERNAL_PORT=str(free_port())))
         for cell in self.cells.values():
-            cell.gateway.wait_ready()
+            cell.a.wait_ready()
         return self
-
-    def _gateway(self, name: str, head: RayHead) -> GatewayProcess:
-        port = free_port()
-        env = ray_env(head.auth_mode, head.token_path, head.preload)
-        env.update(
-            RAY_ADDRESS=head.address,
-            REDIS_URL=self.redis.url,
-            PORT=str(port),
-            RAY_NAMESPACE=NAMESPACE,
-            QUATRO_CELL=name,
-            QUATRO_INTERNAL_PORT=str(free_port()),
-            QUATRO_TEST_HOOKS="1",
-            QUATRO_POOL_SIZE="1",
-            QUATRO_POOL_MAX="1",
-            QUATRO_SLOT_RESERVE="2",
-            PYTHONPATH=str(ROOT),
-        )
-        env.update(self.extra_env)
-        return GatewayProcess(port, env, self.logs / f"gateway-{name}.log")
 
     def secret(self) -> str:
         """The fleet's link secret: the Ray token both cells share."""
         return (self.token_dir / TOKEN_FILE).read_text().strip()
 
     def url(self, name: str) -> str:
-        return self.cells[name].gateway.url
+        return self.cells[name].url
 
     def store(self) -> Redis:
         return Redis.from_url(self.redis.url, decode_responses=True)
@@ -131,19 +119,19 @@ class TwoCells:
                 proc.kill()
         _, alive = psutil.wait_procs(doomed, timeout=10)
         assert not alive, f"still alive after SIGKILL: {alive}"
-        for popen in (cell.gateway.proc, cell.head.proc):
+        for popen in (cell.a.proc, cell.head.proc):
             if popen is not None:
                 with contextlib.suppress(Exception):
                     popen.wait(5)
         return [p.pid for p in doomed]
 
-    def _processes_of(self, cell: Cell) -> list[psutil.Process]:
+    def _processes_of(self, cell: Stack) -> list[psutil.Process]:
         """The cell's gateway and Ray head with all their descendants, and any process that
         names the head's private temp dir in its command line or its environment (Ray's
         workers retitle themselves `ray::TableActor`, and start sessions of their own)."""
         marker = str(cell.head.temp_dir)
         found: dict[int, psutil.Process] = {}
-        for popen in (cell.gateway.proc, cell.head.proc):
+        for popen in [gw.proc for gw in cell.gateways] + [cell.head.proc]:
             if popen is None:
                 continue
             with contextlib.suppress(psutil.NoSuchProcess):
@@ -162,7 +150,8 @@ class TwoCells:
 
     def stop(self) -> None:
         for cell in self.cells.values():
-            cell.gateway.stop()
+            for gw in cell.gateways:
+                gw.stop()
         for cell in self.cells.values():
             # What its head's stop leaves (its workers retitle themselves and may outlive the
             # raylet for a while): only processes of this cell, found by its private temp dir.
@@ -172,6 +161,6 @@ class TwoCells:
                 with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
                     proc.kill()
             psutil.wait_procs(leftovers, timeout=10)
-            cell.head.cleanup()
+            cell.stop()  # the head's temp dir; the shared redis-server is ours to stop
         self.redis.cleanup()
         shutil.rmtree(self.token_dir, ignore_errors=True)

@@ -1,7 +1,7 @@
 """What one table costs before any of our code runs, and so how many tables a node can carry.
 
-    python -m loadtests.ray_floor                       # 10 actors of each kind, 15 s a phase
-    python -m loadtests.ray_floor --actors 20 --seconds 30 --rate 5
+    python -m lab.ray_floor                       # 10 actors of each kind, 15 s a phase
+    python -m lab.ray_floor --actors 20 --seconds 30 --rate 5
 
 Three layers, measured apart on this machine:
 
@@ -25,19 +25,20 @@ From these it prints the ceiling of a node for live tables making `--table-calls
 second each (0.96 a second per 6-seat table at human pace, from the capacity runs):
 `(cores − Ray's own processes) / (idle + calls × CPU per call, both sides)`.
 
-Ray's head and redis-server are started as children on free ports and stopped by PID.
+Ray's head and redis-server are started as children on free ports (cluster/stack.py) and
+stopped by PID.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -69,9 +70,9 @@ from actors.protocol import (
 from actors.ray_calls import ask
 from actors.store import DEFAULT_REPLAY_TTL_S
 from actors.table_actor import actor_class
-from cluster.connect import connect_ray
-from cluster.procs import RayHead, RedisServer
-from cluster.settings import Settings
+from cluster.stack import Spec, Stack
+from loadtests import cli
+from loadtests.figures import emit
 from loadtests.node import machine
 
 WAKES = 300  # per probe: 3 s of 10 ms sleeps
@@ -324,26 +325,21 @@ def ceiling(idle_pct: float, per_call_ms: float, calls: float, overhead_pct: flo
 
 
 async def run(a: argparse.Namespace) -> dict[str, Any]:
-    redis = RedisServer().start()
-    head = RayHead(table_slots=a.actors + 8).start()
+    stack = Stack(
+        Spec(namespace="ray-floor", table_slots=a.actors + 8, gateways=0),
+        Path("results") / "ray-floor",
+    )
+    stack.start()
+    redis, head = stack.redis, stack.head
     try:
         # The caller joins like the gateway does: Ray's quiet settings, the head's auth mode.
-        connect_ray(
-            Settings(
-                ray_address=head.address,
-                ray_namespace="ray-floor",
-                ray_auth_mode="token",
-                ray_auth_token_path=str(head.token_path),
-            )
-        )
+        stack.driver()
         phases = await empty_actors(a.actors, a.seconds, a.rate)
         assert head.token_path is not None
         secret = head.token_path.read_text().strip()
         phases += await table_actors(a.actors, a.seconds, a.rate, redis.url, secret)
     finally:
-        ray.shutdown()
-        head.cleanup()
-        redis.cleanup()
+        stack.stop()  # this driver's connection too
     out: dict[str, Any] = {"phases": [p.__dict__ for p in phases]}
     for path, idle, busy in (("ray", phases[2], phases[3]), ("socket", phases[5], phases[6])):
         per_call = (busy.actor_ms_per_call or 0.0) + (busy.caller_ms_per_call or 0.0)
@@ -357,7 +353,7 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(prog="python -m loadtests.ray_floor", description=__doc__)
+    p = cli.command("lab.ray_floor", __doc__)
     p.add_argument("--actors", type=int, default=10)
     p.add_argument("--seconds", type=float, default=15.0)
     p.add_argument("--rate", type=float, default=5.0, help="calls per second per actor")
@@ -366,10 +362,10 @@ def main() -> None:
         "--overhead", type=float, default=5.0, help="%% of a core for Ray's own processes"
     )
     a = p.parse_args()
-    print(json.dumps({"machine": machine(), "wakes": wake_costs()}), flush=True)
+    emit({"machine": machine(), "wakes": wake_costs()})
     result = asyncio.run(run(a))
     for phase in result["phases"]:
-        print(json.dumps(phase), flush=True)
+        emit(phase)
     for path in ("ray", "socket"):
         summary = {
             "path": path,
@@ -378,7 +374,7 @@ def main() -> None:
             "ceiling_tables": result[path]["ceiling_tables"],
             "note": "actors and the caller only: no WebSocket, no Locust",
         }
-        print(json.dumps(summary), flush=True)
+        emit(summary)
 
 
 if __name__ == "__main__":
