@@ -24,7 +24,7 @@ from actors import keys
 from actors.protocol import Probe
 from actors.ray_calls import answered, send
 from cluster.gateway_process import GatewayProcess
-from cluster.procs import RedisServer, free_port, ray_env
+from cluster.procs import RedisServer
 from cluster.redis_client import SyncRedis, sync_redis
 from cluster.redis_cluster import LocalRedisCluster
 from tests.cluster.test_play import card_of, swap_until_ack
@@ -48,21 +48,15 @@ class Shard:
 @pytest.fixture(scope="module")
 def shard(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shard]:
     cluster = LocalRedisCluster(primaries=3, replicas=1, node_timeout_ms=NODE_TIMEOUT_MS).start()
-    env = ray_env(stack.head.auth_mode, stack.head.token_path, stack.head.preload)
-    port = free_port()
     namespace = f"failover-{uuid.uuid4().hex[:6]}"
-    env.update(
-        RAY_ADDRESS=stack.head.address,
+    gateway = stack.gateway(
+        tmp_path_factory.mktemp("failover"),
         REDIS_URL=cluster.url,
-        PORT=str(port),
         RAY_NAMESPACE=namespace,
-        QUATRO_TEST_HOOKS="1",
         QUATRO_POOL_SIZE="1",
         QUATRO_POOL_MAX="1",
         QUATRO_REDIS_WAIT_MS=str(WAIT_MS),
     )
-    logs = tmp_path_factory.mktemp("failover")
-    gateway = GatewayProcess(port, env, logs / "gateway.log").start()
     try:
         gateway.wait_ready()
         yield Shard(cluster, gateway, namespace)

@@ -21,7 +21,7 @@ import redis
 from actors import keys, legacy_keys
 from actors.table_core import TableCore
 from cluster.gateway_process import ROOT, GatewayProcess
-from cluster.procs import RedisServer, free_port, ray_env
+from cluster.procs import RedisServer
 from cluster.redis_client import async_redis, sync_redis
 from cluster.redis_cluster import LocalRedisCluster
 from cluster.redis_keys import copy, count_legacy
@@ -78,20 +78,15 @@ def own_redis() -> Iterator[RedisServer]:
 
 
 def gateway(stack: Stack, root: Path, url: str, namespace: str, logs: Path) -> GatewayProcess:
-    env = ray_env(stack.head.auth_mode, stack.head.token_path, stack.head.preload)
-    port = free_port()
-    env.update(
-        RAY_ADDRESS=stack.head.address,
+    """A gateway of the release in `root` on the session's Ray, in its own namespace."""
+    return stack.gateway(
+        logs,
+        root=root,
         REDIS_URL=url,
-        PORT=str(port),
         RAY_NAMESPACE=namespace,
-        QUATRO_TEST_HOOKS="1",
         QUATRO_POOL_SIZE="1",
         QUATRO_POOL_MAX="1",
-        PYTHONPATH=str(root),
     )
-    name = "old" if root != ROOT else "new"
-    return GatewayProcess(port, env, logs / f"gateway-{name}-{port}.log", root=root).start()
 
 
 def record(r: redis.Redis, key: str) -> dict[str, object]:
