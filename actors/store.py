@@ -278,6 +278,7 @@ class TableStore:
         self.legacy = False
         self.replay_seq = -1  # the last seq this incarnation appended to the replay
         self.unreplicated = 0  # durable saves no replica confirmed in time
+        self.writes = 0  # saves written
         self._actor_written = -float("inf")  # loop time the actor's record was last written
         self._no_replica_until = 0.0
         self._replay_ttl = DEFAULT_REPLAY_TTL_S
@@ -465,6 +466,7 @@ class TableStore:
             )
             return Written(False)
         self.replay_meta_saved = True
+        self.writes += 1
         if status == 0:
             short = [
                 seq for seq, wrote in ((in_log, after), (in_replay, replay_after)) if seq < wrote

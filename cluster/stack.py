@@ -358,3 +358,48 @@ class Launched:
         if self._own_data_dir is not None:
             shutil.rmtree(self._own_data_dir, ignore_errors=True)
             self.data_dir = self._own_data_dir = None
+
+
+@dataclass
+class StoreOnly:
+    """A store without Ray or gateways (the store's benchmark, loadtests/store_load.py): one
+    redis-server (`primaries` 0), or a local Redis Cluster of `primaries` primaries with
+    `replicas` replicas each, in `dir`, stopped and deleted by `stop()`."""
+
+    primaries: int = 0
+    replicas: int = 1
+    dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="quatro-store-")))
+    single: RedisServer | None = None
+    cluster: LocalRedisCluster | None = None
+
+    @property
+    def url(self) -> str:
+        if self.cluster is not None:
+            return self.cluster.url
+        assert self.single is not None
+        return self.single.url
+
+    def start(self) -> StoreOnly:
+        if self.primaries:
+            self.cluster = LocalRedisCluster(self.primaries, self.replicas, dir=self.dir)
+            self.cluster.start()
+        else:
+            self.single = RedisServer(dir=self.dir).start()
+        return self
+
+    def servers(self) -> list[tuple[str, RedisServer]]:
+        """Each redis-server with its role: `single`, `primary` or `replica`."""
+        if self.single is not None:
+            return [("single", self.single)]
+        assert self.cluster is not None
+        return [
+            (self.cluster.role(n).replace("master", "primary").replace("slave", "replica"), n)
+            for n in self.cluster.nodes
+        ]
+
+    def stop(self) -> None:
+        if self.cluster is not None:
+            self.cluster.cleanup()
+        if self.single is not None:
+            self.single.cleanup()
+        shutil.rmtree(self.dir, ignore_errors=True)
