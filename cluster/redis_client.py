@@ -19,6 +19,8 @@ out of reach.
 
 from __future__ import annotations
 
+import asyncio
+import builtins
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -211,6 +213,35 @@ def _common(target: Target, timeout_s: float, decode: bool) -> dict[str, Any]:
     }
 
 
+class _CancellableSend:
+    """redis-py sends a command within `asyncio.wait_for` when a socket timeout is set, and on
+    Python 3.11 `wait_for` drops a cancellation that arrives as the send completes (CPython
+    gh-86296, mended in 3.12): the cancelled task then runs on, and an owner waiting for it
+    waits forever (a table stopping, a hub closing). Sent within `asyncio.timeout` instead,
+    which keeps it: `tests/store/test_redis_client.py` cancels commands at random moments."""
+
+    socket_timeout: float | None
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        timeout, self.socket_timeout = self.socket_timeout, None  # the parent then sends as is
+        try:
+            async with asyncio.timeout(timeout):
+                await super().send_packed_command(command, check_health)  # type: ignore[misc]
+        except builtins.TimeoutError:
+            await self.disconnect(nowait=True)  # type: ignore[attr-defined]
+            raise TimeoutError("Timeout writing to socket") from None
+        finally:
+            self.socket_timeout = timeout
+
+
+class _Connection(_CancellableSend, aioredis.Connection):
+    pass
+
+
+class _SSLConnection(_CancellableSend, aioredis.SSLConnection):
+    pass
+
+
 def async_redis(
     store: str | RedisSettings, timeout_s: float = 5.0, decode: bool = True
 ) -> AsyncRedis:
@@ -218,16 +249,35 @@ def async_redis(
     target = settings_of(store).parsed()
     kwargs = _common(target, timeout_s, decode)
     retry = AsyncRetry(ExponentialBackoff(cap=0.5, base=0.05), retries=3)
+    connection = _SSLConnection if target.tls else _Connection
     if target.cluster:
-        return aiocluster.RedisCluster(
+        client = aiocluster.RedisCluster(
             startup_nodes=[aiocluster.ClusterNode(h, p) for h, p in target.nodes],
             retry=retry,
             **kwargs,
         )
+        # The cluster client takes no connection class: its nodes, the known and the found,
+        # are given ours before any connects.
+        client.connection_kwargs["connection_class"] = connection
+        for node in client.startup_nodes:
+            node.connection_class = connection
+        return client
     host, port = target.nodes[0]
-    return aioredis.Redis(
-        host=host, port=port, db=target.db, health_check_interval=10, retry=retry, **kwargs
+    kwargs.pop("retry_on_error")
+    tls = {k: kwargs.pop(k) for k in list(kwargs) if k.startswith("ssl")}
+    tls.pop("ssl", None)
+    pool = aioredis.ConnectionPool(
+        connection_class=connection,
+        host=host,
+        port=port,
+        db=target.db,
+        health_check_interval=10,
+        retry=retry,
+        retry_on_error=[ConnectionError, TimeoutError, ConnectionResetError],
+        **tls,
+        **kwargs,
     )
+    return aioredis.Redis(connection_pool=pool)
 
 
 def sync_redis(
