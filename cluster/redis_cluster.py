@@ -141,16 +141,19 @@ class LocalRedisCluster:
             lo, hi = i * per, (SLOTS - 1 if i == self.primaries - 1 else (i + 1) * per - 1)
             with self.client(self.nodes[i]) as c:
                 c.execute_command("CLUSTER ADDSLOTSRANGE", lo, hi)
-        self._until(lambda: all(self._knows(n, len(ids)) for n in self.nodes), "the nodes meet")
+        self._until(lambda: all(self._knows(n, ids) for n in self.nodes), "the nodes meet")
         for r in range(self.replicas):
             for i in range(self.primaries):
                 replica = self.nodes[self.primaries * (1 + r) + i]
                 with self.client(replica) as c:
                     c.execute_command("CLUSTER REPLICATE", ids[i])
 
-    def _knows(self, node: RedisServer, count: int) -> bool:
+    def _knows(self, node: RedisServer, ids: list[str]) -> bool:
+        """Whether `node` knows every node by its id (one still in its handshake goes by a
+        temporary id, and a replica cannot be told to follow it yet)."""
         with self.client(node) as c:
-            return len(c.execute_command("CLUSTER NODES")) >= count  # parsed: {address: node}
+            known = c.execute_command("CLUSTER NODES")  # parsed: {address: {node_id, …}}
+        return set(ids) <= {str(n["node_id"]) for n in known.values()}
 
     def wait_ok(self, timeout_s: float = FORM_S) -> None:
         """Until every running node says the cluster is ok and every replica is in sync."""
