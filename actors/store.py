@@ -171,7 +171,7 @@ return 1
 DURABLE_SAVE = Pipeline("table.save-durable")
 # Events scored or a match ended: their save waits for a replica before they are published.
 DURABLE = frozenset({Reveal.type, MatchOver.type})
-# A replica that did not answer a WAIT is not waited for again on that node for this long.
+# A table whose replica did not answer a WAIT does not wait for one again for this long.
 NO_REPLICA_BACKOFF_S = 30.0
 # The actor's own record (`keys.actor`) is written again at least this often; it lives as long
 # as the replay it names the code of, since a replay is found through it.

@@ -201,13 +201,14 @@ class Stack:
         )
         return node.start()
 
-    def gateway(
-        self, logs: Path | None = None, root: Path = ROOT, **overrides: str
-    ) -> GatewayProcess:
+    def gateway(self, logs: Path | None = None, **overrides: str) -> GatewayProcess:
         """One more gateway of this stack on a port of its own, started (not waited for) and
-        not kept in `gateways`: its caller stops it. `overrides`: settings changed for it;
-        `root`: the code it runs (another release's, for an upgrade's tests: its table actors
-        run that code too, Ray giving a driver's workers its paths)."""
+        not kept in `gateways`: its caller stops it. `overrides`: settings changed for it."""
+        return self.gateway_of(ROOT, logs, **overrides)
+
+    def gateway_of(self, root: Path, logs: Path | None = None, **overrides: str) -> GatewayProcess:
+        """`gateway`, running the code in `root` (another release's, for an upgrade's tests:
+        its table actors run that code too, Ray giving a driver's workers its paths)."""
         env = ray_env(self.head.auth_mode, self.head.token_path, self.head.preload)
         env.update(RAY_ADDRESS=self.head.address, REDIS_URL=self.redis_url, PORT=str(free_port()))
         self.spec.gateway_env(env)

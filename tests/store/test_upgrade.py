@@ -79,9 +79,9 @@ def own_redis() -> Iterator[RedisServer]:
 
 def gateway(stack: Stack, root: Path, url: str, namespace: str, logs: Path) -> GatewayProcess:
     """A gateway of the release in `root` on the session's Ray, in its own namespace."""
-    return stack.gateway(
+    return stack.gateway_of(
+        root,
         logs,
-        root=root,
         REDIS_URL=url,
         RAY_NAMESPACE=namespace,
         QUATRO_POOL_SIZE="1",
