@@ -114,6 +114,7 @@ class Counts:
     commands: int = 0
     refused: int = 0
     ready: int = 0  # tables whose players are all seated and connected
+    failed: int = 0  # tables whose start failed (a request of their setup timed out)
 
 
 class Bench:
@@ -214,7 +215,8 @@ class Bench:
         loop = asyncio.get_running_loop()
         await asyncio.sleep(max(0.0, at - loop.time()))
         failed = [t.exception() for t in tables if t.done() and not t.cancelled() and t.exception()]
-        if failed:
+        self.counts.failed = len(failed)
+        if len(failed) > self.tables // 10:  # a few lost to a slow start are only fewer tables
             raise RuntimeError(f"{len(failed)} tables failed: {failed[0]!r}")
         saved, started = self.saves(), time.perf_counter()
         me = psutil.Process()
@@ -257,7 +259,7 @@ def row(target: str, tables: int, measured: dict[str, Any], counts: Counts) -> d
     work = [c - idle[i] for i, (role, c) in enumerate(cpu) if role in ("primary", "single")]
     busiest = max(work)
     # The busiest primary carries its share of the tables: spread by code over the slots.
-    share = tables / len(primaries)
+    share = (tables - counts.failed) / len(primaries)
     per_table = busiest / share
     per_primary = FULL * 100 / per_table
     return {
@@ -275,6 +277,7 @@ def row(target: str, tables: int, measured: dict[str, Any], counts: Counts) -> d
         "tables_per_primary_at_70pct": int(per_primary),
         "primaries_per_10k_tables": -(-10_000 // int(per_primary)),
         "refused": counts.refused,
+        "failed_tables": counts.failed,
     }
 
 
@@ -285,6 +288,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--ramp", type=float, default=20.0, help="seconds over which tables start")
     p.add_argument("--settle", type=float, default=20.0, help="seconds before measuring")
     p.add_argument("--hold", type=float, default=60.0, help="seconds measured")
+    p.add_argument(
+        "--skip",
+        type=float,
+        default=240.0,
+        help="each table starts up to this far into a match (its earlier commands replayed at "
+        "once, during the ramp)",
+    )
     return p.parse_args(argv)
 
 
@@ -302,7 +312,7 @@ def run(argv: list[str] | None = None) -> int:
         for tables in [int(n) for n in a.tables.split(",")]:
             store = StoreOnly(primaries=TARGETS[target]).start()
             try:
-                bench = Bench(store, moves, tables, a.ramp, match_s - needed - 5)
+                bench = Bench(store, moves, tables, a.ramp, min(a.skip, match_s - needed - 5))
                 measured = asyncio.run(bench.run(a.settle, a.hold))
             finally:
                 store.stop()
