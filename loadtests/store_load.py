@@ -40,7 +40,7 @@ from actors.table_core import TableCore
 from actors.table_records import TableRecords
 from cluster.redis_client import async_redis
 from cluster.stack import StoreOnly
-from engine import Command, Connect, StartMatch, Table, TableConfig, TakeSeat
+from engine import Command, Connect, Outbound, StartMatch, Table, TableConfig, TakeSeat
 from engine.bots import make_bot
 from engine.phase import Phase
 from engine.tournament import Runner
@@ -68,9 +68,27 @@ class Move:
     command: Command
 
 
-def record_match(players: int = PLAYERS, seed: int = SEED) -> list[Move]:
-    """The commands of one match of smart bots at human pace, every seat a connected player."""
-    table = Table(TableConfig(players=players, seed=seed))
+class _Counted(Table):
+    """A table that counts its changes: each one a table actor saves (a command applied, a
+    deadline that made events)."""
+
+    changes = 0
+
+    def apply(self, command: Command, now: int) -> list[Outbound]:
+        out = super().apply(command, now)
+        self.changes += 1
+        return out
+
+    def advance(self, now: int) -> list[Outbound]:
+        out = super().advance(now)
+        self.changes += bool(out)
+        return out
+
+
+def record_match(players: int = PLAYERS, seed: int = SEED) -> tuple[list[Move], int]:
+    """The commands of one match of smart bots at human pace, every seat a connected player,
+    and the saves it makes (its changes)."""
+    table = _Counted(TableConfig(players=players, seed=seed))
     for s in range(players):
         table.apply(TakeSeat(seat=s, player_id=f"p{s}", name=f"P{s}"), 0)
         table.apply(Connect(seat=s), 0)
@@ -86,7 +104,7 @@ def record_match(players: int = PLAYERS, seed: int = SEED) -> list[Move]:
     for _ in range(100_000):
         if table.phase is Phase.OVER or not runner.step():
             break
-    return moves
+    return moves, table.changes
 
 
 class MatchClock:
@@ -293,22 +311,23 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p = cli.command("store_load", __doc__)
     p.add_argument("--tables", default="150", help="comma-separated table counts")
     p.add_argument("--targets", default=",".join(TARGETS), help=", ".join(TARGETS))
-    p.add_argument("--ramp", type=float, default=60.0, help="seconds over which tables start")
+    p.add_argument("--ramp", type=float, default=120.0, help="seconds over which tables start")
     p.add_argument("--settle", type=float, default=30.0, help="seconds before measuring")
     p.add_argument("--hold", type=float, default=60.0, help="seconds measured")
     p.add_argument(
         "--skip",
         type=float,
-        default=120.0,
-        help="each table starts up to this far into a match (its earlier commands replayed at "
-        "once, during the ramp)",
+        default=0.0,
+        help="each table starts up to this far into a match, its earlier commands replayed at "
+        "once during the ramp (0: anywhere, so that the measured minute sees every phase of a "
+        "match in its proportion)",
     )
     return p.parse_args(argv)
 
 
 def run(argv: list[str] | None = None) -> int:
     a = parse(argv)
-    moves = record_match()
+    moves, changes = record_match()
     match_s = moves[-1].at_ms / 1000
     needed = a.ramp + a.settle + a.hold
     if needed > match_s / 2:
@@ -320,7 +339,8 @@ def run(argv: list[str] | None = None) -> int:
         for tables in [int(n) for n in a.tables.split(",")]:
             store = StoreOnly(primaries=TARGETS[target]).start()
             try:
-                bench = Bench(store, moves, tables, a.ramp, min(a.skip, match_s - needed - 5))
+                skip = min(a.skip or match_s, match_s - needed - 5)
+                bench = Bench(store, moves, tables, a.ramp, skip)
                 measured = asyncio.run(bench.run(a.settle, a.hold))
             finally:
                 store.stop()
@@ -334,7 +354,8 @@ def run(argv: list[str] | None = None) -> int:
                 f"(loader {r['loader_cpu_pct']} % CPU, at most {r['loader_late_ms']} ms late)",
                 flush=True,
             )
-    emit({"match_s": round(match_s, 1), "commands": len(moves), "rows": rows})
+    pace = {"match_s": round(match_s, 1), "commands": len(moves), "saves": changes}
+    emit({**pace, "saves_per_table_s": round(changes / match_s, 3), "rows": rows})
     return 0
 
 
