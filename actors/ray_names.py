@@ -16,6 +16,7 @@ from ray.actor import ActorHandle
 
 from actors import keys, previous_release
 from actors.table_actor import actor_class
+from cluster.redis_client import RedisSettings, settings_of
 
 Handle = ActorHandle[Any]
 
@@ -53,9 +54,9 @@ class Actors(Protocol):
 class RayActors:
     """`Actors` in one Ray namespace, for one cell's gateways."""
 
-    def __init__(self, namespace: str, redis_url: str, cell: str = "") -> None:
+    def __init__(self, namespace: str, store: str | RedisSettings, cell: str = "") -> None:
         self.namespace = namespace
-        self.redis_url = redis_url
+        self.store = settings_of(store)
         self.cell = cell
         self._cls = actor_class()
 
@@ -64,7 +65,7 @@ class RayActors:
         Redis). Two gateways doing so at once get one actor."""
         handle: Handle = self._cls.options(
             name=name, namespace=self.namespace, lifetime="detached", get_if_exists=True
-        ).remote(name, self.redis_url, self.cell)
+        ).remote(name, self.store.portable(), self.cell)
         previous_release.note(name, handle)  # bridge (2026-12-02): goes in the next release
         return handle
 

@@ -22,6 +22,7 @@ class GatewayProcess:
     env: dict[str, str]
     log: Path
     proc: subprocess.Popen[bytes] | None = None
+    root: Path = ROOT  # the code it runs (another release's, for an upgrade's tests)
 
     @property
     def url(self) -> str:
@@ -39,7 +40,7 @@ class GatewayProcess:
         out = open(self.log, "ab")  # noqa: SIM115 - the child owns it
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gateway"],
-            cwd=ROOT,
+            cwd=self.root,
             env=self.env,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -39,6 +39,7 @@ from cluster.procs import (
     ray_env,
 )
 from cluster.readiness import wait_ready
+from cluster.redis_cluster import LocalRedisCluster
 from cluster.settings import Settings
 
 LAUNCH_READY_S = 120.0
@@ -119,7 +120,9 @@ class Spec:
 class Stack:
     """A stack of child processes (see the module's docstring). `redis` may be one already
     running that other stacks share (`own_redis=False`), and `token_path` a Ray token they
-    share; `redis_dir` keeps the append-only file where the caller wants it (not deleted)."""
+    share; `redis_dir` keeps the append-only file where the caller wants it (not deleted).
+    `redis_cluster`: a local Redis Cluster as the store instead (cluster/redis_cluster.py),
+    started and stopped with the stack."""
 
     spec: Spec
     logs: Path
@@ -130,6 +133,7 @@ class Stack:
     head: RayHead = field(init=False)
     nodes: list[RayWorkerNode] = field(default_factory=list)
     gateways: list[GatewayProcess] = field(default_factory=list)
+    redis_cluster: LocalRedisCluster | None = None
 
     def __post_init__(self) -> None:
         if self.redis_dir is not None:
@@ -146,7 +150,9 @@ class Stack:
     def start(self) -> Stack:
         self.logs.mkdir(parents=True, exist_ok=True)
         try:
-            if self.own_redis:
+            if self.redis_cluster is not None:
+                self.redis_cluster.start()
+            elif self.own_redis:
                 if self.redis_dir is not None:
                     self.redis_dir.mkdir(parents=True, exist_ok=True)
                 self.redis.start()
@@ -180,6 +186,11 @@ class Stack:
     def namespace(self) -> str:
         return self.spec.namespace
 
+    @property
+    def redis_url(self) -> str:
+        """REDIS_URL of the stack's store: its redis-server's, or its Redis Cluster's."""
+        return self.redis.url if self.redis_cluster is None else self.redis_cluster.url
+
     def new_node(self) -> RayWorkerNode:
         """One more Ray node joined to the head, offering the spec's table slots."""
         node = RayWorkerNode(
@@ -193,12 +204,19 @@ class Stack:
     def gateway(self, logs: Path | None = None, **overrides: str) -> GatewayProcess:
         """One more gateway of this stack on a port of its own, started (not waited for) and
         not kept in `gateways`: its caller stops it. `overrides`: settings changed for it."""
+        return self.gateway_of(ROOT, logs, **overrides)
+
+    def gateway_of(self, root: Path, logs: Path | None = None, **overrides: str) -> GatewayProcess:
+        """`gateway`, running the code in `root` (another release's, for an upgrade's tests:
+        its table actors run that code too, Ray giving a driver's workers its paths)."""
         env = ray_env(self.head.auth_mode, self.head.token_path, self.head.preload)
-        env.update(RAY_ADDRESS=self.head.address, REDIS_URL=self.redis.url, PORT=str(free_port()))
+        env.update(RAY_ADDRESS=self.head.address, REDIS_URL=self.redis_url, PORT=str(free_port()))
         self.spec.gateway_env(env)
+        env["PYTHONPATH"] = str(root)
         env.update(overrides)
         port = int(env["PORT"])
-        return GatewayProcess(port, env, (logs or self.logs) / f"gateway-{port}.log").start()
+        log = (logs or self.logs) / f"gateway-{port}.log"
+        return GatewayProcess(port, env, log, root=root).start()
 
     def driver(self) -> Any:
         """This process as a Ray driver of the stack, joined as a gateway joins
@@ -228,6 +246,9 @@ class Stack:
         for node in self.nodes:
             node.stop()
         self.head.cleanup()
+        if self.redis_cluster is not None:
+            self.redis_cluster.cleanup()
+            return
         if not self.own_redis:
             return
         if self.redis_dir is None:
@@ -338,3 +359,48 @@ class Launched:
         if self._own_data_dir is not None:
             shutil.rmtree(self._own_data_dir, ignore_errors=True)
             self.data_dir = self._own_data_dir = None
+
+
+@dataclass
+class StoreOnly:
+    """A store without Ray or gateways (the store's benchmark, loadtests/store_load.py): one
+    redis-server (`primaries` 0), or a local Redis Cluster of `primaries` primaries with
+    `replicas` replicas each, in `dir`, stopped and deleted by `stop()`."""
+
+    primaries: int = 0
+    replicas: int = 1
+    dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="quatro-store-")))
+    single: RedisServer | None = None
+    cluster: LocalRedisCluster | None = None
+
+    @property
+    def url(self) -> str:
+        if self.cluster is not None:
+            return self.cluster.url
+        assert self.single is not None
+        return self.single.url
+
+    def start(self) -> StoreOnly:
+        if self.primaries:
+            self.cluster = LocalRedisCluster(self.primaries, self.replicas, dir=self.dir)
+            self.cluster.start()
+        else:
+            self.single = RedisServer(dir=self.dir).start()
+        return self
+
+    def servers(self) -> list[tuple[str, RedisServer]]:
+        """Each redis-server with its role: `single`, `primary` or `replica`."""
+        if self.single is not None:
+            return [("single", self.single)]
+        assert self.cluster is not None
+        return [
+            (self.cluster.role(n).replace("master", "primary").replace("slave", "replica"), n)
+            for n in self.cluster.nodes
+        ]
+
+    def stop(self) -> None:
+        if self.cluster is not None:
+            self.cluster.cleanup()
+        if self.single is not None:
+            self.single.cleanup()
+        shutil.rmtree(self.dir, ignore_errors=True)

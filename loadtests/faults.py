@@ -8,6 +8,9 @@ recovery took, as seen by the players themselves (their tables' events, their we
     node_loss      SIGKILL of the Ray worker node's processes (its tables come back on the head;
                    a new worker node is then started)
     redis_restart  redis-server stopped and started again on its port, from its append-only file
+    redis_primary_kill  (a Redis Cluster as the store) SIGKILL of the primary that serves a
+                   table in play: its replica is promoted, the table's saves wait and resume;
+                   the killed node then comes back as a replica
     actor_stop     SIGSTOP of one table actor for 20 s, then SIGCONT
     burst          a burst of table creations, half through each gateway, all at once
     storm          every player of one gateway drops and reconnects within 2 s
@@ -29,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import psutil
-import redis
 
+from actors import keys
+from cluster.redis_client import SyncRedis, sync_redis
 from cluster.stack import Stack
 
 if TYPE_CHECKING:
@@ -42,10 +46,13 @@ FAULTS = (
     "gateway_kill",
     "node_loss",
     "redis_restart",
+    "redis_primary_kill",
     "actor_stop",
     "burst",
     "storm",
 )
+CLUSTER_ONLY = ("redis_primary_kill",)  # a store that is a Redis Cluster's faults
+SINGLE_ONLY = ("redis_restart",)  # a store that is one redis-server's
 RECOVER_LIMIT_S = 120.0  # a fault not recovered from within this is reported as not recovered
 POLL_S = 0.25
 
@@ -96,13 +103,12 @@ class Injector:
         self.burst_codes: list[str] = []
 
     # -- helpers ------------------------------------------------------------------------------
-    def redis(self) -> redis.Redis:
-        assert self.stack.redis is not None
-        return redis.Redis.from_url(self.stack.redis.url, decode_responses=True, socket_timeout=5)
+    def redis(self) -> SyncRedis:
+        return sync_redis(self.stack.redis_url)
 
     def actor(self, code: str) -> Any:
         ray = self.stack.driver()
-        record = json.loads(self.redis().get(f"quatro:table:{code}") or "{}")
+        record = json.loads(self.redis().get(keys.table(code)) or "{}")
         return ray.get_actor(record["actor"])
 
     def ping(self, code: str) -> Status:
@@ -242,25 +248,52 @@ class Injector:
             return ""
 
     def redis_restart(self, fault: Fault) -> None:
+        if self.stack.redis_cluster is not None:
+            raise RuntimeError("redis_restart is a single redis-server's fault")
         r = self.stack.redis
-        assert r is not None
         fault.target = f"redis :{r.port}"
         fault.start = time.time()
         r.stop()
         r.start()
-
-        def serves() -> bool:
-            for gw in self.stack.gateways:
-                try:
-                    res = httpx.post(f"{gw.url}/api/sessions", json={"name": "probe"}, timeout=5)
-                except httpx.HTTPError:
-                    return False
-                if res.status_code != 201 and res.status_code != 200:
-                    return False
-            return True
-
-        ok = until(serves, RECOVER_LIMIT_S)
+        ok = until(self.serves, RECOVER_LIMIT_S)
         self._recovered(fault, ok)
+
+    def serves(self) -> bool:
+        """Whether every gateway opens a session (its store answers)."""
+        for gw in self.stack.gateways:
+            try:
+                res = httpx.post(f"{gw.url}/api/sessions", json={"name": "probe"}, timeout=5)
+            except httpx.HTTPError:
+                return False
+            if res.status_code != 201 and res.status_code != 200:
+                return False
+        return True
+
+    def redis_primary_kill(self, fault: Fault) -> None:
+        cluster = self.stack.redis_cluster
+        if cluster is None:
+            raise RuntimeError("redis_primary_kill needs a Redis Cluster (soak --redis-cluster)")
+        code = self.live_table()
+        primary = cluster.primary_of(keys.snapshot(code))
+        fault.target = f"{code} on redis :{primary.port}"
+        fault.start = time.time()
+        cluster.kill(primary)
+
+        def promoted() -> bool:
+            try:
+                return cluster.primary_of(keys.snapshot(code)) is not primary
+            except RuntimeError:
+                return False
+
+        ok = until(promoted, RECOVER_LIMIT_S)
+        fault.detail["promoted_s"] = round(time.time() - fault.start, 2) if ok else None
+        ok = ok and until(self.moved_on([code], int(time.time() * 1000)), RECOVER_LIMIT_S)
+        ok = ok and until(self.serves, RECOVER_LIMIT_S)
+        self._recovered(fault, ok)
+        # Back on its port and directory, as a replica of the one promoted: for the next kill.
+        primary.start()
+        cluster.wait_ok()
+        fault.end = max(fault.end, time.time())
 
     def burst(self, fault: Fault) -> None:
         n = self.burst_size

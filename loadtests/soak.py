@@ -2,6 +2,8 @@
 
     python -m loadtests.soak --tables 40 --minutes 30 --fault-every 60     # the goal
     python -m loadtests.soak --tables 6 --minutes 8                         # a short one
+    python -m loadtests.soak --redis-cluster --tables 6 --minutes 6 \
+        --faults redis_primary_kill,actor_kill,redis_primary_kill               # on a cluster
 
 It starts a stack of its own (`soak_stack` below, built by cluster/stack.py: redis-server with
 its append-only file, a Ray head and two Ray worker nodes that carry the tables, two gateways),
@@ -9,8 +11,11 @@ then one Locust process of players (loadtests/locustfile.py, every seat a player
 table on each gateway, each player coming back through the other gateway when its own is
 gone). Once every table is in play it
 injects a fault every `--fault-every` seconds, cycling through loadtests/faults.py (`--faults`
-to choose), each waited out (bounded) before the next. When the time is up the players stop, the
-soak reads every table's final state (GET /api/tables/{code}) and prints ONE JSON line:
+to choose; by default every fault of the stack's store: `redis_restart` on one redis-server,
+`redis_primary_kill` with `--redis-cluster`, a local Redis Cluster of three primaries and a
+replica each as the store), each waited out (bounded) before the next. When the time is up
+the players stop, the soak reads every table's final state (GET /api/tables/{code}) and prints
+ONE JSON line:
 
     requests      every exchange by kind, with its failures (the game's refusals — a stale
                   swap, a cooldown — apart, never failures; a socket lost is a failure unless a
@@ -47,12 +52,15 @@ from typing import Any
 import httpx
 
 from cluster.gateway_process import ROOT
+from cluster.redis_cluster import LocalRedisCluster
 from cluster.stack import Spec, Stack
 from loadtests import cli
 from loadtests.faults import (
+    CLUSTER_ONLY,
     FAULTS,
     RECOVER_LIMIT_S,
     REST_TIMEOUT_S,
+    SINGLE_ONLY,
     Fault,
     Injector,
     clear_control,
@@ -78,7 +86,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--minutes", type=float, default=30.0, help="from the first table in play")
     cli.add_play(p, drop_rate=False)
     p.add_argument("--fault-every", type=float, default=60.0, help="seconds between faults")
-    p.add_argument("--faults", default=",".join(FAULTS), help="the cycle of faults")
+    p.add_argument("--faults", default="", help="the cycle of faults (default: all that apply)")
+    p.add_argument(
+        "--redis-cluster",
+        action="store_true",
+        help="the store is a local Redis Cluster (3 primaries, a replica each)",
+    )
     p.add_argument("--burst", type=int, default=0, help="tables per burst (0: tables/4, ≥4)")
     p.add_argument("--stop-s", type=float, default=20.0, help="how long a SIGSTOP lasts")
     p.add_argument("--stuck-s", type=float, default=60.0)
@@ -105,17 +118,22 @@ def run(argv: list[str] | None = None) -> int:
     sys.stdout.flush()
     line_out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
-    kinds = [k.strip() for k in a.faults.split(",") if k.strip()]
+    kinds = [k.strip() for k in a.faults.split(",") if k.strip()] or default_faults(a)
     unknown = [k for k in kinds if k not in FAULTS]
     if unknown:
         raise SystemExit(f"unknown faults {unknown}; known: {', '.join(FAULTS)}")
+    wrong = [k for k in kinds if k in (SINGLE_ONLY if a.redis_cluster else CLUSTER_ONLY)]
+    if wrong:
+        raise SystemExit(f"{wrong}: not faults of this store (--redis-cluster {a.redis_cluster})")
     out = cli.out_dir(a.out, "soak").resolve()
     players_dir = out / "players"
     players_dir.mkdir(parents=True, exist_ok=True)
     burst = a.burst or max(4, a.tables // 4)
     # Each node must carry every table alone (a node lost), the bursts' lobbies until they idle
     # out (60 s), and the gateways' pools.
-    stack = soak_stack(out / "stack", a.tables + 2 * burst + 16, a.time_scale != 1.0)
+    stack = soak_stack(
+        out / "stack", a.tables + 2 * burst + 16, a.time_scale != 1.0, a.redis_cluster
+    )
     locust: subprocess.Popen[bytes] | None = None
     monitor = StuckMonitor(players_dir, limit_s=a.stuck_s)
     faults: list[Fault] = []
@@ -178,8 +196,15 @@ def run(argv: list[str] | None = None) -> int:
         stack.stop()
 
 
-def soak_stack(folder: Path, table_slots: int, test_hooks: bool) -> Stack:
-    """A redis-server (append-only file in the run's folder), a Ray head that carries no table
+def default_faults(a: argparse.Namespace) -> list[str]:
+    """Every fault of the soak's store: a redis-server restarted, or a cluster's primary lost."""
+    skip = SINGLE_ONLY if a.redis_cluster else CLUSTER_ONLY
+    return [k for k in FAULTS if k not in skip]
+
+
+def soak_stack(folder: Path, table_slots: int, test_hooks: bool, cluster: bool = False) -> Stack:
+    """A redis-server (append-only file in the run's folder; with `cluster`, a local Redis
+    Cluster of three primaries and a replica each, in it too), a Ray head that carries no table
     (the control plane: its GCS must survive every fault, and the gateways' drivers attach to
     it), two Ray worker nodes that carry the tables (each must carry every table alone: a node
     is lost again and again, and a new one takes its place), and two gateways on ports of their
@@ -198,6 +223,9 @@ def soak_stack(folder: Path, table_slots: int, test_hooks: bool) -> Stack:
         test_hooks=test_hooks,
         crowd=True,
     )
+    if cluster:
+        store = LocalRedisCluster(dir=folder / "redis-cluster", node_timeout_ms=2000)
+        return Stack(spec, folder, redis_cluster=store)
     return Stack(spec, folder, redis_dir=folder / "redis")
 
 
