@@ -21,6 +21,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from websockets.exceptions import WebSocketException
 
+from actors import keys
 from tests.cluster.client import Frame, Player
 from tests.deploy.deployment import Deployment
 from tests.helm.render import Rendered
@@ -113,7 +114,9 @@ def test_the_network_policies_hold_between_pods(deployment: Deployment, rendered
     """What the rendered NetworkPolicies admit goes through; what they do not is dropped (a
     timeout, not a refusal)."""
     d = deployment
-    (redis,) = d.pods("redis")
+    # The game store: the single Redis, or a node of the cluster (whose own ports
+    # test_redis_cluster.py probes further).
+    (redis,) = d.pods("redis-cluster")[:1] or d.pods("redis")
     (head,) = d.pods("ray-head")
     worker = d.pods("ray-worker")[0]
     gateway = d.pods("gateway")[0]
@@ -400,7 +403,7 @@ async def test_a_lost_worker_s_tables_come_back_on_the_other_with_scores_and_han
     assert before["phase"] == "playing"
     assert before["round"] == 2
     hands = [hand_of(p) for p in people]
-    actor = json.loads(d.redis_get(f"quatro:table:{code}"))["actor"]
+    actor = json.loads(d.redis_get(keys.table(code)))["actor"]
     node = await asyncio.to_thread(d.table_node_ip, actor)
     workers = {d.ip(w): w for w in d.pods("ray-worker")}
     lost = workers.pop(node)
@@ -444,7 +447,7 @@ async def test_a_worker_stopped_like_kubernetes_moves_its_tables_and_its_players
     before = await summary(d.url(a), code)
     assert (before["phase"], before["round"]) == ("playing", 2)
     hands = [hand_of(p) for p in people]
-    actor = json.loads(d.redis_get(f"quatro:table:{code}"))["actor"]
+    actor = json.loads(d.redis_get(keys.table(code)))["actor"]
     node = await asyncio.to_thread(d.table_node_ip, actor)
     workers = {d.ip(w): w for w in d.pods("ray-worker")}
     leaving = workers.pop(node)
@@ -519,7 +522,7 @@ async def test_tables_survive_a_restart_of_the_head(deployment: Deployment) -> N
     hands = [hand_of(p) for p in people]
     (head,) = d.pods("ray-head")
     head_node = await asyncio.to_thread(d.ray, "print(ray.get_runtime_context().get_node_id())")
-    actor = json.loads(d.redis_get(f"quatro:table:{code}"))["actor"]
+    actor = json.loads(d.redis_get(keys.table(code)))["actor"]
     node_before = await asyncio.to_thread(d.table_node_ip, actor)
     await asyncio.to_thread(d.restart, head)
     await asyncio.to_thread(

@@ -332,12 +332,32 @@ def test_without_gcs_fault_tolerance_cluster_mode_has_no_standalone_redis() -> N
     assert not any(p["metadata"]["name"].endswith("-redis") for p in r.of_kind("NetworkPolicy"))
 
 
-def test_moving_to_cluster_mode_keeps_the_standalone_redis_and_lets_gateways_read_it() -> None:
+def test_moving_to_cluster_mode_copies_the_standalone_s_data_before_a_gateway_serves() -> None:
     r = render("redis-cluster")
+    assert "initContainers" not in r.one("Deployment")["spec"]["template"]["spec"]
     assert not _admits(_policy(r, "redis"), _as("gateway", r), "redis")
     values = {"redis": {"mode": "cluster", "migrateFromStandalone": True}}
     moving = render_values("quatro", json.dumps(values))
-    assert _admits(_policy(moving, "redis"), _as("gateway", moving), "redis")
+    spec = moving.one("Deployment")["spec"]["template"]["spec"]
+    (copy,) = spec["initContainers"]
+    gateway = next(c for c in spec["containers"] if c["name"] == "gateway")
+    assert copy["image"] == gateway["image"]
+    assert copy["command"] == ["python", "-m", "cluster.redis_keys", "copy"]
+    env, names = _env(copy), [e["name"] for e in copy["env"]]
+    standalone = _sts(moving, "redis")["metadata"]["name"]
+    # The source's URL (with the password, composed by Kubernetes) in the environment only.
+    assert env["QUATRO_REDIS_MIGRATE_FROM"]["value"] == (
+        f"redis://:$(REDIS_PASSWORD)@{standalone}:6379/0"
+    )
+    assert names.index("REDIS_PASSWORD") < names.index("QUATRO_REDIS_MIGRATE_FROM")
+    # The target is the gateway's own store.
+    for name in ("REDIS_URL", "REDIS_PASSWORD"):
+        assert env[name] == _env(gateway)[name], name
+    assert {"name": "tmp", "mountPath": "/tmp"} in copy["volumeMounts"]
+    # Gateways copy from it; the older release's table actors keep saving to it until their
+    # tables end.
+    for client in ("gateway", "ray-worker", "ray-head"):
+        assert _admits(_policy(moving, "redis"), _as(client, moving), "redis"), client
     # The standalone of standalone mode and of cluster mode are one object: same name, same
     # claim, so its data is still there after the upgrade.
     before = _sts(render("default"), "redis")
@@ -470,7 +490,7 @@ def test_an_external_standalone_over_tls_for_the_game_and_for_ray_s_gcs() -> Non
 
 
 def test_external_cluster_needs_seeds_and_a_secret_and_a_mode_is_one_of_two() -> None:
-    for values, wanted in [
+    cases: list[tuple[dict[str, Any], list[str]]] = [
         ({"redis": {"enabled": False, "mode": "cluster"}}, ["/redis/external/seeds"]),
         (
             {"redis": {"enabled": False, "mode": "cluster", "external": {"seeds": ["a:b"]}}},
@@ -478,7 +498,8 @@ def test_external_cluster_needs_seeds_and_a_secret_and_a_mode_is_one_of_two() ->
         ),
         ({"redis": {"mode": "sharded"}}, ["/redis/mode"]),
         ({"redis": {"mode": "cluster", "cluster": {"primaries": 2}}}, ["/redis/cluster/primaries"]),
-    ]:
+    ]
+    for values, wanted in cases:
         path = values_file(values)
         try:
             result = helm("template", "quatro", str(CHART), "-f", str(path), check=False)

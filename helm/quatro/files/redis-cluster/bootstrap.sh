@@ -6,7 +6,7 @@
 #   then `redis-cli --cluster create`, REDIS_REPLICAS replicas per primary.
 # - A cluster exists: a node it does not know is introduced (CLUSTER MEET), an empty node with no
 #   slot (a pod that lost its volume, or one more replica per primary) becomes a replica of the
-#   primary with the fewest, and a lost node's old identity is forgotten. It never moves a slot: a
+#   primary with the fewest, and the old identity of a pod that lost its volume is forgotten. It never moves a slot: a
 #   change of `primaries` on a live cluster is refused, with the way to do it by hand.
 # Done when every node sees cluster_state:ok and `redis-cli --cluster check` passes.
 # From the Job's environment: REDIS_STS, REDIS_NODES, REDIS_NODE_SUFFIX, REDIS_PRIMARIES,
@@ -74,24 +74,13 @@ else
       cli "$member" cluster meet "${a%:*}" "${a##*:}"
     fi
   done
-  # A pod that came back without its volume is a new node under an old name: the old identity
-  # (failed, no slot, its name now another node's) is forgotten by every node.
-  cli "$member" cluster nodes | awk '
-    { split($2, p, ","); name[$1] = p[2] }
-    $3 ~ /fail/ && $3 !~ /myself/ && NF == 8 { gone[$1] = 1 }
-    $3 !~ /fail/ { live[p[2]] = 1 }
-    END { for (id in gone) if (name[id] != "" && (name[id] in live)) print id }' |
-    while read -r old; do
-      log "forgetting $old, a lost node whose name another node holds now"
-      for a in $addrs; do cli "$a" cluster forget "$old" >/dev/null 2>&1 || true; done
-    done
   for a in $addrs; do
     flags=$(cli "$a" cluster nodes | awk '$3 ~ /myself/ { print $3 ":" NF }')
     if [ "$flags" = "myself,master:8" ] && [ "$(cli "$a" dbsize)" = 0 ]; then
       tries=0
       until primary=$(cli "$member" cluster nodes | awk '
-              $3 ~ /master/ && $3 !~ /fail/ && NF > 8 { count[$1] += 0 }
-              $3 ~ /slave/ && $3 !~ /fail/ { count[$4]++ }
+              $3 ~ /master/ && $3 !~ /fail|noaddr/ && NF > 8 { count[$1] += 0 }
+              $3 ~ /slave/ && $3 !~ /fail|noaddr/ { count[$4]++ }
               END { for (id in count) if (best == "" || count[id] < low) { best = id; low = count[id] }
                     print best }') &&
         cli "$a" cluster replicate "$primary" | grep -q OK; do
@@ -102,6 +91,18 @@ else
       log "$a is a replica of $primary now"
     fi
   done
+  # A pod that came back without its volume is a new node under an old name: its old identity
+  # (failed, or with no address once another node answers there; no slot) is forgotten by every
+  # node, or the cluster would list it for good.
+  cli "$member" cluster nodes | awk '
+    { split($2, p, ","); name[$1] = p[2] }
+    $3 ~ /fail|noaddr/ && $3 !~ /myself/ && NF == 8 { gone[$1] = 1 }
+    $3 !~ /fail|noaddr|handshake/ { live[p[2]] = 1 }
+    END { for (id in gone) if (name[id] != "" && (name[id] in live)) print id }' |
+    while read -r old; do
+      log "forgetting $old, a lost node whose name another node holds now"
+      for a in $addrs; do cli "$a" cluster forget "$old" >/dev/null 2>&1 || true; done
+    done
 fi
 
 tries=0
