@@ -4,19 +4,20 @@ page and files, health and metrics."""
 from __future__ import annotations
 
 import asyncio
-import mimetypes
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
-from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
 from actors.directory import NoRoom
 from cluster.settings import Settings, get_settings
 from gateway import ws
 from gateway.body_limit import BodyLimit, BodyTooLarge, body_too_large_handler
+from gateway.client_files import STATIC, ClientFiles
+from gateway.client_page import WebClient
 from gateway.errors import (
     BACKEND_DOWN,
     ApiError,
@@ -30,18 +31,8 @@ from gateway.openapi import openapi
 from gateway.routes import meta, pages, quickplay, replays, sessions, tables
 from gateway.security_headers import SecurityHeaders
 from gateway.services import Services
+from gateway.static_files import StaticFiles
 from gateway.trusted_host import TrustedHost
-
-# Debian's mime table may lack these; browsers refuse modules served as text/plain.
-for _type, _ext in (
-    ("text/javascript", ".js"),
-    ("text/javascript", ".mjs"),
-    ("text/css", ".css"),
-    ("application/json", ".json"),
-    ("image/svg+xml", ".svg"),
-    ("application/manifest+json", ".webmanifest"),
-):
-    mimetypes.add_type(_type, _ext)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -87,15 +78,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         quickplay.router,
         meta.router,
         ws.router,
-        pages.router,
     ]
     if settings.public_metrics:
         routers.append(meta.metrics_router)
     for router in routers:
         app.include_router(router)
-    app.mount("/static", StaticFiles(directory=pages.STATIC, check_dir=False), name="static")
+    add_web_client(app)
     # Outermost last: headers on every answer (refusals included), then Host, then body size.
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(TrustedHost, allowed_hosts=settings.allowed_hosts())
-    app.add_middleware(SecurityHeaders, index=pages.STATIC / "index.html")
+    app.add_middleware(SecurityHeaders)
     return app
+
+
+def add_web_client(app: FastAPI, root: Path = STATIC) -> None:
+    """The web client's page routes and files: they need neither Ray nor Redis (the browser
+    tests of the client alone serve just these). The files are read once, and a page that
+    cannot be rendered stops the start here."""
+    app.state.web_client = WebClient(ClientFiles(root))
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(app.state.web_client), name="static")

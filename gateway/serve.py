@@ -33,11 +33,19 @@ class GatewayServer(uvicorn.Server):
         await super().shutdown(sockets)
 
 
+async def _nothing(scope: object, receive: object, send: object) -> None:
+    """The app of the Config that only binds the port (uvicorn's own bind, IPv6 included)."""
+
+
 def serve(settings: Settings | None = None) -> None:
     settings = settings or get_settings()
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # The port first: bound after the app's startup, a port in use left the gateway (and the
+    # launcher of `make run` around it) waiting forever on its own shutdown. Taken, it ends
+    # here, before Ray is joined or any task started.
+    public = uvicorn.Config(_nothing, host=settings.host, port=settings.port).bind_socket()
     connect_ray(settings)
     app = create_app(settings)
     config = uvicorn.Config(
@@ -58,7 +66,7 @@ def serve(settings: Settings | None = None) -> None:
     secret = link_secret(settings.redis_url) if settings.cell and settings.redis_url else None
     internal = start_internal(app, settings, secret)
     try:
-        GatewayServer(config, app).run()
+        GatewayServer(config, app).run(sockets=[public])
     finally:
         if internal is not None:
             internal.stop()

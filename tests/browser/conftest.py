@@ -1,8 +1,9 @@
 """Fixtures for the web client's tests in a real browser (Debian's /usr/bin/chromium).
 
-- `static_url`: the client's own files served as the gateway serves them (`/`, `/t/{code}` →
-  index.html; `/static/...`), for tests of the client alone (catalogs, plural rules, layout of
-  the home page). Nothing is faked: there is simply no table behind it.
+- `static_url`: the client's own page and files served by the gateway's own code
+  (gateway.app.add_web_client: `/`, `/t/{code}`, `/static/...`, `/sw.js`), for tests of the
+  client alone (catalogs, plural rules, layout of the home page). Nothing is faked: there is
+  simply no table behind it.
 - `stack_url`: a gateway of the real stack shared by the whole test session (`stack` in
   tests/conftest.py, with QUATRO_TEST_HOOKS=1). Set QUATRO_STACK_URL to point the tests at a
   stack that is already running instead (`QUATRO_TEST_HOOKS=1 python -m cluster up`).
@@ -10,11 +11,12 @@
 
 from __future__ import annotations
 
-import http.server
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -69,25 +71,47 @@ def browser(playwright: Any) -> Iterator[Any]:
     b.close()
 
 
-class _StaticHandler(http.server.SimpleHTTPRequestHandler):
-    def translate_path(self, path: str) -> str:
-        path = path.split("?", 1)[0].split("#", 1)[0]
-        if path.startswith("/static/"):
-            return str(STATIC / path[len("/static/") :])
-        return str(STATIC / "index.html")
+def client_app(root: Path = STATIC) -> Any:
+    """The gateway's web client alone (page routes, the files under `root`, security headers):
+    no Ray, no Redis, no /api (404)."""
+    from fastapi import FastAPI
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+    from gateway.app import add_web_client
+    from gateway.security_headers import SecurityHeaders
+
+    app = FastAPI()
+    add_web_client(app, root)
+    app.add_middleware(SecurityHeaders)
+    return app
+
+
+@contextmanager
+def serving_client(root: Path = STATIC) -> Iterator[str]:
+    """`client_app(root)` on a free loopback port, in a thread of this process."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        client_app(root), host="127.0.0.1", port=free_port(), log_level="warning"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the client's server did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{config.port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 @pytest.fixture(scope="session")
 def static_url() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), _StaticHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving_client() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

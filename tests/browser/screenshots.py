@@ -10,19 +10,12 @@ test hooks so the pictures show something worth seeing (the stack it starts has 
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
-from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import ViewportSize, expect, sync_playwright
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT, free_port
+from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT
+from tests.browser.own_stack import own_stack
 from tests.browser.players import (
     RIGGED_4,
     Player,
@@ -64,7 +57,10 @@ DEAL_8 = {
 
 def shoot(p: Player, name: str) -> None:
     p.page.wait_for_timeout(400)  # let the last animation settle
-    p.page.screenshot(path=str(OUT / name), full_page=True)
+    # A phone's picture is its screen, as a player sees it: a whole-page picture would draw the
+    # lobby's sticky start bar in the middle of the page.
+    size = p.page.viewport_size
+    p.page.screenshot(path=str(OUT / name), full_page=size is None or size["width"] > 600)
     print("wrote", OUT / name)
 
 
@@ -154,50 +150,13 @@ def scenes(browser: Any, base: str, lang: str, locale: str) -> None:
             p.close()
 
 
-def wait_up(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the stack exited early:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/api/emojis", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"the stack did not come up in time:\n{log.read_text()[-3000:]}")
-
-
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
-    base = os.environ.get("QUATRO_STACK_URL", "").rstrip("/")
-    proc = None
-    if not base:
-        port = free_port()
-        log = Path(tempfile.mkdtemp()) / "stack.log"
-        data = str(log.parent / "data")  # not ./.quatro-data: these sessions are throwaway
-        env = {**os.environ, "PORT": str(port), "QUATRO_TEST_HOOKS": "1", "QUATRO_DATA_DIR": data}
-        with log.open("wb") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "cluster", "up"],
-                cwd=ROOT,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        base = f"http://127.0.0.1:{port}"
-        wait_up(base, proc, log)
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-            for lang, locale in (("en", "en-US"), ("ar", "ar")):
-                scenes(browser, base, lang, locale)
-            browser.close()
-    finally:
-        if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=30)
+    with own_stack() as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        for lang, locale in (("en", "en-US"), ("ar", "ar")):
+            scenes(browser, base, lang, locale)
+        browser.close()
     return 0
 
 

@@ -11,6 +11,7 @@ import { ReplayRoute } from "./replay.js";
 import { navigate, route } from "./router.js";
 import { Toasts } from "./toast.js";
 import { Emoji, ICON } from "./emoji.js";
+import { OfflineBanner, useOnline } from "./offline.js";
 
 function Header() {
   const [muted, setM] = useState(isMuted());
@@ -50,6 +51,7 @@ function Header() {
 export function App() {
   const [where, setWhere] = useState(route());
   const [, setLang] = useState(currentLang());
+  const online = useOnline();
   useEffect(() => {
     const onNav = () => setWhere(route());
     window.addEventListener("popstate", onNav);
@@ -64,6 +66,7 @@ export function App() {
   return html`
     <${Header} />
     <main id="main">
+      ${!online && where.name !== "table" && html`<${OfflineBanner} />`}
       ${where.name === "table"
         ? html`<${TableRoute} key=${where.code} code=${where.code} />`
         : where.name === "replay"

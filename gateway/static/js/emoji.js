@@ -40,8 +40,9 @@ export function hasPicture(value) {
   return typeof value === "string" && value !== "" && KNOWN.has(emojiCode(value));
 }
 
+// Through the import map, which names each picture by its version: cached for good.
 export function emojiSrc(emoji) {
-  return `${BASE}${emojiCode(emoji)}.svg`;
+  return import.meta.resolve(`${BASE}${emojiCode(emoji)}.svg`);
 }
 
 // "pineapple", "ananas", "anana", "أناناس": for alt text and for what the live regions say.
@@ -71,7 +72,7 @@ export function warmPictures() {
   const go = () => {
     for (const code of KNOWN) {
       const img = new Image();
-      img.src = `${BASE}${code}.svg`;
+      img.src = import.meta.resolve(`${BASE}${code}.svg`);
       warmed.push(img);
     }
   };

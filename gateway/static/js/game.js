@@ -7,6 +7,7 @@ import { NameField, SeatsPanel } from "./lobby.js";
 import { TableView } from "./table.js";
 import { navigate } from "./router.js";
 import { useTable } from "./usetable.js";
+import { OfflineBanner, useOnline } from "./offline.js";
 
 export function TableRoute({ code }) {
   const nameRef = useRef(null);
@@ -26,12 +27,24 @@ export function TableRoute({ code }) {
     stopWatching,
     actions,
   } = useTable(code, { onBadName: () => nameRef.current?.focus() });
+  // Back online: a dead link tries again at once rather than at its next backoff step.
+  const linkStatus = useRef(status);
+  linkStatus.current = status;
+  const online = useOnline(() => linkStatus.current !== "online" && retryNow());
 
-  const banner = html`<${ConnectionBanner}
-    status=${status}
-    show=${(mode === "seated" || mode === "watching") && wasOnline}
-    onRetry=${retryNow}
-  />`;
+  // The device offline: a player with a seat here (or coming back to one) is told that it is
+  // kept, even before the first hello (a reload without network, the page coming from the
+  // service worker); anyone else that Quatro carries on when the network returns.
+  const seat = mode === "seated" || mode === "connecting";
+  const banner =
+    !online && !seat && mode !== "watching"
+      ? html`<${OfflineBanner} />`
+      : html`<${ConnectionBanner}
+          status=${status}
+          show=${((mode === "seated" || mode === "watching") && wasOnline) || (!online && seat)}
+          note=${!online && seat ? t("offline.seatKept") : null}
+          onRetry=${retryNow}
+        />`;
 
   if (mode === "missing") {
     return html`<section class="panel center-text" role="alert">
@@ -40,7 +53,7 @@ export function TableRoute({ code }) {
     </section>`;
   }
   if (mode === "unseated") {
-    if (!summary) return html`<p class="loading" role="status">${t("status.loading")}</p>`;
+    if (!summary) return html`${banner}<p class="loading" role="status">${t("status.loading")}</p>`;
     if (summary.phase !== "lobby") {
       // Bots hold seats and the host lets people join late: watching is the way to a seat.
       const closed = summary.settings?.watchers === false;
@@ -95,7 +108,10 @@ export function TableRoute({ code }) {
     />`;
 }
 
-function ConnectionBanner({ status, show, onRetry }) {
+// `note`: said after "Reconnecting…" (the device is offline). The banner comes with the link's
+// own state, as the disabled controls do: a network cut the page has not noticed yet says
+// nothing.
+function ConnectionBanner({ status, show, note, onRetry }) {
   if (!show || status === "online") return null;
   if (status === "replaced") {
     return html`<div class="banner warn" role="alert">
@@ -103,9 +119,9 @@ function ConnectionBanner({ status, show, onRetry }) {
       <button type="button" onClick=${onRetry}>${t("conn.useHere")}</button>
     </div>`;
   }
-  return html`<div class="banner" role="status" data-conn=${status}>
+  return html`<div class="banner" role="status" data-conn=${note ? "offline" : status}>
     <span class="spinner" aria-hidden="true"></span>
-    <span>${t("conn.lost")}</span>
+    <span>${t("conn.lost")}${note && ` ${note}`}</span>
     <button type="button" onClick=${onRetry}>${t("conn.retry")}</button>
   </div>`;
 }

@@ -63,8 +63,10 @@ export function pickLanguage(stored = localStorage.getItem(STORE_KEY)) {
   return "en";
 }
 
+// Through the import map, which names each catalog's version (gateway/client_page.py): a
+// catalog is then cached for good, and always matches the modules that read it.
 async function fetchCatalog(code) {
-  const res = await fetch(`/static/i18n/${code}.json`);
+  const res = await fetch(import.meta.resolve(`/static/i18n/${code}.json`));
   if (!res.ok) throw new Error(`catalog ${code}: ${res.status}`);
   return res.json();
 }
@@ -82,6 +84,7 @@ export async function setLanguage(code, { remember = false } = {}) {
   document.documentElement.lang = code;
   document.documentElement.dir = RTL.has(code) ? "rtl" : "ltr";
   document.title = t("app.title");
+  document.querySelector('meta[name="description"]')?.setAttribute("content", t("app.description"));
   for (const fn of listeners) fn(code);
 }
 

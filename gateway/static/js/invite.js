@@ -56,6 +56,9 @@ export function InviteBox({ code }) {
   const [copy, setCopy] = useState(""); // "", "done" or "failed"
   const canShare = typeof navigator.share === "function";
   const linkField = useRef(null);
+  // The QR code is made when first shown: its encoder tries all eight masks, the longest task
+  // of a table page's load, for a picture most players never open.
+  const [qrOpen, setQrOpen] = useState(false);
 
   async function onCopy() {
     const ok = await copyText(link, linkField.current);
@@ -87,9 +90,9 @@ export function InviteBox({ code }) {
     <p class="invite-said" role="status">
       ${copy === "done" ? t("lobby.copied") : copy === "failed" ? t("invite.copyFailed") : ""}
     </p>
-    <details class="invite-qr">
+    <details class="invite-qr" onToggle=${(e) => e.currentTarget.open && setQrOpen(true)}>
       <summary>${t("invite.qrShow")}</summary>
-      <${QrCode} link=${link} code=${code} />
+      ${qrOpen && html`<${QrCode} link=${link} code=${code} />`}
     </details>
   </div>`;
 }

@@ -4,9 +4,14 @@
 export const MAX_NAME = 24;
 export const MAX_CODE_POINTS = 64;
 
-const segmenter = typeof Intl.Segmenter === "function" ? new Intl.Segmenter() : null;
+// Made on first use: building the segmenter loads ICU's break rules, tens of milliseconds on a
+// phone, and the page's first render never needs it.
+let segmenter;
 
 export function visibleLength(name) {
+  if (segmenter === undefined) {
+    segmenter = typeof Intl.Segmenter === "function" ? new Intl.Segmenter() : null;
+  }
   if (segmenter) return [...segmenter.segment(name)].length;
   return [...name.replace(/\u200d\p{Extended_Pictographic}|[\ufe0f\u{1f3fb}-\u{1f3ff}\u{e0020}-\u{e007f}]|\p{M}/gu, "")].length;
 }
