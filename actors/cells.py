@@ -25,10 +25,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-import redis.asyncio as aioredis
-
-from actors import keys
+from actors import keys, legacy_keys
 from actors.protocol import TableCall
+from cluster.redis_client import AsyncRedis
+from cluster.redis_ops import Pipeline, Script
 
 CELL_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")
 REGISTRY_TTL_MS = 5000  # a cell not heard of for this long takes no table and may be moved from
@@ -92,12 +92,16 @@ def place(cells: dict[str, CellInfo], home: str) -> str:
     return best.name if best.room > 0 else home
 
 
-# KEYS[1]: the table's record, KEYS[2] and KEYS[3]: the old and the new cell's set of tables;
-# ARGV[1]: the cell it must still name ('' for none), ARGV[2]: the cell it moves to, ARGV[3]:
-# its code. 1 when moved, 0 when the record names another cell by now (someone moved it first:
-# follow them) or is gone. Its TTL is kept, and it counts one more move (`moves`: the epoch by
-# which actors/store.py fences an incarnation the table moved away from, even back to its cell).
-MOVE = """
+# KEYS[1]: the table's record; ARGV[1]: the cell it must still name ('' for none), ARGV[2]: the
+# cell it moves to. 1 when moved, 0 when the record names another cell by now (someone moved it
+# first: follow them) or is gone. Its TTL is kept, and it counts one more move (`moves`: the
+# epoch by which actors/store.py fences an incarnation the table moved away from, even back to
+# its cell). The cells' sets of tables are of other slots: the winner moves the code between
+# them afterwards (a code missing from a set is found by its table's next lookup; one left in
+# a set is removed by whoever finds it stale).
+MOVE = Script(
+    "cells.move",
+    """
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
 local rec = cjson.decode(raw)
@@ -111,10 +115,14 @@ if ttl > 0 then
 else
   redis.call('SET', KEYS[1], cjson.encode(rec))
 end
-redis.call('SREM', KEYS[2], ARGV[3])
-redis.call('SADD', KEYS[3], ARGV[3])
 return 1
-"""
+""",
+)
+# A cell's record renewed and its name in the set of cells: two keys of two slots, no order
+# between them needed (the record expires by itself; a name in the set is only a name).
+PUBLISH = Pipeline("cells.publish")
+# Every cell's record, one GET each: single keys of several slots.
+RECORDS = Pipeline("cells.records")
 
 
 class Registry:
@@ -122,7 +130,7 @@ class Registry:
 
     def __init__(
         self,
-        redis: aioredis.Redis,
+        redis: AsyncRedis,
         home: str,
         internal: str,
         reserve: int,
@@ -133,7 +141,6 @@ class Registry:
         self.home = check_name(home)
         self.internal = internal
         self.reserve = reserve
-        self._move = redis.register_script(MOVE)
 
     async def publish(self, free: float, total: float) -> None:
         """Renew this cell's record (call it only while this gateway's Ray answers)."""
@@ -143,17 +150,20 @@ class Registry:
             "reserve": self.reserve,
             "internal": self.internal,
         }
-        pipe = self.redis.pipeline(transaction=True)
+        pipe = PUBLISH.on(self.redis)
         pipe.set(keys.cell(self.home), json.dumps(record), px=self.ttl_ms)
         pipe.sadd(keys.CELLS, self.home)
-        await pipe.execute()
+        await PUBLISH.run(pipe)
 
     async def cells(self) -> dict[str, CellInfo]:
         """Every cell whose record lives now."""
         names = sorted(str(n) for n in await self.redis.smembers(keys.CELLS))
         if not names:
             return {}
-        raws = await self.redis.mget([keys.cell(n) for n in names])
+        pipe = RECORDS.on(self.redis)
+        for name in names:
+            pipe.get(keys.cell(name))
+        raws = await RECORDS.run(pipe)
         found = {}
         for name, raw in zip(names, raws, strict=True):
             if raw is not None:
@@ -167,8 +177,15 @@ class Registry:
 
     async def move(self, code: str, from_cell: str) -> bool:
         """Move the table from `from_cell` to this gateway's home: True for the one winner."""
-        names = [keys.table(code), keys.cell_tables(from_cell), keys.cell_tables(self.home)]
-        return bool(await self._move(keys=names, args=[from_cell, self.home, code]))
+        moved = False
+        for record in (keys.table(code), legacy_keys.table(code)):
+            if await self.redis.exists(record):
+                moved = bool(await MOVE.run(self.redis, [record], [from_cell, self.home]))
+                break
+        if moved:
+            await self.redis.srem(keys.cell_tables(from_cell), code)
+            await self.redis.sadd(keys.cell_tables(self.home), code)
+        return moved
 
     async def gone(self) -> list[str]:
         """The cells ever announced whose record expired (not this one)."""

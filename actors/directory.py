@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import redis.asyncio as aioredis
-
 from actors.cell_sweep import CellSweep
 from actors.cells import Registry, RemoteCells
 from actors.opening import Opening
@@ -39,6 +37,7 @@ from actors.table_calls import RESTART_WAIT_S as RESTART_WAIT_S
 from actors.table_calls import TableCalls
 from actors.table_records import TableGone as TableGone
 from actors.table_records import TableRecords
+from cluster.redis_client import AsyncRedis, RedisSettings, settings_of
 from cluster.settings import Settings
 
 A = TypeVar("A")
@@ -52,7 +51,7 @@ class DirectorySettings:
     nobody connected; `cell`: this gateway's home cell ("" without cells)."""
 
     namespace: str
-    redis_url: str
+    store: str | RedisSettings  # a bare URL: a Redis with no companion settings
     pool: PoolPolicy = field(default_factory=PoolPolicy)
     pool_wait_s: float = 30.0
     slot_reserve: int = 4
@@ -63,10 +62,9 @@ class DirectorySettings:
 
     @classmethod
     def of(cls, settings: Settings) -> DirectorySettings:
-        assert settings.redis_url is not None
         return cls(
             namespace=settings.ray_namespace,
-            redis_url=settings.redis_url,
+            store=settings.store(),
             pool=PoolPolicy(
                 minimum=settings.pool_min,
                 maximum=settings.pool_max,
@@ -86,7 +84,7 @@ class DirectorySettings:
 class Directory:
     def __init__(
         self,
-        redis: aioredis.Redis,
+        redis: AsyncRedis,
         settings: DirectorySettings,
         registry: Registry | None = None,
         remote: RemoteCells | None = None,
@@ -96,7 +94,7 @@ class Directory:
             raise ValueError("a cell needs its registry and a way to reach other cells")
         cell = settings.cell
         self.last_answer = LastAnswer()  # from any table actor: /readyz's proof
-        actors = RayActors(settings.namespace, settings.redis_url, cell)
+        actors = RayActors(settings.namespace, settings_of(settings.store), cell)
         self.records = TableRecords(redis, actors, cell)
         slots = Slots(settings.slot_reserve, settings.max_slots)
         self.pool = Pool(redis, slots, actors, self.last_answer, settings.pool, cell)

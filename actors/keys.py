@@ -1,5 +1,11 @@
 """Redis key names, in one place, and the Ray names of table actors they point at. Everything
-Quatro keeps in Redis starts with `quatro:`."""
+Quatro keeps in Redis starts with `quatro:`.
+
+Redis Cluster: every key of one table carries the table's code as a hash tag (`quatro:{CODE}:…`),
+so its save touches one slot; every other key is used alone, or with keys of its own slot
+(docs/architecture.md, "Keys", lists them all with their slots, owners, TTLs and scripts). The
+names before the hash tags, which a live deployment still holds while it moves over, are
+`actors/legacy_keys.py`'s."""
 
 from __future__ import annotations
 
@@ -35,28 +41,36 @@ def cell(name: str) -> str:
     return f"quatro:cell:{name}"
 
 
+def tag(code: str) -> str:
+    """The prefix of every key of one table: its code as a Redis Cluster hash tag, so that all
+    of them hash to one slot and a script may touch them together."""
+    return f"quatro:{{{code}}}"
+
+
 def table(code: str) -> str:
     """code -> JSON {table_id, actor, players}: how any gateway finds a table's actor."""
-    return f"quatro:table:{code}"
+    return f"{tag(code)}:table"
 
 
 def actor(name: str) -> str:
-    """actor name -> code: how a restarted actor learns which table it serves."""
+    """actor name -> code: how a restarted actor learns which table it serves, and how a
+    replay (named by its table id, the actor's name) finds its table's slot. Named by the actor,
+    so it is not in its table's slot: written and read in a step of its own."""
     return f"quatro:actor:{name}"
 
 
 def snapshot(code: str) -> str:
-    return f"quatro:snap:{code}"
+    return f"{tag(code)}:snap"
 
 
 def log(code: str) -> str:
     """The tail of the table's published events, for resubscription after a restart."""
-    return f"quatro:log:{code}"
+    return f"{tag(code)}:log"
 
 
 def lost(code: str) -> str:
     """A tombstone: why a table whose saved state could not be read is gone."""
-    return f"quatro:lost:{code}"
+    return f"{tag(code)}:lost"
 
 
 def session(token_hash: str) -> str:
@@ -78,17 +92,18 @@ def open_lobbies(player_id: str) -> str:
     return f"quatro:lobbies:{player_id}"
 
 
-def replay(table_id: str) -> str:
+def replay(code: str, table_id: str) -> str:
     """A table's whole public and private event log (JSON entries, oldest first), kept for
     `QUATRO_REPLAY_TTL` after the table's last event: `GET /api/replays/{table_id}` reads it.
-    Named by the table's actor name, unique per table (codes come back after a table stops)."""
-    return f"quatro:replay:{table_id}"
+    Named by the table's actor name, unique per table (codes come back after a table stops),
+    in its code's slot (the save appends to it); `actor(table_id)` names the code."""
+    return f"{tag(code)}:replay:{table_id}"
 
 
-def replay_meta(table_id: str) -> str:
+def replay_meta(code: str, table_id: str) -> str:
     """JSON {code, players, start}: what a replay starts from (`start`: the public view of the
     empty table), kept as long as the replay."""
-    return f"quatro:replay-meta:{table_id}"
+    return f"{tag(code)}:replay-meta:{table_id}"
 
 
 def quick(players: int) -> str:

@@ -77,6 +77,8 @@ class Opening:
                 )
                 continue
             if opened.ok:
+                # A pooled actor of the release before hash tags keeps its own record.
+                await self.records.older_release(code, record)
                 self.records.opened(code, handle)
                 if self.registry is not None:
                     await self.registry.opened(code)

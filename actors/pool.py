@@ -18,8 +18,6 @@ import logging
 import time
 from collections import deque
 
-import redis.asyncio as aioredis
-
 from actors.pool_demand import Demand, PoolPolicy
 from actors.pool_list import PoolList
 from actors.pool_starts import Starts
@@ -27,6 +25,7 @@ from actors.ray_calls import LastAnswer
 from actors.ray_names import Actors, Handle
 from actors.slots import Slots
 from actors.tasks import Tasks
+from cluster.redis_client import AsyncRedis
 
 log = logging.getLogger("quatro.pool")
 
@@ -38,7 +37,7 @@ class NoRoom(Exception):
 class Pool:
     def __init__(
         self,
-        redis: aioredis.Redis,
+        redis: AsyncRedis,
         slots: Slots,
         actors: Actors,
         last_answer: LastAnswer,

@@ -13,11 +13,11 @@ import contextlib
 import logging
 import uuid
 
-import redis.asyncio as aioredis
-
 from actors import keys
 from actors.pool_demand import DEMAND_WINDOW_S
 from actors.ray_names import Actors, Handle
+from cluster.redis_client import AsyncRedis
+from cluster.redis_ops import Script
 
 log = logging.getLogger("quatro.pool")
 
@@ -25,7 +25,9 @@ POOLED_FRESH_S = 30.0  # a pooled name seen alive this recently is not looked up
 
 # KEYS[1]: hash gateway -> "target:until_ms"; ARGV: this gateway's id, its target, for how long
 # (ms). Records ours, forgets what has expired (a gateway gone), returns the highest target.
-ANNOUNCE = """
+ANNOUNCE = Script(
+    "pool.announce",
+    """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ':' .. (now + tonumber(ARGV[3])))
@@ -41,20 +43,24 @@ for i = 1, #all, 2 do
   end
 end
 return highest
-"""
+""",
+)
 
 # KEYS[1]: the pool; ARGV[1]: the size to trim it to. One name off its tail while it is longer:
 # gateways trimming at once never take it below that size together.
-TRIM_ONE = """
+TRIM_ONE = Script(
+    "pool.trim-one",
+    """
 if redis.call('LLEN', KEYS[1]) > tonumber(ARGV[1]) then
   return redis.call('RPOP', KEYS[1])
 end
 return false
-"""
+""",
+)
 
 
 class PoolList:
-    def __init__(self, redis: aioredis.Redis, actors: Actors, cell: str = "") -> None:
+    def __init__(self, redis: AsyncRedis, actors: Actors, cell: str = "") -> None:
         """`cell`: the cell whose Ray runs these actors: its list and targets are that cell's
         own, since a pooled name means nothing to another cell's Ray."""
         self.redis = redis
@@ -62,8 +68,6 @@ class PoolList:
         self.key = keys.pool(cell)
         self.targets_key = keys.pool_targets(cell)
         self._alive: dict[str, float] = {}  # pooled name -> loop time last seen alive
-        self._announce = redis.register_script(ANNOUNCE)
-        self._trim_one = redis.register_script(TRIM_ONE)
         self._id = uuid.uuid4().hex[:10]  # this gateway's entry among the announced targets
 
     async def pop_live(self) -> tuple[str, Handle] | None:
@@ -134,10 +138,10 @@ class PoolList:
         and ~100 MB). Ours holds for two demand windows, renewed at every quiet pass."""
         ttl_ms = int(DEMAND_WINDOW_S * 2000)
         highest = int(
-            await self._announce(keys=[self.targets_key], args=[self._id, target, ttl_ms])
+            await ANNOUNCE.run(self.redis, [self.targets_key], [self._id, target, ttl_ms])
         )
         for _ in range(live - highest):
-            name = await self._trim_one(keys=[self.key], args=[highest])
+            name = await TRIM_ONE.run(self.redis, [self.key], [highest])
             if name is None:
                 return
             self._alive.pop(str(name), None)

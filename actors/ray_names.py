@@ -16,6 +16,7 @@ from ray.actor import ActorHandle
 
 from actors import keys
 from actors.table_actor import actor_class
+from cluster.redis_client import RedisSettings
 
 Handle = ActorHandle[Any]
 
@@ -41,9 +42,9 @@ class Actors(Protocol):
 class RayActors:
     """`Actors` in one Ray namespace, for one cell's gateways."""
 
-    def __init__(self, namespace: str, redis_url: str, cell: str = "") -> None:
+    def __init__(self, namespace: str, store: RedisSettings, cell: str = "") -> None:
         self.namespace = namespace
-        self.redis_url = redis_url
+        self.store = store
         self.cell = cell
         self._cls = actor_class()
 
@@ -52,7 +53,7 @@ class RayActors:
         Redis). Two gateways doing so at once get one actor."""
         handle: Handle = self._cls.options(
             name=name, namespace=self.namespace, lifetime="detached", get_if_exists=True
-        ).remote(name, self.redis_url, self.cell)
+        ).remote(name, self.store.portable(), self.cell)
         return handle
 
     async def lookup(self, name: str) -> Handle | None:

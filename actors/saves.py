@@ -10,6 +10,7 @@ another cell (actors/cells.py) is the end of this incarnation: nothing of it is 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any, NoReturn, Protocol
 
 from actors.feed import Feed
@@ -17,6 +18,8 @@ from actors.protocol import HandedOver
 from actors.store import TableStore
 from actors.tasks import Tasks
 from engine import Table
+
+log = logging.getLogger("quatro.table")
 
 RETRY_FIRST_S = 0.2  # a failed save is tried again after this, then twice as long, up to
 RETRY_MOST_S = 2.0
@@ -83,12 +86,27 @@ class Saves:
                 await self._save_now()
 
     async def _save_now(self) -> bool:
-        """Write the table as it is (under the lock); False when Redis refused or failed."""
+        """Write the table as it is (under the lock); False when Redis refused or failed. A
+        log or replay found short of what this incarnation wrote (its primary lost, with writes
+        its replica never got) is given the missing events again at once, while the feed
+        still holds them: the table heals itself at its next save."""
         t = self.table
         assert t.table is not None
         version, seq = t.version, t.feed.seq
         new = t.feed.since(self.stored_seq, seq)
-        if not await self.store.write(t.code, t.snapshot(), new, t.table.players, t.replay_ttl_s):
+        after = self.stored_seq if self.stored_seq > 0 else -1
+        players = t.table.players
+        written = await self.store.write(t.code, t.snapshot(), new, players, t.replay_ttl_s, after)
+        if written.ok and written.heal_from is not None:
+            log.warning(
+                "table %s: Redis lost its events after seq %d (a primary lost with writes its "
+                "replica never got): written again",
+                t.code,
+                written.heal_from,
+            )
+            missing = t.feed.since(written.heal_from, seq)
+            written = await self.store.write(t.code, t.snapshot(), missing, players, t.replay_ttl_s)
+        if not written.ok:
             return False
         self.saved, self.stored_seq = version, seq
         return True

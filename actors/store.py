@@ -18,13 +18,23 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
-import redis.asyncio as aioredis
+import redis.asyncio.cluster as aiocluster
+from redis.exceptions import ClusterError, TryAgainError
 
-from actors import keys
+from actors import keys, legacy_keys
 from actors.orders import is_order
 from actors.protocol import Entry, entry_from_json
-from cluster.redis_client import async_redis
+from cluster.redis_client import (
+    AsyncRedis,
+    RedisSettings,
+    SyncRedis,
+    async_redis,
+    settings_of,
+    sync_redis,
+)
+from cluster.redis_ops import Pipeline, Script
 from engine import Table, TableConfig
+from engine.events import MatchOver, Reveal
 
 log = logging.getLogger("quatro.table")
 
@@ -69,18 +79,23 @@ end
 # incarnation found its table: the table was moved while this incarnation still ran (a
 # partition), and the new one's saves are the table now. The count closes a -> b -> a, where a
 # stale incarnation in a would see its own cell named again. No cells: '' and 0, as before.
-# KEYS: snapshot, log, replay, replay meta, table record, actor record.
+# Every key is of the table's slot (`keys.tag`); the actor's own record is written apart.
+# KEYS: snapshot, log, replay, replay meta, table record.
 # ARGV: the snapshot, the records' ttl, the events the log keeps, the replay's cap, its ttl,
-# its meta ('' when saved already: only renewed), the table record, the code, this actor's
-# cell, the moves it knows of; then, for each new event: its seq, its JSON, and '1' when it
-# belongs in the replay (orders do not).
-SAVE = (
-    """
-"""
-    + FENCE
+# its meta ('' when saved already: only renewed), the table record, this actor's cell, the
+# moves it knows of, the last seq this incarnation wrote to the log and to the replay (-1:
+# none, or not checked); then, for each new event: its seq, its JSON, and '1' when it belongs
+# in the replay (orders do not).
+# Returns {1 (saved), 0 (saved, but a list lost writes: none appended) or -1 (fenced), the log's
+# last seq, the replay's, 1 if the table record was there}. Lost writes, or no record, are Redis
+# having lost what its replica never got (a failover): the caller writes the missing events
+# again, and its own record.
+SAVE = Script(
+    "table.save",
+    FENCE
     + """
 local current = redis.call('GET', KEYS[5])
-if current and moved(current, ARGV[9], ARGV[10]) then return -1 end
+if current and moved(current, ARGV[8], ARGV[9]) then return {-1, 0, 0, 1} end
 local function last_seq(key)
   local raw = redis.call('LINDEX', key, -1)
   if not raw then return -1 end
@@ -89,14 +104,19 @@ end
 local ttl = tonumber(ARGV[2])
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)
 local in_log, in_replay = last_seq(KEYS[2]), last_seq(KEYS[3])
+local full = redis.call('LLEN', KEYS[3]) >= tonumber(ARGV[4])
+-- A list that ends before what this incarnation wrote to it lost writes: nothing is appended
+-- to it now, so that the caller's next call can append the missing events in their order.
+local log_ok = in_log >= tonumber(ARGV[10])
+local replay_ok = full or in_replay >= tonumber(ARGV[11])
 local pushed_log, pushed_replay = 0, 0
-for i = 11, #ARGV, 3 do
+for i = 12, #ARGV, 3 do
   local seq = tonumber(ARGV[i])
-  if seq > in_log then
+  if log_ok and seq > in_log then
     redis.call('RPUSH', KEYS[2], ARGV[i + 1])
     pushed_log = pushed_log + 1
   end
-  if ARGV[i + 2] == '1' and seq > in_replay then
+  if replay_ok and ARGV[i + 2] == '1' and seq > in_replay then
     redis.call('RPUSH', KEYS[3], ARGV[i + 1])
     pushed_replay = pushed_replay + 1
   end
@@ -111,29 +131,52 @@ else
   redis.call('SET', KEYS[4], ARGV[6], 'EX', tonumber(ARGV[5]))
 end
 redis.call('SET', KEYS[5], ARGV[7], 'EX', ttl)
-redis.call('SET', KEYS[6], ARGV[8], 'EX', ttl)
-return pushed_log
-"""
+if not log_ok or not replay_ok then
+  return {0, in_log, in_replay, current and 1 or 0}
+end
+return {1, in_log, in_replay, current and 1 or 0}
+""",
 )
 
-# The table stops: its records go and its snapshot and log expire, unless the table was moved
-# (FENCE: those records are the new incarnation's now).
-# KEYS: table record, actor record, snapshot, log, and with a cell its set of tables; ARGV: this
-# actor's cell, the stopped TTL, the code, the moves it knows of.
-RETIRE = (
-    """
-"""
-    + FENCE
+# The table stops: its record goes and its snapshot and log expire, unless the table was moved
+# (FENCE: those records are the new incarnation's now). KEYS: table record, snapshot, log;
+# ARGV: this actor's cell, the stopped TTL, the moves it knows of. 1 when retired.
+RETIRE = Script(
+    "table.retire",
+    FENCE
     + """
 local current = redis.call('GET', KEYS[1])
-if current and moved(current, ARGV[1], ARGV[4]) then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2])
+if current and moved(current, ARGV[1], ARGV[3]) then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]))
 redis.call('EXPIRE', KEYS[3], tonumber(ARGV[2]))
-redis.call('EXPIRE', KEYS[4], tonumber(ARGV[2]))
-if ARGV[1] ~= '' then redis.call('SREM', KEYS[5], ARGV[3]) end
 return 1
-"""
+""",
 )
+
+# A restarting incarnation reads its table: snapshot, log and record (nothing else saves it
+# meanwhile: Ray runs one incarnation at a time).
+RESTORE = Pipeline("table.restore")
+# A table buried: its records go and a tombstone says why. KEYS: table record, snapshot, log,
+# tombstone; ARGV: why, the tombstone's TTL.
+BURY = Script(
+    "table.bury",
+    """
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('SET', KEYS[4], ARGV[1], 'EX', tonumber(ARGV[2]))
+return 1
+""",
+)
+# A save that scores a point or ends a match, then WAIT for a replica, on one connection.
+DURABLE_SAVE = Pipeline("table.save-durable")
+# Events scored or a match ended: their save waits for a replica before they are published.
+DURABLE = frozenset({Reveal.type, MatchOver.type})
+# A replica that did not answer a WAIT is not waited for again on that node for this long.
+NO_REPLICA_BACKOFF_S = 30.0
+# The actor's own record (`keys.actor`) is written again at least this often; it lives as long
+# as the replay it names the code of, since a replay is found through it.
+ACTOR_RECORD_EVERY_S = 3600.0
+RESTORE_ERRORS = (redis.ConnectionError, redis.TimeoutError, ClusterError, TryAgainError)
 
 
 class TableMoved(Exception):
@@ -206,12 +249,23 @@ def load(raw: str, raw_log: list[str]) -> Saved:
     return Saved(table, seq, entries, conns, done, policy, idle, replay_ttl)
 
 
+@dataclass(frozen=True)
+class Written:
+    """What a save did: `ok` (False: Redis failed, or the table moved: `fenced`), and
+    `heal_from`, the seq after which Redis lost events this incarnation had written (a primary
+    lost with writes its replica never got): write them again."""
+
+    ok: bool
+    heal_from: int | None = None
+    replicated: bool = True  # a durable save: a replica has it (or none was waited for)
+
+
 class TableStore:
     """The Redis side of one table actor (`name`) of `cell` and the table it holds (`code`)."""
 
-    def __init__(self, name: str, redis_url: str, cell: str = "") -> None:
+    def __init__(self, name: str, store: str | RedisSettings, cell: str = "") -> None:
         self.name = name
-        self.redis_url = redis_url
+        self.settings = settings_of(store)
         self.cell = cell
         self.replay_meta_saved = False  # this incarnation wrote the replay's meta once
         # A save was refused: the table moved to another cell (SAVE's fence). For good.
@@ -219,34 +273,34 @@ class TableStore:
         # The moves the table's record counted when this incarnation found its table (FENCE):
         # 0 for a table it opened, the record's count for one it restored.
         self.moves = 0
-        self._redis: aioredis.Redis | None = None
-        self._script: Any = None
-        self._retire_script: Any = None
+        # Found under the names before hash tags (actors/legacy_keys.py): those go once this
+        # incarnation's first save has written the table under the new ones.
+        self.legacy = False
+        self.replay_seq = -1  # the last seq this incarnation appended to the replay
+        self.unreplicated = 0  # durable saves no replica confirmed in time
+        self._actor_written = -float("inf")  # loop time the actor's record was last written
+        self._no_replica_until = 0.0
+        self._replay_ttl = DEFAULT_REPLAY_TTL_S
+        self._redis: AsyncRedis | None = None
 
     @property
-    def redis(self) -> aioredis.Redis:
+    def redis(self) -> AsyncRedis:
         """Made at the first use, on the actor's event loop (which __init__ does not run on)."""
         if self._redis is None:
-            self._redis = async_redis(self.redis_url, SAVE_TIMEOUT_S)
+            self._redis = async_redis(self.settings, SAVE_TIMEOUT_S)
         return self._redis
-
-    @property
-    def _save(self) -> Any:
-        if self._script is None:
-            self._script = self.redis.register_script(SAVE)
-        return self._script
 
     def read(self) -> tuple[str, str, list[str]] | None:
         """The saved code, snapshot and log of this actor's table (plain blocking Redis: once,
-        when an incarnation starts). Redis may be restarting too: wait for it rather than come
-        back without the table (an exception here would end the actor for good: Ray does not
-        restart a failed creation)."""
+        when an incarnation starts). Redis may be restarting, or its primary failing over: wait
+        for it rather than come back without the table (an exception here would end the actor
+        for good: Ray does not restart a failed creation)."""
         deadline = time.monotonic() + RESTORE_WAIT_S
         delay = 0.1
         while True:
             try:
                 return self._read()
-            except (redis.ConnectionError, redis.TimeoutError):
+            except RESTORE_ERRORS:
                 if time.monotonic() > deadline:
                     raise
                 log.warning("table actor %s: Redis unreachable, retrying", self.name)
@@ -254,19 +308,45 @@ class TableStore:
                 delay = min(delay * 2, 2.0)
 
     def _read(self) -> tuple[str, str, list[str]] | None:
-        r = redis.Redis.from_url(self.redis_url, decode_responses=True, socket_timeout=5)
+        r = sync_redis(self.settings)
         try:
             code = r.get(keys.actor(self.name))
             if not code:
                 return None
-            raw = r.get(keys.snapshot(str(code)))
+            code = str(code)
+            pipe = RESTORE.on(r)
+            pipe.get(keys.snapshot(code))
+            pipe.lrange(keys.log(code), 0, -1)
+            pipe.get(keys.table(code))
+            raw, entries, record = RESTORE.run_sync(pipe)
             if raw is None:
-                return None
-            entries = [str(x) for x in r.lrange(keys.log(str(code)), 0, -1)]
-            self.moves = moves_of(r.get(keys.table(str(code))))
+                # Saved by an older release, under the names before hash tags: moved from there.
+                raw = r.get(legacy_keys.snapshot(code))
+                if raw is None:
+                    return None
+                entries = r.lrange(legacy_keys.log(code), 0, -1)
+                record = r.get(keys.table(code)) or r.get(legacy_keys.table(code))
+                self.legacy = True
+                self._move_replay(code)
+            self.moves = moves_of(record)
         finally:
             r.close()
-        return str(code), str(raw), entries
+        return code, str(raw), [str(x) for x in entries]
+
+    def _move_replay(self, code: str) -> None:
+        """A table of an older release: its replay and the replay's meta under the new names,
+        before this incarnation appends to them (DUMP and RESTORE keep each value and TTL; a
+        key already there is this release's and stays)."""
+        r = sync_redis(self.settings, decode=False)
+        try:
+            for old, new in (
+                (legacy_keys.replay(self.name), keys.replay(code, self.name)),
+                (legacy_keys.replay_meta(self.name), keys.replay_meta(code, self.name)),
+            ):
+                if move_key(r, old, new):
+                    log.info("table %s: %s moved to %s", code, old, new)
+        finally:
+            r.close()
 
     def bury(self, code: str, why: str) -> None:
         """The table cannot come back: say so loudly, delete its records so that no gateway
@@ -277,37 +357,58 @@ class TableStore:
             code,
             why,
         )
-        r = redis.Redis.from_url(self.redis_url, decode_responses=True, socket_timeout=5)
+        r = sync_redis(self.settings)
         try:
-            pipe = r.pipeline(transaction=True)
-            pipe.delete(keys.table(code), keys.actor(self.name))
-            pipe.delete(keys.snapshot(code), keys.log(code))
-            pipe.set(keys.lost(code), why[:200], ex=LOST_TTL_S)
-            pipe.execute()
+            names = [keys.table(code), keys.snapshot(code), keys.log(code), keys.lost(code)]
+            BURY.run_sync(r, names, [why[:200], LOST_TTL_S])
+            r.delete(keys.actor(self.name))
+            if self.legacy:
+                for key in (legacy_keys.table(code), legacy_keys.snapshot(code)):
+                    r.delete(key)
+                r.delete(legacy_keys.log(code))
         finally:
             r.close()
 
     async def claim(self, code: str) -> None:
         """This actor holds `code` now: a restart finds the table through this key. What an
         earlier table of that code left (its log and snapshot expire minutes after it stopped,
-        and the code may be given again) goes: a log is only appended past its last seq."""
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.delete(keys.snapshot(code), keys.log(code))
-        pipe.set(keys.actor(self.name), code, ex=KEY_TTL_S)
-        await pipe.execute()
+        and the code may be given again) goes first: a log is only appended past its last seq,
+        and a restart must never find another table's snapshot under its code."""
+        await self.redis.delete(keys.snapshot(code), keys.log(code))
+        for key in (legacy_keys.snapshot(code), legacy_keys.log(code)):
+            await self.redis.delete(key)
+        await self._write_actor(code)
+
+    async def _write_actor(self, code: str) -> None:
+        ttl = max(KEY_TTL_S, self._replay_ttl) + int(ACTOR_RECORD_EVERY_S) * 2
+        await self.redis.set(keys.actor(self.name), code, ex=ttl)
+        self._actor_written = time.monotonic()
 
     async def write(
-        self, code: str, snapshot: dict[str, Any], new: list[Entry], players: int, replay_ttl: int
-    ) -> bool:
-        """Save the snapshot, append the events `new` since the last save to the log and the
-        replay, and renew the records, at once (`SAVE`: sent twice, it appends nothing twice).
-        The records are written anew, not only refreshed: after a loss of Redis data the table
-        is found again by its code, and finds itself again after a restart. False (logged) when
-        Redis failed, or when the table moved to another cell (`fenced` then says so)."""
+        self,
+        code: str,
+        snapshot: dict[str, Any],
+        new: list[Entry],
+        players: int,
+        replay_ttl: int,
+        after: int = -1,
+    ) -> Written:
+        """Save the snapshot, append the events `new` to the log and the replay, and renew the
+        records, at once (`SAVE`: sent twice, it appends nothing twice). `after`: the last seq
+        this incarnation knows it wrote to the log (-1: none, or do not check); a log or a
+        replay that ends before what was written to it lost writes, and `heal_from` then says
+        after which seq to write the events again (with `after=-1`). The records are written
+        anew, not only refreshed: after a loss of Redis data the table is found again by its
+        code, and finds itself again after a restart. A save with a point scored or a match
+        ended waits for a replica (`WAIT`) before it returns, so that what it publishes
+        outlives its primary. Not ok (logged) when Redis failed, or when the table moved to
+        another cell (`fenced` then says so)."""
         if self.fenced:
-            return False
+            return Written(False)
+        self._replay_ttl = replay_ttl
         blob = json.dumps(snapshot, separators=(",", ":"))
         meta = "" if self.replay_meta_saved else replay_meta(code, players)
+        replay_after = self.replay_seq if after >= 0 else -1
         args: list[str | int] = [
             blob,
             KEY_TTL_S,
@@ -316,23 +417,40 @@ class TableStore:
             replay_ttl,
             meta,
             record_json(self.name, players, self.cell, self.moves),
-            code,
             self.cell,
             self.moves,
+            after,
+            replay_after,
         ]
+        replayed = self.replay_seq
         for e in new:
-            args += [e.seq, json.dumps(e), 0 if is_order(e.wire) else 1]
-        replay = keys.replay(self.name)
-        names = [keys.snapshot(code), keys.log(code), replay, keys.replay_meta(self.name)]
+            replayable = not is_order(e.wire)
+            args += [e.seq, json.dumps(e), 1 if replayable else 0]
+            if replayable:
+                replayed = max(replayed, e.seq)
+        names = [
+            keys.snapshot(code),
+            keys.log(code),
+            keys.replay(code, self.name),
+            keys.replay_meta(code, self.name),
+            keys.table(code),
+        ]
+        durable = any(e.wire.get("type") in DURABLE for e in new)
+        replicated = True
         try:
             async with asyncio.timeout(SAVE_TIMEOUT_S):
-                pushed = await self._save(
-                    keys=[*names, keys.table(code), keys.actor(self.name)], args=args
-                )
+                answer: list[Any]
+                if durable and self._waits():
+                    answer, replicated = await self._durable(names, args)
+                else:
+                    answer = await SAVE.run(self.redis, names, args)
+                status, in_log, in_replay, had_record = (int(x) for x in answer)
+                if status >= 0 and (not had_record or self._actor_stale()):
+                    await self._write_actor(code)
         except (redis.RedisError, OSError, TimeoutError) as exc:
             log.warning("table %s: snapshot not saved (%s); will retry", code, exc)
-            return False
-        if int(pushed) < 0:
+            return Written(False)
+        if status < 0:
             self.fenced = True
             log.error(
                 "table %s: the record names another cell than %r (the table was moved): this "
@@ -340,21 +458,99 @@ class TableStore:
                 code,
                 self.cell,
             )
-            return False
+            return Written(False)
         self.replay_meta_saved = True
-        return True
+        if status == 0:
+            short = [
+                seq for seq, wrote in ((in_log, after), (in_replay, replay_after)) if seq < wrote
+            ]
+            return Written(True, min(short, default=-1), replicated)
+        self.replay_seq = replayed
+        if self.legacy:
+            await self._drop_legacy(code)
+        return Written(True, None, replicated)
+
+    def _actor_stale(self) -> bool:
+        return time.monotonic() - self._actor_written > ACTOR_RECORD_EVERY_S
+
+    def _waits(self) -> bool:
+        """Whether a durable save waits for a replica: the store says how many (a cluster's
+        primaries have one each by default), unless one recently did not answer."""
+        return self.settings.replicas_to_wait() > 0 and time.monotonic() >= self._no_replica_until
+
+    async def _durable(self, names: list[str], args: list[str | int]) -> tuple[list[Any], bool]:
+        """SAVE then WAIT on the same connection: WAIT counts the replicas that have every write
+        of the connection it is sent on. On a cluster, both go to the slot's primary; if the
+        slot moved meanwhile (a failover), the answer is not that primary's: not confirmed."""
+        client = self.redis
+        wanted = self.settings.replicas_to_wait()
+        pipe = DURABLE_SAVE.on(client)
+        SAVE.queue(pipe, names, args)
+        node = None
+        if isinstance(client, aiocluster.RedisCluster):
+            await client.initialize()
+            node = client.get_node_from_key(names[0])
+            pipe.execute_command("WAIT", wanted, self.settings.wait_ms, target_nodes=node)
+        else:
+            pipe.execute_command("WAIT", wanted, self.settings.wait_ms)
+        result, acked = await DURABLE_SAVE.run(pipe)
+        moved = node is not None and client.get_node_from_key(names[0]).name != node.name  # type: ignore[union-attr]
+        replicated = not moved and int(acked) >= wanted
+        if not replicated:
+            self.unreplicated += 1
+            self._no_replica_until = time.monotonic() + NO_REPLICA_BACKOFF_S
+            log.warning(
+                "table %s: no replica confirmed a scoring save within %d ms (%s); published "
+                "anyway, and not waited for again for %.0f s",
+                self.name,
+                self.settings.wait_ms,
+                "the slot moved" if moved else f"{int(acked)} of {wanted}",
+                NO_REPLICA_BACKOFF_S,
+            )
+        return list(result), replicated
+
+    async def _drop_legacy(self, code: str) -> None:
+        """The table is saved under its new names: its old snapshot and log go, so that an
+        incarnation of the older release never restores the stale copy. The old record stays
+        until the table stops: gateways of the older release still find the actor by it."""
+        with contextlib.suppress(redis.RedisError, OSError):
+            await self.redis.delete(legacy_keys.snapshot(code))
+            await self.redis.delete(legacy_keys.log(code))
+            self.legacy = False
+            log.info("table %s: moved to its new key names (hash tag)", code)
 
     async def retire(self, code: str) -> None:
         """The table stops: nobody finds it any more, and its snapshot and log go in minutes
-        (its replay does not: it outlives the table, and its last save set its ttl). Best
-        effort: a Redis outage must not keep a stopped table alive."""
-        if self._retire_script is None:
-            self._retire_script = self.redis.register_script(RETIRE)
-        names = [keys.table(code), keys.actor(self.name), keys.snapshot(code), keys.log(code)]
-        if self.cell:
-            names.append(keys.cell_tables(self.cell))
+        (its replay does not: it outlives the table, and its last save set its ttl, as the
+        actor's record that names its code). Best effort: a Redis outage must not keep a
+        stopped table alive."""
+        names = [keys.table(code), keys.snapshot(code), keys.log(code)]
         with contextlib.suppress(redis.RedisError, OSError, TimeoutError):
-            await self._retire_script(keys=names, args=[self.cell, STOPPED_TTL_S, code, self.moves])
+            if not await RETIRE.run(self.redis, names, [self.cell, STOPPED_TTL_S, self.moves]):
+                return
+            if self.cell:
+                await self.redis.srem(keys.cell_tables(self.cell), code)
+            old = await self.redis.get(legacy_keys.table(code))
+            if old is not None and f'"{self.name}"' in str(old):
+                await self.redis.delete(legacy_keys.table(code))
+
+
+def move_key(r: SyncRedis, old: str, new: str) -> bool:
+    """Give `old`'s value and TTL to `new` unless `new` exists, then delete `old` (DUMP and
+    RESTORE: the two may be of different slots, or different servers). A binary client."""
+    dumped = r.dump(old)
+    if dumped is None:
+        return False
+    ttl = r.pttl(old)
+    try:
+        r.restore(new, max(int(ttl), 0), dumped)
+    except redis.ResponseError as exc:
+        if "BUSYKEY" not in str(exc):
+            raise
+        r.delete(old)
+        return False
+    r.delete(old)
+    return True
 
 
 def moves_of(raw: str | bytes | None) -> int:

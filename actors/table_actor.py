@@ -52,6 +52,7 @@ from actors.store import (
 )
 from actors.table_core import TableCore, now_ms
 from cluster.link_secret import link_secret
+from cluster.redis_client import RedisSettings, settings_of
 
 __all__ = [
     "KEY_TTL_S",
@@ -80,12 +81,14 @@ class TableActor:
 
     # Ray runs an async actor's `async def __init__` on the actor's event loop (type checkers
     # want __init__ to return None, hence the ignore).
-    async def __init__(self, name: str, redis_url: str, cell: str = "") -> None:  # type: ignore[misc]
-        """`cell`: the cell whose Ray runs this actor ("" without cells): its saves are refused
-        once the table's record names another (the table moved: actors/cells.py)."""
+    async def __init__(self, name: str, store: str | RedisSettings, cell: str = "") -> None:  # type: ignore[misc]
+        """`store`: the Redis its table is saved in (a bare URL from a gateway of an older
+        release). `cell`: the cell whose Ray runs this actor ("" without cells): its saves
+        are refused once the table's record names another (the table moved:
+        actors/cells.py)."""
         self.name = name
-        self.redis_url = redis_url
-        self.core = TableCore(name, redis_url, on_stop=self._end, cell=cell, on_moved=self._moved)
+        self.store = settings_of(store)
+        self.core = TableCore(name, self.store, on_stop=self._end, cell=cell, on_moved=self._moved)
         # Which process this is: a gateway that reaches another (a port reused after a
         # restart) is refused and asks Ray again.
         self.incarnation = secrets.token_hex(8)
@@ -168,7 +171,7 @@ class TableActor:
 
     async def _listen(self) -> tuple[str, int]:
         host = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
-        secret = await asyncio.to_thread(link_secret, self.redis_url)
+        secret = await asyncio.to_thread(link_secret, self.store)
         # The link serves the core itself: a request on it starts the clock like a Ray call.
         self.link = LinkServer(self.core, secret, self.incarnation, LINK_SILENCE_S)
         port = await self.link.start(host, port_range(os.environ.get(PORTS_ENV, DEFAULT_PORTS)))

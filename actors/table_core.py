@@ -51,6 +51,7 @@ from actors.store import (
 )
 from actors.tasks import Tasks
 from actors.watchers import Watchers
+from cluster.redis_client import RedisSettings
 from engine import Command, Connect, Disconnect, Outbound, Refusal, Table, TableConfig, TakeSeat
 from engine.errors import ErrorCode
 
@@ -74,7 +75,7 @@ class TableCore:
     def __init__(
         self,
         name: str,
-        redis_url: str,
+        store: str | RedisSettings,
         on_stop: Callable[[], Awaitable[None]] | None = None,
         now: Callable[[], int] = now_ms,
         cell: str = "",
@@ -99,7 +100,7 @@ class TableCore:
         self.last_activity = time.monotonic()
         self.bots: BotDriver | None = None
         self.tasks = Tasks(f"table {name}")
-        self.store = TableStore(name, redis_url, cell)
+        self.store = TableStore(name, store, cell)
         self.saves = Saves(self, self.store)
         self._on_moved = on_moved
         self.watchers = Watchers(self)

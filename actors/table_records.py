@@ -16,12 +16,12 @@ import secrets
 from collections.abc import AsyncGenerator
 from typing import Any
 
-import redis.asyncio as aioredis
-
-from actors import keys
+from actors import keys, legacy_keys
 from actors.cells import ForeignTable, cell_of
 from actors.ray_names import Actors, Handle
 from actors.store import KEY_TTL_S, record_json
+from cluster.redis_client import AsyncRedis, scan
+from cluster.redis_ops import Pipeline, Script
 
 log = logging.getLogger("quatro.directory")
 
@@ -31,15 +31,22 @@ CODE_LENGTH = 6
 CODE_TRIES = 20  # codes drawn before giving up (31**6 of them: never)
 RECORD_TTL_S = 24 * 3600  # a table's saves renew it
 
-# KEYS: a table's record, then other records of it (its actor's); ARGV[1]: the table record as
-# read. They go only if the table record is still the one judged stale (a table opened since
-# under the same code, once another gateway dropped the stale one, keeps its records).
-DROP_STALE_TABLE = """
+# KEYS[1]: a table's record; ARGV[1]: the record as read. It goes only if it is still the one
+# judged stale (a table opened since under the same code, once another gateway dropped the
+# stale one, keeps its record); 1 when it went (then its actor's record goes too, apart: it is
+# of another slot).
+DROP_STALE_TABLE = Script(
+    "records.drop-stale",
+    """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', unpack(KEYS))
+  return redis.call('DEL', KEYS[1])
 end
 return 0
-"""
+""",
+)
+# A table's record under its name or the name before hash tags (an older release's table), and
+# whether a tombstone says it is lost: single keys of several slots, read together.
+LOOK = Pipeline("records.look")
 
 
 class TableGone(Exception):
@@ -51,21 +58,34 @@ def new_code() -> str:
 
 
 class TableRecords:
-    def __init__(self, redis: aioredis.Redis, actors: Actors, cell: str = "") -> None:
+    def __init__(self, redis: AsyncRedis, actors: Actors, cell: str = "") -> None:
         """`cell`: this gateway's home cell ("" without cells)."""
         self.redis = redis
         self.actors = actors
         self.cell = cell
         self._handles: dict[str, Handle] = {}
-        self._drop_stale = redis.register_script(DROP_STALE_TABLE)
+
+    async def _raw(self, code: str) -> tuple[str, str | None]:
+        """The table's record as stored, and the key it was found under: its own, or the name
+        an older release saved it under (actors/legacy_keys.py) while a deployment moves over."""
+        pipe = LOOK.on(self.redis)
+        pipe.get(keys.table(code))
+        pipe.get(legacy_keys.table(code))
+        found, old = await LOOK.run(pipe)
+        if found is None and old is not None:
+            return legacy_keys.table(code), str(old)
+        return keys.table(code), None if found is None else str(found)
 
     async def record(self, code: str) -> dict[str, Any] | None:
-        raw = await self.redis.get(keys.table(code))
+        _, raw = await self._raw(code)
         return None if raw is None else dict(json.loads(raw))
 
     async def lost(self, code: str) -> bool:
         """Whether the table was lost (its saved state could not be read back)."""
-        return bool(await self.redis.exists(keys.lost(code)))
+        pipe = LOOK.on(self.redis)
+        pipe.exists(keys.lost(code))
+        pipe.exists(legacy_keys.lost(code))
+        return any(await LOOK.run(pipe))
 
     async def claim(self, actor: str, players: int) -> tuple[str, str]:
         """A new code for a table of `actor`, its record written: (code, record)."""
@@ -73,12 +93,31 @@ class TableRecords:
             code = new_code()
             record = record_json(actor, players, self.cell)
             if await self.redis.set(keys.table(code), record, nx=True, ex=RECORD_TTL_S):
-                return code, record
+                if not await self.redis.exists(legacy_keys.table(code)):
+                    return code, record
+                # A table of an older release holds this code: not ours.
+                await self.drop(code, record)
         raise RuntimeError("no free table code")  # pragma: no cover - 31**6 codes
 
-    async def drop(self, code: str, record: str | bytes, *others: str) -> None:
-        """Delete the table's record, and the keys `others`, if it still reads `record`."""
-        await self._drop_stale(keys=[keys.table(code), *others], args=[record])
+    async def drop(self, code: str, record: str | bytes, *others: str, key: str = "") -> None:
+        """Delete the table's record (`key`: where it was found, its own by default), and the
+        keys `others`, if it still reads `record`."""
+        key = key or keys.table(code)
+        if await DROP_STALE_TABLE.run(self.redis, [key], [record]):
+            for other in others:
+                await self.redis.delete(other)
+
+    async def older_release(self, code: str, record: str) -> bool:
+        """After `Open`: whether the actor that took the table is of the release before hash
+        tags (a rolling upgrade: its worker not replaced yet), which saved its record under the
+        old name. Then the record claimed here goes, so that gateways find the table by the
+        record its actor keeps (and deletes when the table stops)."""
+        if await self.redis.exists(keys.snapshot(code)):
+            return False
+        if not await self.redis.exists(legacy_keys.table(code)):
+            return False
+        await self.drop(code, record)
+        return True
 
     def opened(self, code: str, handle: Handle) -> None:
         self._handles[code] = handle
@@ -97,7 +136,7 @@ class TableRecords:
         cached = self._handles.get(code)
         if cached is not None:
             return cached
-        raw = await self.redis.get(keys.table(code))
+        key, raw = await self._raw(code)
         if raw is None:
             raise TableGone(code)
         record = json.loads(raw)
@@ -108,16 +147,20 @@ class TableRecords:
         actor = str(record["actor"])
         handle = await self.actors.lookup(actor)
         if handle is None:
-            handle = await self._restart(code, actor, raw)
+            handle = await self._restart(code, actor, raw, key)
         self._handles[code] = handle
         return handle
 
-    async def _restart(self, code: str, actor: str, raw: str | bytes) -> Handle:
+    async def _restart(self, code: str, actor: str, raw: str | bytes, key: str) -> Handle:
         """Ray no longer knows the actor (the whole cluster restarted, or it died for good)
-        but Redis still holds the table: bring it back from its snapshot, or, with none to
-        restore, drop the record that would send everyone to nothing (TableGone)."""
-        if not await self.redis.exists(keys.snapshot(code)):
-            await self.drop(code, raw, keys.actor(actor))
+        but Redis still holds the table: bring it back from its snapshot (under an older
+        release's name too: the actor moves it), or, with none to restore, drop the record
+        that would send everyone to nothing (TableGone)."""
+        pipe = LOOK.on(self.redis)
+        pipe.exists(keys.snapshot(code))
+        pipe.exists(legacy_keys.snapshot(code))
+        if not any(await LOOK.run(pipe)):
+            await self.drop(code, raw, keys.actor(actor), key=key)
             log.warning("table %s: its actor is gone and nothing is saved: dropped", code)
             raise TableGone(code)
         log.warning("table %s: its actor is gone; starting it again from Redis", code)
@@ -127,14 +170,9 @@ class TableRecords:
         return self.actors.start(actor)
 
     async def actor_names(self, rounds: int) -> AsyncGenerator[str, None]:
-        """Actor names of table records, from at most `rounds` SCAN calls (a bounded part of a
-        keyspace that may be full of sessions)."""
-        cursor = 0
-        for _ in range(rounds):
-            cursor, found = await self.redis.scan(cursor, match=keys.table("*"), count=200)
-            for key in found:
-                raw = await self.redis.get(key)
-                if raw is not None:
-                    yield str(json.loads(raw)["actor"])
-            if cursor == 0:
-                return
+        """Actor names of table records, from at most `rounds` SCAN calls on each primary (a
+        bounded part of a keyspace that may be full of sessions)."""
+        async for key in scan(self.redis, keys.table("*"), rounds):
+            raw = await self.redis.get(key)
+            if raw is not None:
+                yield str(json.loads(raw)["actor"])

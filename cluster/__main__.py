@@ -4,8 +4,10 @@ With RAY_ADDRESS unset it starts a Ray head as a child process (its own temp dir
 explicit object store and `table_slot` capacity) that only this machine can reach: every Ray
 listener on loopback (cluster/loopback), no Ray Client server, and a token made for this run. With
 REDIS_URL unset, a supervised redis-server child on a free port whose append-only file lives in
-QUATRO_DATA_DIR, so sessions outlive the run. Then it serves the gateway on PORT as a Ray driver.
-Ctrl-C or SIGTERM stops all of it: the children are stopped by their own PIDs, never `ray stop`.
+QUATRO_DATA_DIR, so sessions outlive the run; with QUATRO_REDIS_CLUSTER=1, a local Redis Cluster
+instead (three primaries and a replica each, cluster/redis_cluster.py). Then it serves the
+gateway on PORT as a Ray driver. Ctrl-C or SIGTERM stops all of it: the children are stopped
+by their own PIDs, never `ray stop`.
 A launcher killed hard (SIGKILL, the OOM killer) leaves nothing running either: a watchdog of
 its own stops the run's processes (cluster/watchdog.py), and should the watchdog be gone too, the
 next run on the same QUATRO_DATA_DIR stops them before it starts (cluster/leftovers.py).
@@ -31,6 +33,7 @@ from cluster import loopback
 from cluster.connect import connect_ray, wait_for_slots
 from cluster.leftovers import RunRecord, clear_record, stop_leftovers, write_record
 from cluster.procs import RayHead, RayWorkerNode, RedisServer, is_loopback_address
+from cluster.redis_cluster import LocalRedisCluster
 from cluster.redis_supervisor import RedisSupervisor
 from cluster.settings import Settings, get_settings
 from cluster.watchdog import Watchdog
@@ -100,7 +103,8 @@ def up() -> int:
     head: RayHead | None = None
     nodes: list[RayWorkerNode] = []
     redis: RedisServer | None = None
-    supervisor: RedisSupervisor | None = None
+    redis_cluster: LocalRedisCluster | None = None
+    supervisors: list[RedisSupervisor] = []
     data_lock: IO[bytes] | None = None  # referenced until the end: closing it unlocks
     watchdog: Watchdog | None = None
     record = RunRecord(
@@ -169,9 +173,17 @@ def up() -> int:
             updates["ray_address"] = head.address
             updates["ray_auth_mode"] = "token"
             updates["ray_auth_token_path"] = str(head.token_path)
-        if not settings.redis_url:
+        if not settings.redis_url and settings.redis_cluster:
+            redis_cluster = LocalRedisCluster.reopen(data_dir / "redis" / "cluster")
+            if not redis_cluster.ports:
+                print("forming a new local Redis Cluster (3 primaries, 3 replicas)", flush=True)
+            redis_cluster.start()
+            supervisors = [RedisSupervisor(node).start() for node in redis_cluster.nodes]
+            print(f"Redis Cluster on {redis_cluster.url}, data in {data_dir}", flush=True)
+            updates["redis_url"] = redis_cluster.url
+        elif not settings.redis_url:
             redis = RedisServer(dir=data_dir / "redis").start()
-            supervisor = RedisSupervisor(redis).start()
+            supervisors = [RedisSupervisor(redis).start()]
             print(f"started redis-server on {redis.url}, data in {data_dir}", flush=True)
             updates["redis_url"] = redis.url
         settings = settings.model_copy(update=updates)
@@ -198,10 +210,12 @@ def up() -> int:
             head.cleanup()
         elif run_dir is not None:
             shutil.rmtree(run_dir, ignore_errors=True)
-        if supervisor is not None:
+        for supervisor in supervisors:
             supervisor.stop()  # first: it must not restart the redis-server we stop
         if redis is not None:
             redis.stop()  # never cleanup(): the data dir outlives the run
+        if redis_cluster is not None:
+            redis_cluster.stop()
         if watchdog is not None:
             watchdog.stand_down()  # all stopped: it must not touch what a next run starts
         if data_lock is not None:

@@ -145,8 +145,9 @@ def _our_sessions(
 def redis_processes(
     redis_dir: str | None, started_before: float | None = None
 ) -> list[psutil.Process]:
-    """The redis-servers working in `redis_dir`; with `started_before` (a time.time()), only
-    those started before then (a watchdog must not touch the redis-server of a next run)."""
+    """The redis-servers working in `redis_dir` or under it (a local cluster's nodes, each in
+    a directory of its own); with `started_before` (a time.time()), only those started before
+    then (a watchdog must not touch the redis-server of a next run)."""
     if not redis_dir:
         return []
     want = os.path.realpath(redis_dir)
@@ -157,7 +158,8 @@ def redis_processes(
         if started_before is not None and (p.info["create_time"] or 0) > started_before:
             continue
         with contextlib.suppress(psutil.Error):
-            if os.path.realpath(p.cwd()) == want:
+            cwd = os.path.realpath(p.cwd())
+            if cwd == want or cwd.startswith(want + os.sep):
                 found.append(p)
     return found
 

@@ -14,9 +14,8 @@ import os
 import secrets
 from pathlib import Path
 
-import redis
-
 from cluster.ray_auth import RAY_DEFAULT_TOKEN
+from cluster.redis_client import RedisSettings, sync_redis
 
 log = logging.getLogger("quatro.cluster")
 
@@ -35,13 +34,13 @@ def ray_token() -> str | None:
     return None
 
 
-def link_secret(redis_url: str) -> str:
+def link_secret(store: str | RedisSettings) -> str:
     """Blocking: called once per process, at startup."""
     token = ray_token()
     if token is not None:
         return token
     log.warning("no Ray auth token here: the data plane uses a secret kept in Redis")
-    r = redis.Redis.from_url(redis_url, decode_responses=True, socket_timeout=5)
+    r = sync_redis(store)
     try:
         r.set(REDIS_KEY, secrets.token_hex(32), nx=True)
         return str(r.get(REDIS_KEY))

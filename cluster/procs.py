@@ -102,6 +102,8 @@ class RedisServer:
     port: int = field(default_factory=free_port)
     dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="quatro-redis-")))
     proc: subprocess.Popen[bytes] | None = None
+    # More of redis-server's options, after ours (a later one wins): a cluster node's, TLS's.
+    extra: list[str] = field(default_factory=list)
 
     @property
     def url(self) -> str:
@@ -113,7 +115,7 @@ class RedisServer:
             raise RuntimeError("redis-server is not installed (make deps installs it)")
         args = [exe, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.dir)]
         args += ["--appendonly", "yes", "--appendfsync", "everysec", "--save", ""]
-        args += ["--protected-mode", "yes", "--loglevel", "warning"]
+        args += ["--protected-mode", "yes", "--loglevel", "warning", *self.extra]
         self.proc = subprocess.Popen(
             args,
             start_new_session=True,
@@ -127,6 +129,14 @@ class RedisServer:
     def stop(self) -> None:
         if self.proc is not None:
             stop_group(self.proc)
+            self.proc = None
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash: nothing written out, nothing said to anyone."""
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
             self.proc = None
 
     def cleanup(self) -> None:

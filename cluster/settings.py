@@ -12,6 +12,8 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from cluster.redis_client import RedisSettings
+
 
 def _env(*names: str) -> AliasChoices:
     return AliasChoices(*names)
@@ -21,7 +23,30 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", populate_by_name=True)
 
     ray_address: str | None = Field(default=None, validation_alias=_env("RAY_ADDRESS"))
+    # The store (cluster/redis_client.py): one Redis (redis://, rediss://) or a Redis Cluster
+    # (redis+cluster://host:port,host:port…, rediss+cluster://…). Unset: `make run` starts one.
     redis_url: str | None = Field(default=None, validation_alias=_env("REDIS_URL"))
+    # TLS: the PEM bundle that verifies the server's certificate; a client certificate and key
+    # for mutual TLS. Credentials (an ACL user) here win over the URL's, so that the URL can
+    # live in a ConfigMap and the password in a Secret.
+    redis_ca_file: str | None = Field(default=None, validation_alias=_env("REDIS_CA_FILE"))
+    redis_cert_file: str | None = Field(
+        default=None, validation_alias=_env("REDIS_CLIENT_CERT_FILE")
+    )
+    redis_key_file: str | None = Field(default=None, validation_alias=_env("REDIS_CLIENT_KEY_FILE"))
+    redis_username: str | None = Field(default=None, validation_alias=_env("REDIS_USERNAME"))
+    redis_password: SecretStr | None = Field(default=None, validation_alias=_env("REDIS_PASSWORD"))
+    # A save that scores a point or ends a match waits for this many replicas to have it before
+    # the point is published (unset: 1 on a cluster, 0 on one Redis), at most this long.
+    redis_wait_replicas: int | None = Field(
+        default=None, ge=0, le=5, validation_alias=_env("QUATRO_REDIS_WAIT_REPLICAS")
+    )
+    redis_wait_ms: int = Field(
+        default=250, ge=1, le=5000, validation_alias=_env("QUATRO_REDIS_WAIT_MS")
+    )
+    # Embedded only: `make run` starts a local Redis Cluster (3 primaries, 3 replicas) instead
+    # of its one redis-server.
+    redis_cluster: bool = Field(default=False, validation_alias=_env("QUATRO_REDIS_CLUSTER"))
     host: str = Field(default="127.0.0.1", validation_alias=_env("HOST", "QUATRO_HOST"))
     port: int = Field(default=8000, validation_alias=_env("PORT"))
     test_hooks: bool = Field(default=False, validation_alias=_env("QUATRO_TEST_HOOKS"))
@@ -160,6 +185,22 @@ class Settings(BaseSettings):
     retry_after_s: int = Field(default=5, validation_alias=_env("QUATRO_RETRY_AFTER"))
     # A connection still over its flood guard after this many refused frames is closed (1008).
     flood_strikes: int = Field(default=100, validation_alias=_env("QUATRO_FLOOD_STRIKES"))
+
+    def store(self) -> RedisSettings:
+        """The store and how to reach it (REDIS_URL and its companions). Raises RuntimeError
+        when REDIS_URL is not set."""
+        if not self.redis_url:
+            raise RuntimeError("REDIS_URL is not set (python -m cluster up sets it)")
+        return RedisSettings(
+            url=self.redis_url,
+            ca_file=self.redis_ca_file,
+            cert_file=self.redis_cert_file,
+            key_file=self.redis_key_file,
+            username=self.redis_username,
+            password=self.redis_password.get_secret_value() if self.redis_password else None,
+            wait_replicas=self.redis_wait_replicas,
+            wait_ms=self.redis_wait_ms,
+        )
 
     @property
     def pool_min(self) -> int:

@@ -12,11 +12,33 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
-import redis.asyncio as aioredis
-
 from actors import keys
+from cluster.redis_client import AsyncRedis
+from cluster.redis_ops import Script
 from engine.errors import ErrorCode
 from gateway.errors import ApiError
+
+# KEYS[1]: the player's set; ARGV: a reservation, the set's TTL. The reservation added, the set
+# renewed and counted at once: of two creations at once, only the later sees both.
+RESERVE = Script(
+    "lobbies.reserve",
+    """
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+return redis.call('SCARD', KEYS[1])
+""",
+)
+# KEYS[1]: the player's set; ARGV: the reservation, the table's code, the TTL. The reservation
+# becomes the code at once (the set never lacks both).
+OPENED = Script(
+    "lobbies.opened",
+    """
+redis.call('SREM', KEYS[1], ARGV[1])
+redis.call('SADD', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
+return 1
+""",
+)
 
 PENDING = "pending:"
 PENDING_TTL_MS = 60_000
@@ -26,7 +48,7 @@ PhaseOf = Callable[[str], Awaitable[str | None]]
 
 
 class OpenLobbies:
-    def __init__(self, redis: aioredis.Redis, limit: int, ttl_s: int) -> None:
+    def __init__(self, redis: AsyncRedis, limit: int, ttl_s: int) -> None:
         self.redis = redis
         self.limit = limit
         self.ttl_s = ttl_s
@@ -38,11 +60,7 @@ class OpenLobbies:
         if await self.redis.scard(key) >= self.limit:
             await self._prune(key, phase_of)
         ticket = f"{PENDING}{int(time.time() * 1000)}:{time.monotonic_ns()}"
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.sadd(key, ticket)
-        pipe.expire(key, self.ttl_s)
-        pipe.scard(key)
-        _, _, count = await pipe.execute()
+        count = int(await RESERVE.run(self.redis, [key], [ticket, self.ttl_s]))
         if count > self.limit:
             await self.redis.srem(key, ticket)
             raise ApiError(
@@ -55,11 +73,7 @@ class OpenLobbies:
 
     async def opened(self, player_id: str, ticket: str, code: str) -> None:
         key = keys.open_lobbies(player_id)
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.srem(key, ticket)
-        pipe.sadd(key, code)
-        pipe.expire(key, self.ttl_s)
-        await pipe.execute()
+        await OPENED.run(self.redis, [key], [ticket, code, self.ttl_s])
 
     async def release(self, player_id: str, member: str) -> None:
         """A reservation not used, or a lobby that started."""

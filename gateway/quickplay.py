@@ -17,14 +17,16 @@ import asyncio
 import json
 from typing import Any
 
-import redis.asyncio as aioredis
-
 from actors import keys
+from cluster.redis_client import AsyncRedis
+from cluster.redis_ops import Script
 
 # KEYS[1]: the size's hash. ARGV: players, a fresh token, how long a new table's seats are
 # handed out (ms), the token of a table found unusable ("" if none).
 # Returns {token, seat}: seat 0 means the caller opens the table of that token.
-HAND_OUT = """
+HAND_OUT = Script(
+    "quick.hand-out",
+    """
 local players = tonumber(ARGV[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -38,15 +40,19 @@ end
 redis.call('HSET', KEYS[1], 'token', ARGV[2], 'next', 1, 'until', now + tonumber(ARGV[3]))
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) + 60000)
 return {ARGV[2], 0}
-"""
+""",
+)
 
 # KEYS[1]: a player's record; ARGV[1]: the value it must still hold to be deleted.
-DROP_IF = """
+DROP_IF = Script(
+    "quick.drop-if",
+    """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
 return 0
-"""
+""",
+)
 
 PENDING = "pending"
 FAILED = ""  # a token's table that could not be opened
@@ -60,10 +66,8 @@ OPENING_AT_ONCE = 2
 
 
 class QuickQueue:
-    def __init__(self, redis: aioredis.Redis) -> None:
+    def __init__(self, redis: AsyncRedis) -> None:
         self.redis = redis
-        self._hand_out = redis.register_script(HAND_OUT)
-        self._drop_if = redis.register_script(DROP_IF)
         self.opening = asyncio.Semaphore(OPENING_AT_ONCE)
 
     async def seat(
@@ -71,8 +75,8 @@ class QuickQueue:
     ) -> tuple[str, int]:
         """(token, seat) handed out atomically; seat 0 (then of `fresh`) means "open it".
         `unusable`: a token whose table turned out full, started or gone."""
-        token, seat = await self._hand_out(
-            keys=[keys.quick(players)], args=[players, fresh, offer_ms, unusable]
+        token, seat = await HAND_OUT.run(
+            self.redis, [keys.quick(players)], [players, fresh, offer_ms, unusable]
         )
         return str(token), int(seat)
 
@@ -109,7 +113,7 @@ class QuickQueue:
         if was is None:
             await self.redis.delete(key)
             return
-        await self._drop_if(keys=[key], args=[was])
+        await DROP_IF.run(self.redis, [key], [was])
 
 
 async def poll(look: Any, wait_s: float) -> Any:

@@ -7,14 +7,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import redis.asyncio as aioredis
-
 from actors import keys
+from cluster.redis_client import AsyncRedis
+from cluster.redis_ops import Script
 from engine.errors import ErrorCode
 from gateway.errors import ApiError
 
 # KEYS[1]: the bucket. ARGV: rate (tokens/s), burst. Returns {allowed (0/1), retry_after_ms}.
-TAKE = """
+TAKE = Script(
+    "limits.take",
+    """
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local t = redis.call('TIME')
@@ -38,7 +40,8 @@ end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
 return {allowed, wait}
-"""
+""",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,16 +51,16 @@ class Bucket:
 
 
 class RateLimits:
-    def __init__(self, redis: aioredis.Redis, buckets: dict[str, Bucket]) -> None:
+    def __init__(self, redis: AsyncRedis, buckets: dict[str, Bucket]) -> None:
         self.buckets = buckets
-        self._take = redis.register_script(TAKE)
+        self.redis = redis
 
     async def take(self, kind: str, ip: str) -> None:
         """One token of `kind` for `ip`; ApiError `rate_limited` (429 + Retry-After) when the
         bucket is empty."""
         bucket = self.buckets[kind]
-        allowed, wait_ms = await self._take(
-            keys=[keys.rate_limit(kind, ip)], args=[bucket.rate, bucket.burst]
+        allowed, wait_ms = await TAKE.run(
+            self.redis, [keys.rate_limit(kind, ip)], [bucket.rate, bucket.burst]
         )
         if not int(allowed):
             raise ApiError(

@@ -63,7 +63,7 @@ def serve(settings: Settings | None = None) -> None:
         access_log=False,
     )
     # With cells, other cells' gateways ask this one on its internal port with the link secret.
-    secret = link_secret(settings.redis_url) if settings.cell and settings.redis_url else None
+    secret = link_secret(settings.store()) if settings.cell and settings.redis_url else None
     internal = start_internal(app, settings, secret)
     try:
         GatewayServer(config, app).run(sockets=[public])

@@ -6,13 +6,11 @@ import logging
 import uuid
 from dataclasses import dataclass
 
-import redis.asyncio as aioredis
-
 from actors.cells import Registry
 from actors.directory import Directory, DirectorySettings
 from cluster.connect import connect_ray
 from cluster.link_secret import link_secret
-from cluster.redis_client import async_redis
+from cluster.redis_client import AsyncRedis, async_redis
 from cluster.settings import Settings
 from gateway import metrics
 from gateway.cells import HttpCells
@@ -33,7 +31,7 @@ log = logging.getLogger("quatro.gateway")
 class Services:
     settings: Settings
     gateway: str  # this process's id: names its subscriptions and its connections
-    redis: aioredis.Redis
+    redis: AsyncRedis
     sessions: Sessions
     directory: Directory
     hubs: Hubs
@@ -48,12 +46,12 @@ class Services:
 
     @classmethod
     def start(cls, settings: Settings) -> Services:
-        if not settings.redis_url:
-            raise RuntimeError("REDIS_URL is not set (python -m cluster up sets it)")
+        store = settings.store()  # raises when REDIS_URL is not set
         if settings.test_hooks:
             log.warning("QUATRO_TEST_HOOKS=1: test hooks are ON (rigged deals, fast clocks)")
         connect_ray(settings)
-        redis = async_redis(settings.redis_url)
+        redis = async_redis(store)
+        log.info("the store: %s", store.masked())
         gateway = f"gw-{uuid.uuid4().hex[:10]}"
         registry, remote = _cells(settings, redis)
         directory = Directory(redis, DirectorySettings.of(settings), registry, remote)
@@ -93,7 +91,7 @@ class Services:
         await self.redis.aclose()
 
 
-def _cells(settings: Settings, redis: aioredis.Redis) -> tuple[Registry | None, HttpCells | None]:
+def _cells(settings: Settings, redis: AsyncRedis) -> tuple[Registry | None, HttpCells | None]:
     """The cell registry and the way to other cells' gateways; None, None without a cell. Every
     cell of a fleet shares one link secret (the Ray token: give each cell's Ray the same one),
     since a gateway of one cell follows tables of the others over their links."""
@@ -101,10 +99,9 @@ def _cells(settings: Settings, redis: aioredis.Redis) -> tuple[Registry | None, 
         return None, None
     if settings.data_plane != "socket":
         raise RuntimeError("cells need the data plane (QUATRO_DATA_PLANE=socket)")
-    assert settings.redis_url is not None
     registry = Registry(redis, settings.cell, settings.internal_address(), settings.slot_reserve)
     log.info("cell %s: other cells reach this gateway at %s", settings.cell, registry.internal)
-    return registry, HttpCells(link_secret(settings.redis_url))
+    return registry, HttpCells(link_secret(settings.store()))
 
 
 def _links(settings: Settings, directory: Directory, gateway: str) -> LinkFactory:
@@ -113,8 +110,7 @@ def _links(settings: Settings, directory: Directory, gateway: str) -> LinkFactor
         return lambda code: RayLink(code, directory, gateway)
     if settings.data_plane != "socket":
         raise RuntimeError(f"QUATRO_DATA_PLANE must be socket or ray, not {settings.data_plane!r}")
-    assert settings.redis_url is not None
-    secret = link_secret(settings.redis_url)
+    secret = link_secret(settings.store())
     return lambda code: SocketLink(
         code,
         directory,

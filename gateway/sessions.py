@@ -9,9 +9,14 @@ import secrets
 import uuid
 from dataclasses import dataclass
 
-import redis.asyncio as aioredis
-
 from actors import keys
+from cluster.redis_client import AsyncRedis
+from cluster.redis_ops import Pipeline
+
+# A session read and its lifetime renewed (one key).
+LOOKUP = Pipeline("sessions.lookup")
+# A player's seat at a table recorded or forgotten, and their record renewed (one key).
+SEATED = Pipeline("sessions.seated")
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +30,7 @@ def token_hash(token: str) -> str:
 
 
 class Sessions:
-    def __init__(self, redis: aioredis.Redis, ttl_s: int) -> None:
+    def __init__(self, redis: AsyncRedis, ttl_s: int) -> None:
         self.redis = redis
         self.ttl_s = ttl_s
 
@@ -41,10 +46,10 @@ class Sessions:
         if not token or len(token) > 256:
             return None
         key = keys.session(token_hash(token))
-        pipe = self.redis.pipeline(transaction=False)
+        pipe = LOOKUP.on(self.redis)
         pipe.get(key)
         pipe.expire(key, self.ttl_s)
-        raw, _ = await pipe.execute()
+        raw, _ = await LOOKUP.run(pipe)
         if raw is None:
             return None
         data = json.loads(raw)
@@ -52,13 +57,13 @@ class Sessions:
 
     async def seated(self, player_id: str, code: str, seat: int | None) -> None:
         key = keys.player_tables(player_id)
-        pipe = self.redis.pipeline(transaction=False)
+        pipe = SEATED.on(self.redis)
         if seat is None:
             pipe.hdel(key, code)
         else:
             pipe.hset(key, code, seat)
         pipe.expire(key, self.ttl_s)
-        await pipe.execute()
+        await SEATED.run(pipe)
 
     async def tables(self, player_id: str, most: int) -> dict[str, int]:
         """Up to `most` tables `player_id` took a seat at, code -> seat, as last recorded here

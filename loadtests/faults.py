@@ -31,6 +31,7 @@ import httpx
 import psutil
 import redis
 
+from actors import keys
 from loadtests.soak_stack import SoakStack
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ class Injector:
 
     def actor(self, code: str) -> Any:
         ray = self.stack.driver()
-        record = json.loads(self.redis().get(f"quatro:table:{code}") or "{}")
+        record = json.loads(self.redis().get(keys.table(code)) or "{}")
         return ray.get_actor(record["actor"])
 
     def ping(self, code: str) -> Status:

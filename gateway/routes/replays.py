@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
-from actors import keys, replay
+from actors import keys, legacy_keys, replay
+from cluster.redis_client import AsyncRedis
+from cluster.redis_ops import Pipeline
 from engine.errors import ErrorCode
 from gateway.deps import Credentials, Svc, current_session, quota
 from gateway.errors import ApiError
@@ -59,9 +62,10 @@ async def get_replay(
         player_id = (await current_session(svc, credentials)).player_id
     if not TABLE_ID.match(table_id):
         raise ApiError(ErrorCode.UNKNOWN_REPLAY, "no replay of that table")
-    length = int(await svc.redis.llen(keys.replay(table_id)))
+    where = await locate(svc.redis, table_id)
+    length = int(await svc.redis.llen(where.log))
     built = await svc.replays.fetch(
-        (table_id, player_id), length, lambda: _build(svc, table_id, player_id)
+        (table_id, player_id), length, lambda: _build(svc, table_id, player_id, where)
     )
     if built.refusal:
         status, message = REFUSALS[built.refusal]
@@ -79,14 +83,47 @@ REFUSALS: dict[str, tuple[int, str]] = {
 }
 
 
-async def _build(svc: Svc, table_id: str, player_id: str | None) -> Built:
-    """The answer from the log as it is now, with the length it was built from (read in one
-    transaction with the log, so the two agree)."""
-    async with svc.redis.pipeline(transaction=True) as pipe:
-        pipe.get(keys.replay_meta(table_id))
-        pipe.lrange(keys.replay(table_id), 0, -1)
-        meta_raw, raw_log = await pipe.execute()
-    raw = [str(x) for x in raw_log]
+# A replay's meta and its log (one slot: its table's; its meta is written once, its log only
+# grows, so the two read together agree).
+READ = Pipeline("replays.read")
+# A replay of a table that stopped before hash tags (actors/legacy_keys.py): two slots, so no
+# transaction; its table stopped, so nothing appends to it any more.
+READ_LEGACY = Pipeline("replays.read-legacy")
+
+
+@dataclass(frozen=True)
+class Where:
+    """A replay's keys, and how to read them together."""
+
+    meta: str
+    log: str
+    read: Pipeline
+
+
+async def locate(redis: AsyncRedis, table_id: str) -> Where:
+    """The replay's meta and log keys: in its table's slot, found from the actor's record,
+    which names the code (a step of its own: another slot); else where a table of the release
+    before hash tags left them."""
+    code = await redis.get(keys.actor(table_id))
+    if code is not None:
+        meta, log = keys.replay_meta(str(code), table_id), keys.replay(str(code), table_id)
+        if await redis.exists(meta):
+            return Where(meta, log, READ)
+    return Where(legacy_keys.replay_meta(table_id), legacy_keys.replay(table_id), READ_LEGACY)
+
+
+async def read(redis: AsyncRedis, where: Where) -> tuple[str | None, list[str]]:
+    """The replay's meta and its log as they are now (read together, so the two agree)."""
+    pipe = where.read.on(redis)
+    pipe.get(where.meta)
+    pipe.lrange(where.log, 0, -1)
+    meta, log = await where.read.run(pipe)
+    return (None if meta is None else str(meta)), [str(x) for x in log]
+
+
+async def _build(svc: Svc, table_id: str, player_id: str | None, where: Where) -> Built:
+    """The answer from the log as it is now, with the length it was built from."""
+    meta_raw, raw = await read(svc.redis, where)
     if meta_raw is None or not raw:
         raise ApiError(ErrorCode.UNKNOWN_REPLAY, "no replay of that table (or it has expired)")
     try:

@@ -16,7 +16,7 @@ import redis
 from actors import keys, watchers
 from actors.orders import is_order
 from actors.protocol import Act, ErrorBody, Join, Leave, Outcome, Unreadable, Views, ViewSet
-from actors.store import STOPPED_TTL_S
+from actors.store import DEFAULT_REPLAY_TTL_S, STOPPED_TTL_S
 from actors.table_core import TableCore
 from engine.errors import ErrorCode
 
@@ -269,8 +269,11 @@ async def test_a_stopped_core_leaves_no_task_behind(redis_url: str) -> None:
     r = redis.Redis.from_url(redis_url, decode_responses=True)
     try:
         assert r.get(keys.table(CODE)) is None
-        assert r.get(keys.actor(NAME)) is None
         assert 0 < int(r.ttl(keys.snapshot(CODE))) <= STOPPED_TTL_S
+        # The actor's record stays as long as the replay it names the code of, and no longer.
+        assert r.get(keys.actor(NAME)) == CODE
+        assert int(r.ttl(keys.replay(CODE, NAME))) <= int(r.ttl(keys.actor(NAME)))
+        assert int(r.ttl(keys.actor(NAME))) <= DEFAULT_REPLAY_TTL_S + 3 * 3600
     finally:
         r.close()
     # A call arriving as the actor ends starts nothing that would outlive it.
@@ -322,7 +325,7 @@ async def test_the_count_of_watchers_is_announced_through_the_one_path(
 def stored_replay(url: str) -> list[list[Any]]:
     r = redis.Redis.from_url(url, decode_responses=True)
     try:
-        return [json.loads(x) for x in r.lrange(keys.replay(NAME), 0, -1)]
+        return [json.loads(x) for x in r.lrange(keys.replay(CODE, NAME), 0, -1)]
     finally:
         r.close()
 
@@ -339,8 +342,8 @@ async def test_a_save_sent_twice_appends_nothing_twice(redis_url: str) -> None:
         new = core.feed.since(0, core.feed.seq)
         assert len(new) >= 2
         for _ in range(2):  # the same save again, and one that overlaps it
-            assert await core.store.write(CODE, core.snapshot(), new, 4, 3600)
-        assert await core.store.write(CODE, core.snapshot(), new[-1:], 4, 3600)
+            assert (await core.store.write(CODE, core.snapshot(), new, 4, 3600)).ok
+        assert (await core.store.write(CODE, core.snapshot(), new[-1:], 4, 3600)).ok
         seqs = [e[0] for e in stored_log(redis_url)]
         assert seqs == sorted(set(seqs)) == [e.seq for e in new]
         replayed = [e[0] for e in stored_replay(redis_url)]

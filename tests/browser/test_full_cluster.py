@@ -21,6 +21,7 @@ import pytest
 import redis
 from playwright.sync_api import Page, Request, Response, expect
 
+from actors import keys
 from tests.browser.conftest import STATIC
 from tests.browser.players import DESKTOP, PHONE, Player, new_player
 from tests.browser.test_match import severe_violations
@@ -69,7 +70,7 @@ class FullGateway:
 
     def stop_tables(self) -> None:
         """The tables this gateway opened would hold their slots for the rest of the session."""
-        for key in self.store.scan_iter("quatro:table:*"):
+        for key in self.store.scan_iter(keys.table("*")):
             record = self.store.get(key)
             if record:
                 name = json.loads(record)["actor"]

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import httpx
 import redis
 
+from actors import keys
 from actors.codec import (
     decode,
     encode,
@@ -45,7 +46,7 @@ A = TypeVar("A")
 
 
 def table_actor(stack: Stack, code: str) -> Any:
-    record = json.loads(redis.Redis.from_url(stack.redis.url).get(f"quatro:table:{code}") or "{}")
+    record = json.loads(redis.Redis.from_url(stack.redis.url).get(keys.table(code)) or "{}")
     return stack.driver().get_actor(record["actor"], namespace=stack.namespace)
 
 

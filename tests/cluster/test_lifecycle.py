@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from actors import keys
 from tests.cluster.client import Player, table_with
 from tests.conftest import Gateway, Stack
 
@@ -118,8 +119,8 @@ async def test_an_abandoned_lobby_stops_and_its_keys_expire(
             if (await host.rest("GET", f"/api/tables/{code}")).status_code == 404:
                 break
             await asyncio.sleep(0.2)
-    assert store.get(f"quatro:table:{code}") is None
-    assert 0 < store.ttl(f"quatro:snap:{code}") <= 300
+    assert store.get(keys.table(code)) is None
+    assert 0 < store.ttl(keys.snapshot(code)) <= 300
 
 
 async def gone_within(player: Player, code: str, limit: float) -> None:

@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection
 
+from actors import keys
 from engine.events import Audience
 from tests.cluster.client import REST_TIMEOUT_S
 from tests.conftest import Gateway, Stack
@@ -267,7 +268,7 @@ async def one(gws: list[Gateway], redis_url: str, drawn: Drawn) -> tuple[list[st
             await sc.close()
     r = redis.Redis.from_url(redis_url, decode_responses=True)
     try:
-        log = [json.loads(x) for x in r.lrange(f"quatro:log:{sc.code}", 0, -1)]
+        log = [json.loads(x) for x in r.lrange(keys.log(sc.code), 0, -1)]
     finally:
         r.close()
     frames = sum(len(s.frames) for p in sc.people for s in p.sockets)

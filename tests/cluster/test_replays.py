@@ -13,6 +13,7 @@ from typing import Any
 
 import redis
 
+from actors import keys
 from tests.cluster.client import Frame, Player, table_with
 from tests.cluster.test_match import play_match
 from tests.cluster.test_resilience import actor_pid
@@ -25,9 +26,14 @@ def store(stack: Stack) -> redis.Redis:
     return redis.Redis.from_url(stack.redis.url, decode_responses=True)
 
 
+def replay_key(stack: Stack, table_id: str) -> str:
+    """The replay's list: in its table's slot, whose code the actor's record names."""
+    return keys.replay(str(store(stack).get(keys.actor(table_id))), table_id)
+
+
 def stored(stack: Stack, table_id: str) -> list[list[Any]]:
     """The replay's raw entries in Redis: [seq, scope, index, wire, at, origin, holders]."""
-    return [json.loads(x) for x in store(stack).lrange(f"quatro:replay:{table_id}", 0, -1)]
+    return [json.loads(x) for x in store(stack).lrange(replay_key(stack, table_id), 0, -1)]
 
 
 def live(events: list[Frame]) -> list[Frame]:
@@ -91,7 +97,7 @@ async def test_replaying_a_bot_match_reproduces_every_score_and_reveal(stack: St
         events = public["events"]
         # Asked again, the answer is the gateway's kept one while the log keeps its length: an
         # entry rewritten in place (never done by the table, which only appends) goes unseen.
-        key = f"quatro:replay:{table_id}"
+        key = replay_key(stack, table_id)
         first = str(store(stack).lindex(key, 0))
         store(stack).lset(key, 0, first.replace('"type"', '"kind"', 1))
         try:
@@ -158,9 +164,9 @@ async def test_replaying_a_bot_match_reproduces_every_score_and_reveal(stack: St
         assert len(again["matches"]) == 1
         assert len(stored(stack, table_id)) > cut  # the new match is recorded, not served
         # Kept a week (QUATRO_REPLAY_TTL), past the table's own records (a day).
-        ttl = store(stack).ttl(f"quatro:replay:{table_id}")
+        ttl = store(stack).ttl(replay_key(stack, table_id))
         assert 6 * 24 * 3600 < ttl <= 7 * 24 * 3600
-        assert store(stack).ttl(f"quatro:snap:{code}") <= 24 * 3600
+        assert store(stack).ttl(keys.snapshot(code)) <= 24 * 3600
         FIGURES.update(
             events_public=len(events),
             events_stored=cut,

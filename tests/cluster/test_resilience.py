@@ -10,6 +10,7 @@ import signal
 
 import redis
 
+from actors import keys
 from actors.protocol import Probe
 from actors.ray_calls import answered, send
 from tests.cluster.client import Frame, Player, table_with
@@ -32,7 +33,7 @@ async def open_round(code: str, people: list[Player]) -> dict[int, Frame]:
 
 
 def actor_pid(stack: Stack, code: str) -> int:
-    record = json.loads(redis.Redis.from_url(stack.redis.url).get(f"quatro:table:{code}") or "{}")
+    record = json.loads(redis.Redis.from_url(stack.redis.url).get(keys.table(code)) or "{}")
     ray = stack.driver()
     handle = ray.get_actor(record["actor"], namespace=stack.namespace)
     return answered(Probe(), ray.get(send(handle, Probe()), timeout=30)).pid
@@ -136,7 +137,7 @@ async def test_redis_restarted_under_a_running_table(stack: Stack) -> None:
     # The snapshot was saved again once Redis came back: a restarted actor has the swap.
     async with asyncio.timeout(20):
         while True:
-            raw = redis.Redis.from_url(stack.redis.url).get(f"quatro:snap:{code}")
+            raw = redis.Redis.from_url(stack.redis.url).get(keys.snapshot(code))
             snap = json.loads(raw or "{}")
             seat0 = snap.get("table", {}).get("state", {}).get("seats", [{}])[0]
             if mine["center"][0]["id"] in seat0.get("hand", []):

@@ -13,6 +13,7 @@ from typing import Any
 
 import redis
 
+from actors import keys
 from tests.cluster.client import Player, table_with
 from tests.cluster.test_resilience import actor_pid, open_round
 from tests.conftest import Stack
@@ -23,11 +24,11 @@ def store(stack: Stack) -> redis.Redis:
 
 
 def snapshot(stack: Stack, code: str) -> dict[str, Any]:
-    return dict(json.loads(store(stack).get(f"quatro:snap:{code}") or "{}"))
+    return dict(json.loads(store(stack).get(keys.snapshot(code)) or "{}"))
 
 
 def actor_name(stack: Stack, code: str) -> str:
-    return str(json.loads(store(stack).get(f"quatro:table:{code}") or "{}")["actor"])
+    return str(json.loads(store(stack).get(keys.table(code)) or "{}")["actor"])
 
 
 async def until(check: Any, limit: float, what: str) -> Any:
@@ -103,10 +104,10 @@ async def test_an_older_snapshot_format_is_migrated(stack: Stack) -> None:
     # Format 1: no version, two idle limits, log entries without their holders.
     del snap["format"]
     snap["idle"] = snap["idle"][:2]
-    r.set(f"quatro:snap:{code}", json.dumps(snap))
-    old_log = [json.dumps(json.loads(x)[:6]) for x in r.lrange(f"quatro:log:{code}", 0, -1)]
-    r.delete(f"quatro:log:{code}")
-    r.rpush(f"quatro:log:{code}", *old_log)
+    r.set(keys.snapshot(code), json.dumps(snap))
+    old_log = [json.dumps(json.loads(x)[:6]) for x in r.lrange(keys.log(code), 0, -1)]
+    r.delete(keys.log(code))
+    r.rpush(keys.log(code), *old_log)
     os.kill(actor_pid(stack, code), signal.SIGKILL)
     welcome = await host.connect(code, stack.b.url)
     assert welcome["table"]["hand"] == rounds[0]["hand"]
@@ -126,7 +127,7 @@ async def unreadable_table_closes_cleanly(stack: Stack, blob: str) -> None:
     code, people = await table_with(stack.a.url, 4, 2, deals=1, time_scale=0.2)
     host, other = people
     await open_round(code, people)
-    store(stack).set(f"quatro:snap:{code}", blob)
+    store(stack).set(keys.snapshot(code), blob)
     os.kill(actor_pid(stack, code), signal.SIGKILL)
     # Connected players are told, quickly and clearly, instead of hanging then 1011.
     async with asyncio.timeout(15):
@@ -137,7 +138,7 @@ async def unreadable_table_closes_cleanly(stack: Stack, blob: str) -> None:
     # Reconnecting players too; the records are gone; the log says why.
     fresh = Player(stack.b.url, "again")
     fresh.token, fresh.player_id = host.token, host.player_id
-    assert not store(stack).exists(f"quatro:table:{code}", f"quatro:snap:{code}")
+    assert not store(stack).exists(keys.table(code), keys.snapshot(code))
     r = await host.rest("GET", f"/api/tables/{code}")
     assert r.status_code == 404
     await until(lambda: "IS LOST" in worker_logs(stack), 10, "the log says why")
@@ -155,11 +156,11 @@ async def test_every_save_writes_the_tables_records_anew(stack: Stack) -> None:
     code, (host,) = await table_with(stack.a.url, 4, 1)
     name = actor_name(stack, code)
     r = store(stack)
-    r.delete(f"quatro:table:{code}", f"quatro:actor:{name}")  # as after a loss of Redis data
+    r.delete(keys.table(code), keys.actor(name))  # as after a loss of Redis data
     res = await host.rest("DELETE", f"/api/tables/{code}/bots/1")
     assert res.status_code == 200, res.text
-    assert json.loads(r.get(f"quatro:table:{code}") or "{}")["actor"] == name
-    assert r.get(f"quatro:actor:{name}") == code
+    assert json.loads(r.get(keys.table(code)) or "{}")["actor"] == name
+    assert r.get(keys.actor(name)) == code
 
 
 async def test_a_table_whose_actor_ray_forgot_comes_back_from_redis(stack: Stack) -> None:

@@ -1,0 +1,318 @@
+"""Every Lua script and every pipeline of the code, run against a real Redis Cluster through the
+code that runs it: a script or a transaction naming keys of two slots fails here with CROSSSLOT
+(and on any Redis with `CrossSlot`, before it is sent). No script or pipeline escapes: they are
+all registered in cluster/redis_ops.py (made anywhere else, the second test fails), and the
+first test fails for any registered one it did not run.
+
+Ray is not needed: the table's core runs here as its actor runs it, and the gateway's rooms are
+called as its routes call them."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+import redis
+
+from actors import keys, legacy_keys
+from actors.cells import Registry
+from actors.pool_list import TRIM_ONE, PoolList
+from actors.protocol import Entry
+from actors.ray_names import RayActors
+from actors.table_core import TableCore
+from actors.table_records import TableRecords
+from cluster import redis_ops
+from cluster.redis_client import AsyncRedis, RedisSettings, async_redis, sync_redis
+from cluster.redis_cluster import LocalRedisCluster
+from gateway.errors import ApiError
+from gateway.lobbies import OpenLobbies
+from gateway.quickplay import QuickQueue
+from gateway.rate_limit import Bucket, RateLimits
+from gateway.routes.replays import READ, READ_LEGACY, locate, read
+from gateway.sessions import Sessions
+from tests.actors.test_table_core import Clock, act
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("actors", "gateway", "cluster")
+Case = Callable[[AsyncRedis, str], Awaitable[None]]
+
+
+def import_all() -> None:
+    """Every module of the code, so that every script and pipeline is registered."""
+    for package in PACKAGES:
+        root = importlib.import_module(package)
+        for info in pkgutil.walk_packages(root.__path__, f"{package}."):
+            if not info.name.endswith("__main__"):
+                importlib.import_module(info.name)
+
+
+async def open_table(url: str, name: str, code: str) -> TableCore:
+    core = TableCore(name, url, now=Clock())
+    answer = await core.open(code, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0))
+    assert answer.ok, answer
+    return core
+
+
+async def table_case(client: AsyncRedis, url: str) -> None:
+    """Open (the code's leftovers cleared, the save), restore, stop: a table's whole life."""
+    core = await open_table(url, "table-0c1", "OPS2")
+    try:
+        await core.serve(act("p0", "add_bot", seat=1))
+        again = TableCore("table-0c1", url, now=Clock())  # a restarted incarnation
+        assert again.table is not None
+        assert again.feed.seq == core.feed.seq
+        await again.stop()
+        assert await client.get(keys.table("OPS2")) is None
+        assert 0 < await client.ttl(keys.snapshot("OPS2")) <= 300
+    finally:
+        await core.stop()
+
+
+async def durable_case(client: AsyncRedis, url: str) -> None:
+    """A save that scores a point waits for a replica, on the slot's primary."""
+    core = await open_table(url, "table-0c2", "OPS3")
+    try:
+        seq = core.feed.seq + 1
+        reveal = Entry(seq, "all", 0, {"type": "reveal", "scores": [1, 0]}, 0, "")
+        assert core.table is not None
+        written = await core.store.write("OPS3", core.snapshot(), [reveal], 4, 3600, core.feed.seq)
+        assert written.ok, written
+        assert written.replicated, written
+        assert core.store.settings.replicas_to_wait() == 1
+        assert json.loads((await client.lrange(keys.log("OPS3"), -1, -1))[0])[0] == seq
+    finally:
+        await core.stop()
+
+
+async def heal_case(client: AsyncRedis, url: str) -> None:
+    """A log that lost writes (a primary failed over before its replica had them) is given its
+    events again at the next save, in order."""
+    core = await open_table(url, "table-0c3", "OPS4")
+    try:
+        await core.serve(act("p0", "add_bot", seat=1))
+        before = [json.loads(x)[0] for x in await client.lrange(keys.log("OPS4"), 0, -1)]
+        await client.ltrim(keys.log("OPS4"), 0, 0)  # as if the last writes never reached it
+        await core.serve(act("p0", "add_bot", seat=2))
+        after = [json.loads(x)[0] for x in await client.lrange(keys.log("OPS4"), 0, -1)]
+        assert after[: len(before)] == before
+        assert after == sorted(set(after))
+        assert after[-1] == core.feed.seq
+    finally:
+        await core.stop()
+
+
+async def bury_case(client: AsyncRedis, url: str) -> None:
+    await client.set(keys.actor("table-0c4"), "OPS5")
+    await client.set(keys.snapshot("OPS5"), json.dumps({"format": 99}))
+    core = TableCore("table-0c4", url)
+    assert core.lost
+    assert "unknown snapshot format" in str(await client.get(keys.lost("OPS5")))
+    assert await client.get(keys.snapshot("OPS5")) is None
+
+
+async def legacy_case(client: AsyncRedis, url: str) -> None:
+    """A table saved by the release before hash tags: restored from the old names (its replay
+    moved at once, across slots), saved under the new ones, the old ones gone."""
+    core = await open_table(url, "table-0c5", "OPS6")
+    await core.serve(act("p0", "add_bot", seat=1))
+    seq = core.feed.seq
+    await core.stop()
+    r = sync_redis(url, decode=False)
+    try:
+        pairs = [
+            (keys.snapshot("OPS6"), legacy_keys.snapshot("OPS6")),
+            (keys.log("OPS6"), legacy_keys.log("OPS6")),
+            (keys.replay("OPS6", "table-0c5"), legacy_keys.replay("table-0c5")),
+            (keys.replay_meta("OPS6", "table-0c5"), legacy_keys.replay_meta("table-0c5")),
+        ]
+        for new, old in pairs:
+            dumped = r.dump(new)
+            assert dumped is not None
+            r.restore(old, 0, dumped, replace=True)
+            r.delete(new)
+    finally:
+        r.close()
+    again = TableCore("table-0c5", url, now=Clock())
+    try:
+        assert again.table is not None
+        assert again.feed.seq == seq
+        assert await client.exists(keys.replay("OPS6", "table-0c5"))
+        assert not await client.exists(legacy_keys.replay("table-0c5"))
+        await again.serve(act("p0", "add_bot", seat=2))
+        assert not await client.exists(legacy_keys.snapshot("OPS6"), legacy_keys.log("OPS6"))
+        log = [json.loads(x)[0] for x in await client.lrange(keys.log("OPS6"), 0, -1)]
+        assert log == list(range(1, again.feed.seq + 1))  # the old log came along, healed
+        where = await locate(client, "table-0c5")
+        assert where.read is READ
+        meta, events = await read(client, where)
+        assert meta is not None
+        assert json.loads(meta)["code"] == "OPS6"
+        assert events
+    finally:
+        await again.stop()
+
+
+async def replay_legacy_case(client: AsyncRedis, url: str) -> None:
+    """A replay of a table that stopped before the upgrade is read where it was left."""
+    await client.set(legacy_keys.replay_meta("table-0c6"), json.dumps({"code": "OLD1"}))
+    await client.rpush(legacy_keys.replay("table-0c6"), json.dumps([1]))
+    where = await locate(client, "table-0c6")
+    assert where.read is READ_LEGACY
+    meta, events = await read(client, where)
+    assert meta is not None
+    assert events == [json.dumps([1])]
+
+
+async def records_case(client: AsyncRedis, url: str) -> None:
+    records = TableRecords(client, RayActors("ops", RedisSettings(url)))
+    code, record = await records.claim("table-0c7", 4)
+    assert (await records.record(code) or {})["actor"] == "table-0c7"
+    assert not await records.lost(code)
+    assert not await records.older_release(code, record)  # no table saved under old names
+    assert "table-0c7" in [name async for name in records.actor_names(5)]
+    await records.drop(code, record, keys.actor("table-0c7"))
+    assert await records.record(code) is None
+    # A table an older release still saves: found under its old name.
+    await client.set(legacy_keys.table("OLD2"), json.dumps({"actor": "table-0c8"}))
+    assert (await records.record("OLD2") or {})["actor"] == "table-0c8"
+    await client.set(legacy_keys.lost("OLD3"), "gone")
+    assert await records.lost("OLD3")
+
+
+async def cells_case(client: AsyncRedis, url: str) -> None:
+    a = Registry(client, "ops-a", "127.0.0.1:1", 4)
+    b = Registry(client, "ops-b", "127.0.0.1:2", 4)
+    await a.publish(10, 20)
+    await b.publish(5, 20)
+    assert set(await a.cells()) >= {"ops-a", "ops-b"}
+    await client.set(keys.table("OPS8"), json.dumps({"actor": "table-0c9", "cell": "ops-a"}))
+    await a.opened("OPS8")
+    assert await b.move("OPS8", "ops-a")
+    assert not await a.move("OPS8", "ops-a")  # moved already: follow the winner
+    assert json.loads(str(await client.get(keys.table("OPS8"))))["cell"] == "ops-b"
+    assert await b.tables_of("ops-b", 5) == ["OPS8"]
+    assert await a.tables_of("ops-a", 5) == []
+
+
+async def pool_case(client: AsyncRedis, url: str) -> None:
+    pool = PoolList(client, RayActors("ops", RedisSettings(url)), "ops")
+    for name in ("table-0d1", "table-0d2", "table-0d3"):
+        await pool.push(name)
+    assert await pool.head(2) == ["table-0d1", "table-0d2"]
+    await pool.trim(target=5, live=0)  # announces its target; nothing past it to stop
+    assert await TRIM_ONE.run(client, [pool.key], [2]) == "table-0d3"
+    assert await TRIM_ONE.run(client, [pool.key], [2]) is None
+
+
+async def sessions_case(client: AsyncRedis, url: str) -> None:
+    sessions = Sessions(client, 3600)
+    token, session = await sessions.create("Ann")
+    assert await sessions.lookup(token) == session
+    await sessions.seated(session.player_id, "OPS9", 2)
+    assert await sessions.tables(session.player_id, 5) == {"OPS9": 2}
+    await sessions.seated(session.player_id, "OPS9", None)
+    assert await sessions.tables(session.player_id, 5) == {}
+
+
+async def lobbies_case(client: AsyncRedis, url: str) -> None:
+    lobbies = OpenLobbies(client, limit=2, ttl_s=600)
+
+    async def phase_of(code: str) -> str | None:
+        return "lobby"
+
+    ticket = await lobbies.reserve("p-ops", phase_of)
+    await lobbies.opened("p-ops", ticket, "OPSA")
+    assert await client.smembers(keys.open_lobbies("p-ops")) == {"OPSA"}
+    await lobbies.release("p-ops", "OPSA")
+
+
+async def quick_case(client: AsyncRedis, url: str) -> None:
+    quick = QuickQueue(client)
+    assert await quick.seat(4, "tok-1", 10_000) == ("tok-1", 0)
+    assert await quick.seat(4, "tok-2", 10_000) == ("tok-1", 1)
+    await quick.opened("tok-1", "OPSB")
+    assert await quick.code_of("tok-1", 1.0) == "OPSB"
+    assert await quick.claim("p-ops", 5.0)
+    await quick.drop("p-ops", was="pending")
+    assert await quick.mine("p-ops") is None
+
+
+async def limits_case(client: AsyncRedis, url: str) -> None:
+    limits = RateLimits(client, {"ops": Bucket(rate=1.0, burst=2.0)})
+    await limits.take("ops", "127.0.0.9")
+    await limits.take("ops", "127.0.0.9")
+    with pytest.raises(ApiError) as refused:
+        await limits.take("ops", "127.0.0.9")
+    assert refused.value.status == 429
+
+
+CASES: list[Case] = [
+    table_case,
+    durable_case,
+    heal_case,
+    bury_case,
+    legacy_case,
+    replay_legacy_case,
+    records_case,
+    cells_case,
+    pool_case,
+    sessions_case,
+    lobbies_case,
+    quick_case,
+    limits_case,
+]
+
+
+async def test_every_script_and_pipeline_runs_on_a_cluster(
+    redis_cluster: LocalRedisCluster,
+) -> None:
+    import_all()
+    ran = redis_ops.record()
+    client = async_redis(redis_cluster.url)
+    try:
+        for case in CASES:
+            await case(client, redis_cluster.url)
+    finally:
+        await client.aclose()
+    registered = set(redis_ops.SCRIPTS) | set(redis_ops.PIPELINES)
+    missing = sorted(registered - ran)
+    assert not missing, f"never run on a cluster here (give each a case): {missing}"
+    assert len(registered) >= 20  # every one of the code's is found, not an empty registry
+
+
+# A script, a pipeline or a raw EVAL made anywhere but cluster/redis_ops.py would escape the
+# registry (and so the test above), and the slot check.
+MADE_ELSEWHERE = re.compile(r"register_script\(|\.pipeline\(|\.evalsha?\(|\.transaction\(")
+# Registered at import: a module-level name, so that importing the module registers it.
+DEFINED = re.compile(r"\b(Script|Pipeline)\(\s*\n?\s*\"")
+
+
+def test_no_script_or_pipeline_is_made_outside_the_registry() -> None:
+    offenders = []
+    for package in (*PACKAGES, "loadtests"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path == ROOT / "cluster" / "redis_ops.py":
+                continue
+            text = path.read_text()
+            rel = path.relative_to(ROOT)
+            for n, line in enumerate(text.splitlines(), 1):
+                if MADE_ELSEWHERE.search(line) and not line.lstrip().startswith("#"):
+                    offenders.append(f"{rel}:{n}: {line.strip()}")
+            for match in DEFINED.finditer(text):
+                line_start = text.rfind("\n", 0, match.start()) + 1
+                head = text[line_start : match.start()]
+                if not re.fullmatch(r"[A-Z][A-Z0-9_]* = ", head):
+                    offenders.append(f"{rel}: {match.group(0)!r} not at module level")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_a_script_across_slots_is_refused_before_it_is_sent() -> None:
+    redis_ops.one_slot("one", [keys.snapshot("AB12CD"), keys.log("AB12CD"), keys.table("AB12CD")])
+    with pytest.raises(redis_ops.CrossSlot, match="2 slots"):
+        redis_ops.one_slot("two", [keys.snapshot("AB12CD"), keys.actor("table-1")])
+    assert redis.crc.key_slot(keys.tag("AB12CD").encode()) == redis.crc.key_slot(b"AB12CD")
