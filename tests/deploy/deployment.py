@@ -290,7 +290,10 @@ class Deployment:
         """The pod's exec readiness probe passes (`redis-cli ping` must say PONG: it exits 0 on
         an error reply too)."""
         command = self.plans[pod].ready
-        out = self.exec(pod, *command, timeout=30)
+        try:
+            out = self.exec(pod, *command, timeout=30)
+        except DockerError:  # the probe fails (exit 1), or the container is not running
+            return False
         return command[-1] != "ping" or out == "PONG"
 
     def redis(self, *command: str) -> str:

@@ -685,6 +685,10 @@ def test_operations_guide_covers_the_routines() -> None:
         "rotate the ray token",
         "dashboard",
         "alert",
+        "redis cluster",
+        "a primary lost",
+        "from standalone to cluster",
+        "more primaries",
     ):
         assert topic in guide, topic
 
