@@ -107,6 +107,7 @@ def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[D
     started = time.monotonic()
     deployed: Deployment | None = None
     enforcer: netpol.Enforcer | None = None
+    ready = False
     try:
         docker = dockerd.start()
         # Containers an interrupted earlier run left in this daemon's data root.
@@ -134,7 +135,19 @@ def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[D
             _log(f"Redis Cluster formed after {time.monotonic() - started:.0f} s")
         for pod in redis:
             deployed.wait_probe(pod, 90)
-        for component in ("ray-head", "ray-worker", "gateway"):
+        (head,) = deployed.pods("ray-head")
+        deployed.start(head)
+        # A Ray node that finds no head node in the GCS, or whose own raylet registers late,
+        # exits and is restarted (KubeRay also holds workers back until the GCS answers): the
+        # head's own node is waited for first, so that on a loaded machine (a minute there) the
+        # others do not spend their start failing.
+        deployed.wait(
+            "the head's Ray node",
+            lambda: int(deployed.ray("print(len(ray.nodes()))")) >= 1,
+            300,
+            [head],
+        )
+        for component in ("ray-worker", "gateway"):
             for pod in deployed.pods(component):
                 deployed.start(pod)
         for pod in deployed.pods("gateway"):
@@ -147,11 +160,13 @@ def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[D
             deployed.pods("ray-worker"),
         )
         _log(f"deployment ready after {time.monotonic() - started:.0f} s")
+        ready = True
         yield deployed
     finally:
         if deployed is not None:
-            # The pods' logs when something failed (or when asked): CI has nothing else.
-            if request.session.testsfailed or os.environ.get("QUATRO_DEPLOY_LOGS"):
+            # The pods' logs when something failed, the bring-up included (or when asked): CI
+            # has nothing else.
+            if not ready or request.session.testsfailed or os.environ.get("QUATRO_DEPLOY_LOGS"):
                 for name in deployed.plans:
                     print(f"--- {name}\n{deployed.logs(name, 200)}")
             deployed.teardown()

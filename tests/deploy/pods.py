@@ -59,6 +59,7 @@ class PodPlan:
     stop_grace_s: int = 10
     pre_stop: list[str] = field(default_factory=list)
     ready: list[str] = field(default_factory=list)  # an exec readiness probe's command
+    restart: str = ""  # Docker's restart policy for the pod's restartPolicy
 
     def run_args(
         self, network: str, container: str, binds: dict[str, str] | None = None
@@ -96,6 +97,8 @@ class PodPlan:
         for port in self.ports.values():
             # Loopback only: the test's traffic never leaves this machine.
             args += ["--publish", f"127.0.0.1::{port}"]
+        if self.restart:
+            args.append(f"--restart={self.restart}")
         args += ["--stop-timeout", str(self.stop_grace_s)]
         for key in sorted(self.env):
             args += ["--env", f"{key}={self.env[key]}"]
@@ -340,6 +343,11 @@ def _plan(
     pre_stop = container.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command")
     plan.pre_stop = list(pre_stop or [])
     plan.ready = list(container.get("readinessProbe", {}).get("exec", {}).get("command", []))
+    # A container that exits by itself is started again, as the kubelet does (with a back-off);
+    # one the test kills or stops is not (Docker leaves a container stopped by hand alone).
+    plan.restart = {"Always": "always", "OnFailure": "on-failure", "Never": ""}[
+        spec.get("restartPolicy", "Always")
+    ]
     return plan
 
 

@@ -15,10 +15,10 @@ import time
 import pytest
 
 from actors import keys
-from tests.cluster.client import Frame
+from tests.cluster.client import Frame, Player
 from tests.deploy.conftest import REDIS_MODE
 from tests.deploy.deployment import Deployment
-from tests.deploy.test_deploy import drive, gateways, summary, table
+from tests.deploy.test_deploy import gateways, into_a_round, summary, table
 
 pytestmark = [
     pytest.mark.deploy,
@@ -150,6 +150,48 @@ def test_the_bus_is_the_nodes_and_the_client_port_is_for_gateways_and_ray(
         assert d.probe(source, gcs, 6379) == "timeout", source
 
 
+async def patient(p: Player, kind: str, limit: float = 60) -> Frame:
+    """A move as a player makes it through an outage: sent again while the table answers
+    `unavailable` or nothing (its shard between primaries); acked, or `wrong_phase` once an
+    earlier copy or the bots moved the phase on."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while True:
+        with contextlib.suppress(TimeoutError):
+            answer = await p.request(kind)
+            if answer["type"] == "ack" or answer.get("code") == "wrong_phase":
+                return answer
+            assert answer.get("code") == "unavailable", answer
+        assert loop.time() < deadline, f"{p.name}: {kind} not taken within {limit} s"
+        await asyncio.sleep(1)
+
+
+async def play_through(p: Player, *, host: bool, limit: float) -> Frame:
+    """tests/deploy's `drive` (ready at each signing; the host calls Quatro! and skips pauses),
+    each move made patiently: until `over`."""
+    async with asyncio.timeout(limit):
+        seen = 0
+        while True:
+            e = await p.wait_event(
+                lambda e: e["type"] in ("signing", "round", "pause", "over"),
+                after=seen,
+                limit=limit,
+            )
+            seen = e["seq"]
+            if e["type"] == "over":
+                return e
+            if e["type"] == "signing":
+                await patient(p, "ready")
+            elif host and e["type"] == "round":
+                with contextlib.suppress(AssertionError):
+                    await p.wait_event(
+                        lambda x: x["type"] in ("swapped", "reveal"), after=seen, limit=5
+                    )
+                await patient(p, "quatro")
+            elif host and e["type"] == "pause":
+                await patient(p, "next_round")
+
+
 def _points_add_up(reveals: list[Frame], teams: int) -> None:
     """Every reveal adds exactly its scoring teams' points to the scores before it, from 0: no
     point lost, none counted twice, no round played twice."""
@@ -207,7 +249,7 @@ async def test_a_primary_killed_mid_match_its_replica_takes_over_and_no_point_is
     watch = asyncio.create_task(clock())
     try:
         ends, _ = await asyncio.gather(
-            asyncio.gather(*(drive(p, host=p is host, limit=300) for p in people)),
+            asyncio.gather(*(play_through(p, host=p is host, limit=300) for p in people)),
             kill_after_the_first_point(),
         )
     finally:
@@ -256,24 +298,25 @@ async def test_a_primary_stopped_like_kubernetes_hands_its_slots_over_first(
     for the node timeout. A table of that shard plays through it."""
     d = deployment
     a, b = gateways(d)
-    code, people = await table(d, [(a, 0), (b, 1)], time_scale=0.05, bot_policy="smart")
+    code, people = await table(d, [(a, 0), (b, 1)], time_scale=1.0, bot_policy="idle")
     host = people[0]
     primary = await asyncio.to_thread(d.primary_of, keys.snapshot(code))
-    assert (await host.rest("POST", f"/api/tables/{code}/start")).status_code == 200
-    await host.wait_event(lambda e: e["type"] == "round", limit=60)
+    await into_a_round(code, people, rounds=1)
     started = time.monotonic()
     said = await asyncio.to_thread(d.stop_like_kubernetes, primary)
     stopped = time.monotonic() - started
     successor = await asyncio.to_thread(d.primary_of, keys.snapshot(code))
     assert successor != primary
     assert f"handed my slots to {d.ip(successor)}:6379" in said, said
-    ends = await asyncio.gather(*(drive(p, host=p is host, limit=300) for p in people))
-    scores = ends[0]["scores"]
-    assert max(scores) == 5
-    _points_add_up([e for e in host.events if e["type"] == "reveal"], len(scores))
+    # The table plays on: the host calls, everyone sees the reveal, the point is counted once.
+    mark = host.last_seq
+    await patient(host, "quatro")
+    reveal = await host.wait_event(lambda e: e["type"] == "reveal", after=mark, limit=30)
+    _points_add_up([e for e in host.events if e["type"] == "reveal"], len(reveal["scores"]))
+    assert sum(reveal["scores"]) >= 1
     print(
-        f"[deploy] primary {primary} stopped like Kubernetes: {successor} took over in the hook,"
-        f" stopped after {stopped:.1f} s",
+        f"[deploy] primary {primary} stopped like Kubernetes: {successor} took over in its"
+        f" preStop, the pod gone {stopped:.1f} s after the stop began",
         flush=True,
     )
     for p in people:
