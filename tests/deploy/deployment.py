@@ -276,6 +276,16 @@ class Deployment:
         """Every worker is a live member of the cluster."""
         return self.table_slots() >= self.slots
 
+    def actor_state(self, actor: str) -> str:
+        """Ray's record of a named actor (state, restarts, death cause), for a failure's report."""
+        return self.ray(
+            "import ray._private.state as s\n"
+            f"h = ray.get_actor({actor!r})\n"
+            "info = s.state.actor_table(h._actor_id.hex())\n"
+            "print(json.dumps({k: str(info.get(k)) for k in"
+            " ('State', 'NumRestarts', 'Address', 'DeathCause', 'EndTime')}))"
+        )
+
     def table_node_ip(self, actor: str) -> str:
         """The address of the Ray node a table actor lives on."""
         return self.ray(
