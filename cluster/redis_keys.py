@@ -1,7 +1,8 @@
 """The operator's commands for the store's keys (docs/operations.md, "The store"):
 
     python -m cluster.redis_keys count-legacy [--redis URL]
-    python -m cluster.redis_keys copy --from URL --to URL [--from-ca-file F] [--to-ca-file F]
+    python -m cluster.redis_keys copy [--from URL] [--to URL] [--from-ca-file F] [--to-ca-file F]
+                                      [--once]
 
 `count-legacy` counts the keys still under the names before hash tags (actors/legacy_keys.py):
 they go by themselves (a table's as its actor of this release saves it, every one by its TTL),
@@ -12,14 +13,25 @@ its gateways and table actors are stopped: every `quatro:*` key with its value a
 and RESTORE, so any type and any size), a key under an old name given its new one. Run it
 again and it copies again (what the target holds is replaced): it is idempotent. REDIS_URL's
 companion settings (REDIS_USERNAME, REDIS_PASSWORD…) apply to both ends unless a URL names its
-own credentials; a CA file may be given for each end.
+own credentials; a CA file may be given for each end. `--from` defaults to
+QUATRO_REDIS_MIGRATE_FROM (so that a password is not on a command line, where `ps` shows it),
+`--to` to REDIS_URL and its companions.
+
+`--once` is for a copy that runs by itself at every gateway's start (the chart's
+`redis.migrateFromStandalone`): the first to start claims a marker in the target, copies, and
+marks it done; the others wait for that, and every later start does nothing. A second copy
+later on would bring back, from the standalone's stale data, what the cluster has since deleted
+(a session signed out, a table ended) or overwrite newer saves. A claim whose copier died
+expires after `CLAIM_S`, and the next start copies again.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
@@ -37,6 +49,11 @@ NEW_NAMES = {
     "log": keys.log,
     "lost": keys.lost,
 }
+
+
+MARKER = "quatro:copied-from-standalone"  # "copying" while claimed, then "done"
+CLAIM_S = 600
+MIGRATE_FROM = "QUATRO_REDIS_MIGRATE_FROM"
 
 
 def count_legacy(r: SyncRedis) -> Counter[str]:
@@ -99,6 +116,27 @@ def copy(source: SyncRedis, target: SyncRedis) -> Copied:
     return done
 
 
+def copy_once(
+    source: SyncRedis, target: SyncRedis, wait_s: float = CLAIM_S, poll_s: float = 1.0
+) -> Copied | None:
+    """`copy` unless the target was copied into already: None when another copier did it (or
+    does it now: this waits for it, up to `wait_s`)."""
+    deadline = time.monotonic() + wait_s
+    while not target.set(MARKER, b"copying", nx=True, ex=CLAIM_S):
+        if target.get(MARKER) == b"done":
+            return None
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"another copier holds {MARKER} for over {wait_s:.0f} s")
+        time.sleep(poll_s)
+    try:
+        done = copy(source, target)
+    except BaseException:
+        target.delete(MARKER)  # the next start copies again
+        raise
+    target.set(MARKER, b"done")
+    return done
+
+
 def _store(url: str | None, ca_file: str | None) -> RedisSettings:
     settings = Settings() if url is None else Settings(redis_url=url)
     store = settings.store()
@@ -111,8 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     count = commands.add_parser("count-legacy", help="keys still under the old names")
     count.add_argument("--redis", help="REDIS_URL by default")
     move = commands.add_parser("copy", help="every quatro:* key to another store")
-    move.add_argument("--from", dest="source", required=True)
-    move.add_argument("--to", dest="target", required=True)
+    move.add_argument("--from", dest="source", help=f"${MIGRATE_FROM} by default")
+    move.add_argument("--to", dest="target", help="REDIS_URL by default")
+    move.add_argument("--once", action="store_true", help="once for the target, ever")
     move.add_argument("--from-ca-file")
     move.add_argument("--to-ca-file")
     args = parser.parse_args(argv)
@@ -122,17 +161,23 @@ def main(argv: list[str] | None = None) -> int:
             found = count_legacy(r)
         print(f"{store.masked()}: {sum(found.values())} keys under the old names {dict(found)}")
         return 0
-    source_store = _store(args.source, args.from_ca_file)
+    source_url = args.source or os.environ.get(MIGRATE_FROM)
+    if not source_url:
+        parser.error(f"copy: --from or ${MIGRATE_FROM} names the store to copy from")
+    source_store = _store(source_url, args.from_ca_file)
     target_store = _store(args.target, args.to_ca_file)
     try:
         with (
             sync_redis(source_store, decode=False) as source,
             sync_redis(target_store, decode=False) as target,
         ):
-            done = copy(source, target)
-    except redis.RedisError as exc:
+            done = copy_once(source, target) if args.once else copy(source, target)
+    except (redis.RedisError, TimeoutError) as exc:
         print(f"!! copy failed: {exc}", file=sys.stderr)
         return 1
+    if done is None:
+        print(f"{target_store.masked()}: copied into already ({MARKER}), nothing to do")
+        return 0
     print(
         f"{source_store.masked()} -> {target_store.masked()}: {done.keys} keys copied, "
         f"{done.renamed} under their new names, {len(done.skipped)} old ones left (saved anew)"

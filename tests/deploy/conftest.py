@@ -36,6 +36,10 @@ REDIS_TAG = "7.0.15"
 # The load test's results: a claim of the values' own, so the HTML that Locust writes as the
 # master exits is still there to read (a docker volume here).
 LOADTEST_RESULTS = "quatro-loadtest-results"
+# The game store: the chart's own Redis Cluster (three primaries, a replica each, the chart's
+# node timeout), the mode a primary can be lost in; QUATRO_DEPLOY_REDIS_MODE=standalone runs the
+# same tests on the single Redis instead.
+REDIS_MODE = os.environ.get("QUATRO_DEPLOY_REDIS_MODE", "cluster")
 # What the test changes in the chart's defaults, and why: its own image and Redis image (no
 # registry here), test hooks for a fast clock and idle bots, two workers to move tables between,
 # a smaller table pool (each pooled table is a ~100 MB process, on 2 cores), and a short load
@@ -46,7 +50,10 @@ VALUES: dict[str, Any] = {
     "testHooks": True,
     "ray": {"workers": {"replicas": WORKERS}},
     "gateway": {"replicas": GATEWAYS, "tablePool": 2},
-    "redis": {"image": {"repository": REDIS_REPO, "tag": REDIS_TAG, "pullPolicy": "Never"}},
+    "redis": {
+        "mode": REDIS_MODE,
+        "image": {"repository": REDIS_REPO, "tag": REDIS_TAG, "pullPolicy": "Never"},
+    },
     "loadtest": {
         "enabled": True,
         "workers": 2,
@@ -83,7 +90,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     return True
 
 
-@pytest.fixture(scope="module")
+# Session-wide: tests/deploy's modules share one deployment (bringing it up is most of the time).
+@pytest.fixture(scope="session")
 def rendered() -> Rendered:
     return render_values(RELEASE, json.dumps(VALUES, sort_keys=True))
 
@@ -93,12 +101,13 @@ def _log(message: str) -> None:
     print(f"[deploy {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[Deployment]:
     dockerd = Dockerd()
     started = time.monotonic()
     deployed: Deployment | None = None
     enforcer: netpol.Enforcer | None = None
+    ready = False
     try:
         docker = dockerd.start()
         # Containers an interrupted earlier run left in this daemon's data root.
@@ -111,18 +120,34 @@ def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[D
         deployed.create_network()
         isolated, allowed = netpol.admitted(rendered.docs, plans)
         enforcer = netpol.Enforcer(deployed.subnet, deployed.ips)
+        deployed.enforcer = enforcer
         _log(f"{enforcer.apply(isolated, allowed)} NetworkPolicy admissions enforced")
         enforcer.apply_services(netpol.service_ports(rendered.docs, plans))
-        (redis,) = deployed.pods("redis")
-        deployed.start(redis)
-        probe = _redis_probe(rendered)
+        # The standalone Redis (in cluster mode Ray's GCS store) and every cluster node at once,
+        # as a Parallel StatefulSet starts them; then the cluster's bootstrap Job.
+        redis = [*deployed.pods("redis"), *deployed.pods("redis-cluster")]
+        for pod in redis:
+            deployed.start(pod)
+        for boot in deployed.pods("redis-bootstrap"):
+            deployed.start(boot)
+            deployed.wait_exit(boot, 180)
+            assert deployed.exit_code(boot) == 0, deployed.logs(boot)
+            _log(f"Redis Cluster formed after {time.monotonic() - started:.0f} s")
+        for pod in redis:
+            deployed.wait_probe(pod, 90)
+        (head,) = deployed.pods("ray-head")
+        deployed.start(head)
+        # A Ray node that finds no head node in the GCS, or whose own raylet registers late,
+        # exits and is restarted (KubeRay also holds workers back until the GCS answers): the
+        # head's own node is waited for first, so that on a loaded machine (a minute there) the
+        # others do not spend their start failing.
         deployed.wait(
-            "Redis answers its readiness probe",
-            lambda: "PONG" in deployed.exec(redis, *probe),
-            60,
-            [redis],
+            "the head's Ray node",
+            lambda: int(deployed.ray("print(len(ray.nodes()))")) >= 1,
+            300,
+            [head],
         )
-        for component in ("ray-head", "ray-worker", "gateway"):
+        for component in ("ray-worker", "gateway"):
             for pod in deployed.pods(component):
                 deployed.start(pod)
         for pod in deployed.pods("gateway"):
@@ -135,11 +160,13 @@ def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[D
             deployed.pods("ray-worker"),
         )
         _log(f"deployment ready after {time.monotonic() - started:.0f} s")
+        ready = True
         yield deployed
     finally:
         if deployed is not None:
-            # The pods' logs when something failed (or when asked): CI has nothing else.
-            if request.session.testsfailed or os.environ.get("QUATRO_DEPLOY_LOGS"):
+            # The pods' logs when something failed, the bring-up included (or when asked): CI
+            # has nothing else.
+            if not ready or request.session.testsfailed or os.environ.get("QUATRO_DEPLOY_LOGS"):
                 for name in deployed.plans:
                     print(f"--- {name}\n{deployed.logs(name, 200)}")
             deployed.teardown()
@@ -147,12 +174,6 @@ def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[D
             enforcer.remove()
         dockerd.stop()
         _log(f"torn down after {time.monotonic() - started:.0f} s")
-
-
-def _redis_probe(rendered: Rendered) -> list[str]:
-    (sts,) = rendered.of_kind("StatefulSet")
-    container = sts["spec"]["template"]["spec"]["containers"][0]
-    return list(container["readinessProbe"]["exec"]["command"])
 
 
 def _worker_slots(rendered: Rendered) -> int:

@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 
 from tests.deploy.docker import CACHE, Docker, DockerError
+from tests.deploy.netpol import Enforcer
 from tests.deploy.pods import PodPlan
 
 ANSWER = "QUATRO-ANSWER"  # marks a short driver's own lines on its stdout (Deployment.ray)
@@ -32,6 +33,8 @@ ANSWER = "QUATRO-ANSWER"  # marks a short driver's own lines on its stdout (Depl
 class Deployment:
     docker: Docker
     plans: dict[str, PodPlan]
+    # The NetworkPolicies in force (netpol.Enforcer), told when pods change address.
+    enforcer: Enforcer | None = None
     prefix: str = field(default_factory=lambda: f"qd{uuid.uuid4().hex[:6]}")
     network: str = ""
     subnet: str = ""
@@ -131,12 +134,41 @@ class Deployment:
     def start_again(self, pod: str) -> None:
         self.docker.run("start", self.container(pod))
 
-    def stop_like_kubernetes(self, pod: str) -> None:
-        """The pod's preStop hook, then SIGTERM and the grace period (docker stop), as the kubelet
-        does it."""
-        plan = self.plans[pod]
-        if plan.pre_stop:
+    def replace_losing_volumes(self, pod: str) -> None:
+        """What a node lost with its disk does: the pod comes back under its name with empty
+        claims."""
+        name = self.container(pod)
+        self.docker.run("rm", "--force", name, timeout=60)
+        self.started.remove(name)
+        for volume in self.plans[pod].claims:
+            self.docker.run("volume", "rm", volume)
+            self.volumes.discard(volume)
+        self.start(pod)
+
+    def readdress(self, pods: list[str]) -> None:
+        """Stopped pods get addresses no pod had (as pods rescheduled together do on Kubernetes:
+        same names, same volumes, new IPs), and the NetworkPolicies follow them."""
+        top = ipaddress.ip_network(self.subnet).broadcast_address
+        taken = set(self.ips.values())
+        free = (str(top - k) for k in range(2, 250) if str(top - k) not in taken)
+        for pod in pods:
+            self.ips[pod] = next(free)
+            name = self.container(pod)
+            self.docker.run("network", "disconnect", self.network, name)
+            aliases = [f"--alias={alias}" for alias in self.plans[pod].aliases]
             self.docker.run(
+                "network", "connect", f"--ip={self.ips[pod]}", *aliases, self.network, name
+            )
+        if self.enforcer is not None:
+            self.enforcer.reapply()
+
+    def stop_like_kubernetes(self, pod: str) -> str:
+        """The pod's preStop hook, then SIGTERM and the grace period (docker stop), as the kubelet
+        does it. Returns what the hook printed (the kubelet keeps it only when it fails)."""
+        plan = self.plans[pod]
+        said = ""
+        if plan.pre_stop:
+            said = self.docker.run(
                 "exec", self.container(pod), *plan.pre_stop, timeout=plan.stop_grace_s + 30
             )
         self.docker.run(
@@ -146,6 +178,7 @@ class Deployment:
             self.container(pod),
             timeout=plan.stop_grace_s + 60,
         )
+        return said
 
     def exit_code(self, pod: str) -> int:
         return int(
@@ -207,6 +240,13 @@ class Deployment:
         r = httpx.get(self.url(pod) + "/readyz", timeout=5)
         return r.status_code == 200 and r.json().get("ready") is True
 
+    def wait_exit(self, pod: str, limit: float) -> None:
+        """A run-to-completion pod (a Job's) ends."""
+        self.wait(f"{pod} ends", lambda: not self.running(pod), limit, [pod])
+
+    def wait_probe(self, pod: str, limit: float) -> None:
+        self.wait(f"{pod} passes its readiness probe", lambda: self.probe_ready(pod), limit, [pod])
+
     def wait_gateway_ready(self, pod: str, limit: float = 300) -> None:
         self.wait(f"{pod} /readyz", lambda: self.running(pod) and self.ready(pod), limit, [pod])
 
@@ -236,6 +276,16 @@ class Deployment:
         """Every worker is a live member of the cluster."""
         return self.table_slots() >= self.slots
 
+    def actor_state(self, actor: str) -> str:
+        """Ray's record of a named actor (state, restarts, death cause), for a failure's report."""
+        return self.ray(
+            "import ray._private.state as s\n"
+            f"h = ray.get_actor({actor!r})\n"
+            "info = s.state.actor_table(h._actor_id.hex())\n"
+            "print(json.dumps({k: str(info.get(k)) for k in"
+            " ('State', 'NumRestarts', 'Address', 'DeathCause', 'EndTime')}))"
+        )
+
     def table_node_ip(self, actor: str) -> str:
         """The address of the Ray node a table actor lives on."""
         return self.ray(
@@ -246,7 +296,46 @@ class Deployment:
             "print(next(n['NodeManagerAddress'] for n in ray.nodes() if n['NodeID'] == node))"
         )
 
+    def probe_ready(self, pod: str) -> bool:
+        """The pod's exec readiness probe passes (`redis-cli ping` must say PONG: it exits 0 on
+        an error reply too)."""
+        command = self.plans[pod].ready
+        try:
+            out = self.exec(pod, *command, timeout=30)
+        except DockerError:  # the probe fails (exit 1), or the container is not running
+            return False
+        return command[-1] != "ping" or out == "PONG"
+
+    def redis(self, *command: str) -> str:
+        """redis-cli in a running node of the game store, as an operator's `kubectl exec` does
+        (the pod's REDISCLI_AUTH carries the password); in a cluster, following redirections."""
+        cluster = [p for p in self.pods("redis-cluster") if self.running(p)]
+        if cluster:
+            return self.exec(cluster[0], "redis-cli", "--no-auth-warning", "-c", *command)
+        return self.exec(self.pods("redis")[0], "redis-cli", "--no-auth-warning", *command)
+
     def redis_get(self, key: str) -> str:
-        redis = self.pods("redis")[0]
-        # The pod's REDISCLI_AUTH carries the password, as for its readiness probe.
-        return self.exec(redis, "redis-cli", "--no-auth-warning", "GET", key)
+        return self.redis("GET", key)
+
+    def cluster_nodes(self) -> list[list[str]]:
+        """CLUSTER NODES, as seen from a running node: one list of fields per node."""
+        return [line.split() for line in self.redis("CLUSTER", "NODES").splitlines() if line]
+
+    @staticmethod
+    def node_pod(fields: list[str]) -> str:
+        """The pod of a CLUSTER NODES line: its announced hostname is <pod>.<service>…"""
+        return fields[1].split(",")[1].split(".")[0]
+
+    def primary_of(self, key: str) -> str:
+        """The pod of the primary serving `key`'s slot now."""
+        slot = int(self.redis("CLUSTER", "KEYSLOT", key))
+        for fields in self.cluster_nodes():
+            if "master" not in fields[2] or "fail" in fields[2]:
+                continue
+            for served in fields[8:]:
+                if served.startswith("["):  # a slot being moved
+                    continue
+                first, _, last = served.partition("-")
+                if int(first) <= slot <= int(last or first):
+                    return self.node_pod(fields)
+        raise DockerError(f"no primary serves slot {slot}")

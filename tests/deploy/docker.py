@@ -25,7 +25,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-CACHE = Path(os.environ.get("QUATRO_DEPLOY_CACHE", REPO / ".cache" / "deploy"))
+# Resolved: runc refuses a container's root under a symbolic link, and .cache may be one (a git
+# worktree sharing another checkout's cache).
+CACHE = Path(os.environ.get("QUATRO_DEPLOY_CACHE", REPO / ".cache" / "deploy")).resolve()
 DOCKER_BIN = shutil.which("docker") or "docker"
 
 # What the base carries. python3.11 with venv and `python` stands in for python:3.11-slim-bookworm;
@@ -33,8 +35,6 @@ DOCKER_BIN = shutil.which("docker") or "docker"
 # reachable): Debian's 7.0, which reads its config from stdin as the chart's command needs.
 BASE_PACKAGES = ("python3", "python3-venv", "python-is-python3", "ca-certificates", "redis-server")
 BASE_TAG = "quatro-test-base:bookworm"
-# The chart's Redis runs as the official image's uid; Debian's redis user has another one.
-REDIS_UID = 999
 
 
 class DockerError(RuntimeError):
@@ -233,9 +233,6 @@ def base_tarball(timeout: float = 1500) -> Path:
             for child in (rootfs / junk).glob("*"):
                 if child.is_file():
                     child.unlink()
-        # The Redis container's data dir, owned by the uid the chart runs Redis as.
-        (rootfs / "data").mkdir(exist_ok=True)
-        os.chown(rootfs / "data", REDIS_UID, REDIS_UID)
         part = tarball.with_suffix(".part")
         subprocess.run(
             ["tar", "--numeric-owner", "-C", str(rootfs), "-cf", str(part), "."],

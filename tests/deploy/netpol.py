@@ -100,6 +100,7 @@ class Enforcer:
     ips: dict[str, str]  # pod name -> its fixed address
     chain: str = ""
     nat_chain: str = ""
+    applied: tuple[set[str], list[Admitted]] = (set(), [])
 
     def apply_services(self, mapped: list[tuple[str, int, int]]) -> None:
         self.nat_chain = "QN-" + hashlib.sha1(self.subnet.encode()).hexdigest()[:12]
@@ -111,8 +112,14 @@ class Enforcer:
             rule = ["-d", ip, "-p", "tcp", "--dport", str(port), "-j", "DNAT"]
             iptables(*nat, "-A", self.nat_chain, *rule, f"--to-destination={ip}:{target}")
 
+    def reapply(self) -> None:
+        """The same policies again, for pods that came back on new addresses (`ips` changed)."""
+        self.remove_policies()
+        self.apply(*self.applied)
+
     def apply(self, isolated: set[str], allowed: list[Admitted]) -> int:
         """Installs the rules; returns how many admit something."""
+        self.applied = (isolated, allowed)
         self.chain = "QD-" + hashlib.sha1(self.subnet.encode()).hexdigest()[:12]
         iptables("-N", self.chain)
         iptables("-I", "DOCKER-USER", "1", "-s", self.subnet, "-j", self.chain)
@@ -139,8 +146,12 @@ class Enforcer:
             iptables(*nat, "-D", "PREROUTING", "-s", self.subnet, "-j", self.nat_chain, check=False)
             iptables(*nat, "-F", self.nat_chain, check=False)
             iptables(*nat, "-X", self.nat_chain, check=False)
+        self.remove_policies()
+
+    def remove_policies(self) -> None:
         if not self.chain:
             return
         iptables("-D", "DOCKER-USER", "-s", self.subnet, "-j", self.chain, check=False)
         iptables("-F", self.chain, check=False)
         iptables("-X", self.chain, check=False)
+        self.chain = ""

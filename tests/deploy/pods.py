@@ -58,6 +58,8 @@ class PodPlan:
     ports: dict[str, int] = field(default_factory=dict)  # name -> container port
     stop_grace_s: int = 10
     pre_stop: list[str] = field(default_factory=list)
+    ready: list[str] = field(default_factory=list)  # an exec readiness probe's command
+    restart: str = ""  # Docker's restart policy for the pod's restartPolicy
 
     def run_args(
         self, network: str, container: str, binds: dict[str, str] | None = None
@@ -77,7 +79,10 @@ class PodPlan:
         for path, options in self.tmpfs.items():
             args += ["--tmpfs", f"{path}:{options}"]
         for path, volume in self.volumes.items():
-            args += ["--mount", f"type=volume,source={volume},target={path}"]
+            # A claim starts empty: Docker would fill a new volume with the image's files at that
+            # path (and their owner), which a PersistentVolume never gets.
+            nocopy = ",volume-nocopy" if volume in self.claims else ""
+            args += ["--mount", f"type=volume,source={volume},target={path}{nocopy}"]
         for path, source in (binds or {}).items():
             args += ["--mount", f"type=bind,source={source},target={path},readonly"]
         # Kubernetes' containerd gives pods 1048576 open files, and KubeRay's `ulimit -n 65536`
@@ -92,6 +97,8 @@ class PodPlan:
         for port in self.ports.values():
             # Loopback only: the test's traffic never leaves this machine.
             args += ["--publish", f"127.0.0.1::{port}"]
+        if self.restart:
+            args.append(f"--restart={self.restart}")
         args += ["--stop-timeout", str(self.stop_grace_s)]
         for key in sorted(self.env):
             args += ["--env", f"{key}={self.env[key]}"]
@@ -258,6 +265,7 @@ def _plan(
     services: list[Obj],
     volume_prefix: str,
     config_maps: dict[str, dict[str, str]] | None = None,
+    governing: str = "",
 ) -> PodPlan:
     labels = dict(pod["metadata"]["labels"])
     spec = pod["spec"]
@@ -280,6 +288,16 @@ def _plan(
                 svc["metadata"]["name"],
                 f"{svc['metadata']['name']}.{NAMESPACE}.{CLUSTER_DOMAIN}",
             )
+        ]
+        + [
+            # A StatefulSet's pod under its headless Service: <pod>.<service>, its own record.
+            alias
+            for svc in services
+            if svc["metadata"]["name"] == governing and svc["spec"].get("clusterIP") == "None"
+            for alias in (
+                f"{name}.{governing}",
+                f"{name}.{governing}.{NAMESPACE}.{CLUSTER_DOMAIN}",
+            )
         ],
         user=f"{uid}:{gid}" if uid is not None else "",
         # fsGroup: the kubelet adds it to the container's supplementary groups.
@@ -290,12 +308,13 @@ def _plan(
         stop_grace_s=int(spec.get("terminationGracePeriodSeconds", 30)),
     )
     volumes = {v["name"]: v for v in spec.get("volumes", [])}
-    claims = set()
     for mount in container.get("volumeMounts", []):
         volume = volumes.get(mount["name"])
         if volume is None:
-            claims.add(mount["name"])  # a StatefulSet's volumeClaimTemplate
+            # A StatefulSet's volumeClaimTemplate: a volume of this pod's own, which outlives
+            # its container as the claim outlives the pod.
             plan.volumes[mount["mountPath"]] = f"{volume_prefix}-{mount['name']}"
+            plan.claims.add(plan.volumes[mount["mountPath"]])
         elif "persistentVolumeClaim" in volume:
             # A claim named in the values (the load test's results): one volume, whoever
             # mounts it, outliving the container as the claim outlives the pod.
@@ -323,35 +342,49 @@ def _plan(
     }
     pre_stop = container.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command")
     plan.pre_stop = list(pre_stop or [])
+    plan.ready = list(container.get("readinessProbe", {}).get("exec", {}).get("command", []))
+    # A container that exits by itself is started again, as the kubelet does (with a back-off);
+    # one the test kills or stops is not (Docker leaves a container stopped by hand alone).
+    plan.restart = {"Always": "always", "OnFailure": "on-failure", "Never": ""}[
+        spec.get("restartPolicy", "Always")
+    ]
     return plan
 
 
 def plans(docs: list[Obj], worker_replicas: int, gateway_replicas: int) -> list[PodPlan]:
-    """Redis, the Ray head, `worker_replicas` workers, `gateway_replicas` gateways, the load
-    test's Locust pods when the values enable it, and the `helm test` pod."""
+    """Redis (and in cluster mode every node of the cluster), the Ray head, `worker_replicas`
+    workers, `gateway_replicas` gateways, the Jobs (the cluster's bootstrap, the load test's
+    Locust pods when the values enable it), and the `helm test` pod."""
     secrets = secret_data(docs)
     services = [d for d in docs if d["kind"] == "Service"]
-    by_kind = {
-        d["kind"]: d for d in docs if d["kind"] in ("StatefulSet", "Deployment", "RayCluster")
+    by_kind = {d["kind"]: d for d in docs if d["kind"] in ("Deployment", "RayCluster")}
+    config_maps = {
+        d["metadata"]["name"]: {k: str(v) for k, v in (d.get("data") or {}).items()}
+        for d in docs
+        if d["kind"] == "ConfigMap"
     }
     out: list[PodPlan] = []
 
-    redis = by_kind["StatefulSet"]
-    template = redis["spec"]["template"]
-    (container,) = template["spec"]["containers"]
-    name = f"{redis['metadata']['name']}-0"
-    out.append(
-        _plan(
-            name,
-            template,
-            container,
-            [*container["command"], *container.get("args", [])],
-            container.get("env", []),
-            secrets,
-            services,
-            volume_prefix=name,
-        )
-    )
+    # Redis: the standalone StatefulSet, and in cluster mode the cluster's, every replica.
+    for sts in (d for d in docs if d["kind"] == "StatefulSet"):
+        template = sts["spec"]["template"]
+        (container,) = template["spec"]["containers"]
+        for i in range(int(sts["spec"].get("replicas", 1))):
+            name = f"{sts['metadata']['name']}-{i}"
+            out.append(
+                _plan(
+                    name,
+                    template,
+                    container,
+                    [*container["command"], *container.get("args", [])],
+                    container.get("env", []),
+                    secrets,
+                    services,
+                    volume_prefix=name,
+                    config_maps=config_maps,
+                    governing=sts["spec"]["serviceName"],
+                )
+            )
 
     ray = by_kind["RayCluster"]
     cluster = ray["metadata"]["name"]
@@ -412,7 +445,17 @@ def plans(docs: list[Obj], worker_replicas: int, gateway_replicas: int) -> list[
             command = [*container["command"], *container.get("args", [])]
             env = container.get("env", [])
             out.append(
-                _plan(pod_name, template, container, command, env, secrets, services, pod_name)
+                _plan(
+                    pod_name,
+                    template,
+                    container,
+                    command,
+                    env,
+                    secrets,
+                    services,
+                    pod_name,
+                    config_maps,
+                )
             )
 
     gateway = by_kind["Deployment"]
@@ -422,11 +465,6 @@ def plans(docs: list[Obj], worker_replicas: int, gateway_replicas: int) -> list[
     for job in (d for d in docs if d["kind"] == "Job"):
         (container,) = job["spec"]["template"]["spec"]["containers"]
         replicas(job, container, int(job["spec"].get("parallelism", 1)))
-    config_maps = {
-        d["metadata"]["name"]: {k: str(v) for k, v in (d.get("data") or {}).items()}
-        for d in docs
-        if d["kind"] == "ConfigMap"
-    }
     for pod in (d for d in docs if d["kind"] == "Pod"):
         (container,) = pod["spec"]["containers"]
         out.append(

@@ -24,6 +24,7 @@ from websockets.exceptions import WebSocketException
 from actors import keys
 from tests.cluster.client import Frame, Player
 from tests.deploy.deployment import Deployment
+from tests.deploy.docker import DockerError
 from tests.helm.render import Rendered
 
 # Left out of the default run (pyproject's addopts): `make test-deploy` selects it.
@@ -114,7 +115,9 @@ def test_the_network_policies_hold_between_pods(deployment: Deployment, rendered
     """What the rendered NetworkPolicies admit goes through; what they do not is dropped (a
     timeout, not a refusal)."""
     d = deployment
-    (redis,) = d.pods("redis")
+    # The game store: the single Redis, or a node of the cluster (whose own ports
+    # test_redis_cluster.py probes further).
+    (redis,) = d.pods("redis-cluster")[:1] or d.pods("redis")
     (head,) = d.pods("ray-head")
     worker = d.pods("ray-worker")[0]
     gateway = d.pods("gateway")[0]
@@ -461,6 +464,12 @@ async def test_a_worker_stopped_like_kubernetes_moves_its_tables_and_its_players
         assert reports, d.logs(leaving)
         moves = reports[-1]
         print(f"[deploy] worker drained: {json.dumps(moves)}")
+        for name in moves["stuck"]:
+            # What Ray says of an actor that did not answer from elsewhere in time.
+            try:
+                print(f"[deploy] {name}: {await asyncio.to_thread(d.actor_state, name)}")
+            except DockerError as exc:
+                print(f"[deploy] {name}: no record ({exc})")
         assert moves["here"] >= 1, moves
         assert moves["back"] == moves["here"], moves
         assert moves["stuck"] == [], moves

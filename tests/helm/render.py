@@ -45,6 +45,79 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
             }
         },
     ),
+    # A managed standalone Redis over TLS with an ACL user (Azure's default, ElastiCache's and
+    # Memorystore's option).
+    "external-redis-tls": (
+        "quatro",
+        {
+            "redis": {
+                "enabled": False,
+                "external": {
+                    "host": "redis.example.internal",
+                    "port": 6380,
+                    "tls": {"enabled": True, "caSecret": "managed-redis-ca", "caKey": "root.pem"},
+                },
+                "auth": {
+                    "existingSecret": "managed-redis",
+                    "existingSecretKey": "password",
+                    "existingSecretUsernameKey": "username",
+                },
+            }
+        },
+    ),
+    # The chart's own Redis Cluster: 3 primaries x 1 replica.
+    "redis-cluster": ("quatro", {"redis": {"mode": "cluster"}}),
+    # Bigger, on the longest release name, nodes kept apart for good, a fixed Ray cluster (the
+    # head then needs no service-account token).
+    "redis-cluster-large": (
+        LONGEST_RELEASE,
+        {
+            "redis": {
+                "mode": "cluster",
+                "cluster": {
+                    "primaries": 5,
+                    "replicasPerPrimary": 2,
+                    "antiAffinity": "hard",
+                    "nodeTimeoutMs": 3000,
+                    "persistence": {"storageClass": "fast-ssd", "size": "20Gi"},
+                    "topologySpreadConstraints": [
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": "topology.kubernetes.io/zone",
+                            "whenUnsatisfiable": "ScheduleAnyway",
+                            "labelSelector": {
+                                "matchLabels": {"app.kubernetes.io/component": "redis-cluster"}
+                            },
+                        }
+                    ],
+                },
+            },
+            "ray": {"autoscaling": {"enabled": False}},
+        },
+    ),
+    # A managed Redis Cluster over mutual TLS with an ACL user.
+    "external-cluster-tls": (
+        "quatro",
+        {
+            "redis": {
+                "mode": "cluster",
+                "enabled": False,
+                "external": {
+                    "seeds": ["redis-0.example.internal:6380", "redis-1.example.internal:6380"],
+                    "tls": {
+                        "enabled": True,
+                        "caSecret": "managed-redis-ca",
+                        "clientCertSecret": "quatro-redis-client",
+                    },
+                },
+                "auth": {
+                    "existingSecret": "managed-redis",
+                    "existingSecretKey": "password",
+                    "existingSecretUsernameKey": "username",
+                },
+            }
+        },
+    ),
     "token-existing-secret": (
         "games",
         {"nameOverride": "cards", "ray": {"auth": {"existingSecret": "ray-token-from-vault"}}},

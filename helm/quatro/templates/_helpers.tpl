@@ -72,6 +72,56 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- end -}}
 {{- end -}}
 
+{{/* The game store (sessions, tables, snapshots) is a Redis Cluster: the chart's own
+(redis.enabled) or an external one (redis.external.seeds). */}}
+{{- define "quatro.redisCluster" -}}
+{{- if eq .Values.redis.mode "cluster" -}}true{{- end -}}
+{{- end -}}
+
+{{- define "quatro.ownRedisCluster" -}}
+{{- if and (eq .Values.redis.mode "cluster") .Values.redis.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* The chart's own standalone Redis StatefulSet: the game store in standalone mode; in cluster
+mode Ray's GCS store (Ray refuses a Redis Cluster of more than one shard) and, while a
+standalone release moves over, the data it had (redis.migrateFromStandalone). */}}
+{{- define "quatro.ownStandaloneRedis" -}}
+{{- if eq .Values.redis.mode "cluster" -}}
+{{- if or .Values.ray.gcsFaultTolerance.enabled .Values.redis.migrateFromStandalone -}}true{{- end -}}
+{{- else if .Values.redis.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* The cluster's StatefulSet and its headless Service share this name; pods are <name>-<i>. */}}
+{{- define "quatro.redisClusterName" -}}
+{{- include "quatro.named" (dict "ctx" . "suffix" "redis-cluster" "max" 52) -}}
+{{- end -}}
+
+{{- define "quatro.redisClusterNodes" -}}
+{{- mul (int .Values.redis.cluster.primaries) (add1 (int .Values.redis.cluster.replicasPerPrimary)) -}}
+{{- end -}}
+
+{{/* What every cluster node's hostname ends with: <pod><suffix> is its stable DNS name (the
+headless Service's record), which it announces and which clients are redirected to. */}}
+{{- define "quatro.redisClusterSuffix" -}}
+{{- printf ".%s.%s.svc.%s" (include "quatro.redisClusterName" .) .Release.Namespace .Values.redis.cluster.clusterDomain -}}
+{{- end -}}
+
+{{/* The cluster's seed nodes, "host:port,host:port": every node of the chart's own cluster (any
+one that answers tells the client the rest), or the external seeds. */}}
+{{- define "quatro.redisClusterSeeds" -}}
+{{- if .Values.redis.enabled -}}
+{{- $name := include "quatro.redisClusterName" . -}}
+{{- $suffix := include "quatro.redisClusterSuffix" . -}}
+{{- $seeds := list -}}
+{{- range $i := until (int (include "quatro.redisClusterNodes" .)) -}}
+{{- $seeds = append $seeds (printf "%s-%d%s:6379" $name $i $suffix) -}}
+{{- end -}}
+{{- join "," $seeds -}}
+{{- else -}}
+{{- join "," (required "redis.external.seeds is required for an external Redis Cluster" .Values.redis.external.seeds) -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "quatro.redisHost" -}}
 {{- if .Values.redis.enabled -}}
 {{ include "quatro.redisName" . }}
@@ -88,21 +138,107 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- if .Values.redis.enabled -}}0{{- else -}}{{ .Values.redis.external.db }}{{- end -}}
 {{- end -}}
 
-{{/* Where Redis is, for humans: never with the password. */}}
-{{- define "quatro.redisDisplayUrl" -}}
-redis://{{ include "quatro.redisHost" . }}:{{ include "quatro.redisPort" . }}/{{ include "quatro.redisDb" . }}
+{{/* TLS to an external Redis (the chart's own Redis is reached inside the namespace, behind
+its NetworkPolicy, in the clear). */}}
+{{- define "quatro.redisTls" -}}
+{{- if and (not .Values.redis.enabled) .Values.redis.external.tls.enabled -}}true{{- end -}}
 {{- end -}}
 
-{{/* REDIS_PASSWORD from the Secret, then REDIS_URL built from it by Kubernetes itself ($(VAR) is
-expanded from variables defined earlier in the same list), so the password is in no manifest. */}}
+{{- define "quatro.redisScheme" -}}
+{{- printf "redis%s%s" (ternary "s" "" (eq (include "quatro.redisTls" .) "true")) (ternary "+cluster" "" (eq (include "quatro.redisCluster" .) "true")) -}}
+{{- end -}}
+
+{{/* Where Redis is, for humans: never with the password. */}}
+{{- define "quatro.redisDisplayUrl" -}}
+{{- if include "quatro.redisCluster" . -}}
+{{ include "quatro.redisScheme" . }}://{{ include "quatro.redisClusterSeeds" . }}
+{{- else -}}
+{{ include "quatro.redisScheme" . }}://{{ include "quatro.redisHost" . }}:{{ include "quatro.redisPort" . }}/{{ include "quatro.redisDb" . }}
+{{- end -}}
+{{- end -}}
+
+{{/* Where a Redis TLS Secret is mounted in every pod that talks to the game store. */}}
+{{- define "quatro.redisTlsDir" -}}/etc/quatro/redis-tls{{- end -}}
+{{- define "quatro.redisClientCertDir" -}}/etc/quatro/redis-client{{- end -}}
+
+{{/* REDIS_PASSWORD (and REDIS_USERNAME, an ACL user of an external Redis) from the Secret, then
+REDIS_URL. A single Redis: the URL carries them, composed by Kubernetes itself ($(VAR) is expanded
+from variables defined earlier in the same list), so the password is in no manifest. A cluster:
+the URL names the seeds only, and the client factory takes the credentials from REDIS_PASSWORD /
+REDIS_USERNAME (the URL travels to the table actors as an argument: better without a secret in
+it). With TLS, the CA (and the client certificate for mutual TLS) as files. The gateway and every
+Ray pod get the same, so a table actor's client is built like its gateway's. */}}
 {{- define "quatro.redisEnv" -}}
+{{- $r := .Values.redis -}}
 - name: REDIS_PASSWORD
   valueFrom:
     secretKeyRef:
       name: {{ include "quatro.redisSecret" . }}
-      key: {{ .Values.redis.auth.existingSecretKey }}
+      key: {{ $r.auth.existingSecretKey }}
+{{- $user := and (not $r.enabled) $r.auth.existingSecretUsernameKey }}
+{{- if $user }}
+- name: REDIS_USERNAME
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "quatro.redisSecret" . }}
+      key: {{ $r.auth.existingSecretUsernameKey }}
+{{- end }}
 - name: REDIS_URL
-  value: {{ printf "redis://:$(REDIS_PASSWORD)@%s:%s/%s" (include "quatro.redisHost" .) (include "quatro.redisPort" .) (include "quatro.redisDb" .) | quote }}
+{{- if include "quatro.redisCluster" . }}
+  value: {{ printf "%s://%s" (include "quatro.redisScheme" .) (include "quatro.redisClusterSeeds" .) | quote }}
+{{- else }}
+  value: {{ printf "%s://%s:$(REDIS_PASSWORD)@%s:%s/%s" (include "quatro.redisScheme" .) (ternary "$(REDIS_USERNAME)" "" (not (not $user))) (include "quatro.redisHost" .) (include "quatro.redisPort" .) (include "quatro.redisDb" .) | quote }}
+{{- end }}
+{{- if include "quatro.redisTls" . }}
+{{- with $r.external.tls }}
+{{- if .caSecret }}
+- name: REDIS_CA_FILE
+  value: {{ printf "%s/ca.crt" (include "quatro.redisTlsDir" $) | quote }}
+{{- end }}
+{{- if .clientCertSecret }}
+- name: REDIS_CLIENT_CERT_FILE
+  value: {{ printf "%s/tls.crt" (include "quatro.redisClientCertDir" $) | quote }}
+- name: REDIS_CLIENT_KEY_FILE
+  value: {{ printf "%s/tls.key" (include "quatro.redisClientCertDir" $) | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* The TLS Secrets as read-only volumes (only the keys the client reads), and their mounts. */}}
+{{- define "quatro.redisTlsVolumes" -}}
+{{- if include "quatro.redisTls" . }}
+{{- with .Values.redis.external.tls }}
+{{- if .caSecret }}
+- name: redis-tls
+  secret:
+    secretName: {{ .caSecret }}
+    defaultMode: 0440
+    items:
+      - {key: {{ .caKey }}, path: ca.crt}
+{{- end }}
+{{- if .clientCertSecret }}
+- name: redis-client-cert
+  secret:
+    secretName: {{ .clientCertSecret }}
+    defaultMode: 0440
+    items:
+      - {key: tls.crt, path: tls.crt}
+      - {key: tls.key, path: tls.key}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "quatro.redisTlsMounts" -}}
+{{- if include "quatro.redisTls" . }}
+{{- if .Values.redis.external.tls.caSecret }}
+- {name: redis-tls, mountPath: {{ include "quatro.redisTlsDir" . }}, readOnly: true}
+{{- end }}
+{{- if .Values.redis.external.tls.clientCertSecret }}
+- {name: redis-client-cert, mountPath: {{ include "quatro.redisClientCertDir" . }}, readOnly: true}
+{{- end }}
+{{- end }}
 {{- end -}}
 
 {{/* Token authentication for one Ray process. KubeRay >= 1.6 injects the same two variables from
@@ -219,5 +355,47 @@ the master sends its own to the workers, but a worker reads some at its start. *
 - --drop-rate={{ $lt.dropRate }}
 {{- range $lt.extraArgs }}
 - {{ . | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* The pod-level settings of every Redis pod (standalone, cluster nodes, the cluster's
+bootstrap): no service-account token (nothing in them calls the Kubernetes API), and the release's
+high non-root uid instead of the official image's 999 (a uid that may be a real user on the node).
+fsGroup makes the data volume that uid's group's, also for a volume written by the 999 of an
+earlier release (once: OnRootMismatch skips the recursive change when the root already fits). */}}
+{{- define "quatro.redisPodSecurity" -}}
+automountServiceAccountToken: false
+securityContext:
+  {{- toYaml (merge (deepCopy .Values.podSecurityContext) (dict "fsGroupChangePolicy" "OnRootMismatch")) | nindent 2 }}
+{{- end -}}
+
+{{/* The Redis that keeps Ray's GCS state (GCS fault tolerance): the game's own in standalone
+mode; in cluster mode the chart's standalone Redis, since Ray's GCS refuses a Redis Cluster of
+more than one shard ("Ray currently doesn't support Redis Cluster with more than one shard", from
+Ray 2.60's gcs_server; KubeRay documents standalone only). */}}
+{{- define "quatro.gcsRedisAddress" -}}
+{{- if include "quatro.redisCluster" . -}}
+{{- printf "%s:6379" (include "quatro.redisName" .) -}}
+{{- else -}}
+{{- printf "%s%s:%s" (ternary "rediss://" "" (eq (include "quatro.redisTls" .) "true")) (include "quatro.redisHost" .) (include "quatro.redisPort" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The head's GCS over TLS to an external standalone Redis: Ray's own variables for the CA and
+the client certificate (rediss:// in the address turns TLS on). */}}
+{{- define "quatro.gcsTlsEnv" -}}
+{{- if and (include "quatro.redisTls" .) (not (include "quatro.redisCluster" .)) .Values.ray.gcsFaultTolerance.enabled }}
+{{- with .Values.redis.external.tls }}
+{{- if .caSecret }}
+- name: RAY_REDIS_CA_CERT
+  value: {{ printf "%s/ca.crt" (include "quatro.redisTlsDir" $) | quote }}
+{{- end }}
+{{- if .clientCertSecret }}
+- name: RAY_REDIS_CLIENT_CERT
+  value: {{ printf "%s/tls.crt" (include "quatro.redisClientCertDir" $) | quote }}
+- name: RAY_REDIS_CLIENT_KEY
+  value: {{ printf "%s/tls.key" (include "quatro.redisClientCertDir" $) | quote }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end -}}
