@@ -342,7 +342,7 @@ def test_moving_to_cluster_mode_copies_the_standalone_s_data_before_a_gateway_se
     (copy,) = spec["initContainers"]
     gateway = next(c for c in spec["containers"] if c["name"] == "gateway")
     assert copy["image"] == gateway["image"]
-    assert copy["command"] == ["python", "-m", "cluster.redis_keys", "copy"]
+    assert copy["command"] == ["python", "-m", "cluster.redis_keys", "copy", "--once"]
     env, names = _env(copy), [e["name"] for e in copy["env"]]
     standalone = _sts(moving, "redis")["metadata"]["name"]
     # The source's URL (with the password, composed by Kubernetes) in the environment only.
