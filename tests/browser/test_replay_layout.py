@@ -12,6 +12,7 @@ import httpx
 import pytest
 from playwright.sync_api import ViewportSize, expect
 
+from gateway.emoji_vendor import emoji_code
 from tests.browser.players import new_player
 from tests.browser.test_match import severe_violations
 from tests.browser.test_one_screen import seats_over_centre
@@ -84,12 +85,16 @@ def test_the_replay_table_is_laid_out_like_the_live_one_with_its_emissions(
             latest[seat] = emoji
         for seat, emoji in latest.items():
             bubble = page.locator(f".ring .seat[data-seat='{seat}'] .bubble")
-            expect(bubble).to_have_text(emoji)
+            # The sign drawn as its shipped picture (no device font needed), named for its emoji.
+            expect(bubble).to_have_attribute("data-emoji", emoji)
+            expect(bubble.locator("img.pic")).to_have_attribute("data-pic", emoji_code(emoji))
             expect(bubble).to_be_in_viewport(ratio=1)
         items = page.locator(".history li")
         expect(items).to_have_count(len(emissions))
         for k, (_, emoji) in enumerate(emissions):
-            expect(items.nth(k).locator(".big-emoji")).to_have_text(emoji)
+            sign = items.nth(k).locator(".big-emoji")
+            expect(sign).to_have_attribute("data-emoji", emoji)
+            expect(sign.locator("img.pic")).to_have_attribute("data-pic", emoji_code(emoji))
         assert severe_violations(page) == []
     finally:
         p.close()
