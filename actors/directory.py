@@ -32,7 +32,7 @@ from actors.ray_calls import LastAnswer
 from actors.ray_names import Handle, RayActors
 from actors.readiness import Readiness
 from actors.slots import Slots
-from actors.store import DEFAULT_REPLAY_TTL_S
+from actors.snapshot import DEFAULT_REPLAY_TTL_S
 from actors.table_calls import RESTART_WAIT_S as RESTART_WAIT_S
 from actors.table_calls import TableCalls
 from actors.table_records import TableGone as TableGone

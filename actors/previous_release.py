@@ -69,7 +69,7 @@ from actors.protocol import (
     Unsubscribe,
     answer_type,
 )
-from actors.store import DEFAULT_REPLAY_TTL_S
+from actors.snapshot import DEFAULT_REPLAY_TTL_S
 from engine.commands import FillBots
 from engine.errors import ErrorBody, ErrorCode
 

@@ -1,5 +1,6 @@
 """A table's records in Redis: its snapshot and recent log (read back by a restarted
 incarnation), its replay (every event, kept after the table stops), and the directory's record.
+The snapshot's layout is actors/snapshot.py's, the scripts actors/store_scripts.py's.
 
 The snapshot holds scores, hands, signs, clocks and the recent command ids, so a command retried
 by a gateway is never applied twice. Older snapshot formats are migrated on the way in; one that
@@ -13,7 +14,6 @@ import contextlib
 import json
 import logging
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,9 @@ from redis.exceptions import ClusterError, TryAgainError
 
 from actors import keys, legacy_keys
 from actors.orders import is_order
-from actors.protocol import Entry, entry_from_json
+from actors.protocol import Entry
+from actors.snapshot import DEFAULT_REPLAY_TTL_S, record_json
+from actors.store_scripts import BURY, DURABLE_SAVE, RESTORE, RETIRE, SAVE
 from cluster.redis_client import (
     AsyncRedis,
     RedisSettings,
@@ -32,7 +34,6 @@ from cluster.redis_client import (
     settings_of,
     sync_redis,
 )
-from cluster.redis_ops import Pipeline, Script
 from engine import Table, TableConfig
 from engine.events import MatchOver, Reveal
 
@@ -43,14 +44,7 @@ KEY_TTL_S = 24 * 3600  # refreshed at every save; a stopped table's keys go in m
 STOPPED_TTL_S = 300
 SAVE_TIMEOUT_S = 2.0
 RESTORE_WAIT_S = 120.0
-# The snapshot's layout. 1: before `format` existed; 2: adds it, and holders in the log.
-SNAPSHOT_FORMAT = 2
 LOST_TTL_S = 24 * 3600  # how long `hello` can still say why a lost table is gone
-# over, lobby, abandoned: how long a table waits before it stops (see `Clock.idle_due`).
-DEFAULT_IDLE = (600.0, 600.0, 1800.0)
-# Replays: every event of the table, public and private, is appended to `keys.replay` (the REST
-# endpoint filters by audience); the list is kept this long after the table's last event.
-DEFAULT_REPLAY_TTL_S = 7 * 24 * 3600
 # At most this many events per table are kept for its replay: a 4-seat match to 5 points makes
 # from about 75 (quick calls: tests/cluster/test_replays.py) to a few hundred (rounds of swaps,
 # every seat's deal and the watchers' copy), so this is a long evening of rematches. Past it
@@ -58,117 +52,6 @@ DEFAULT_REPLAY_TTL_S = 7 * 24 * 3600
 REPLAY_CAP = 20_000
 
 
-# Whether a table record (raw JSON) says the table moved away from an incarnation of `cell`
-# that found it after `moves` moves (actors/cells.py's MOVE sets the cell and counts one more).
-FENCE = """
-local function moved(raw, cell, moves)
-  local ok, rec = pcall(cjson.decode, raw)
-  if not ok or type(rec) ~= 'table' then return false end
-  local named = rec['cell']
-  if type(named) ~= 'string' then named = '' end
-  return named ~= cell or (tonumber(rec['moves']) or 0) ~= tonumber(moves)
-end
-"""
-
-# The save, as one script: SET the snapshot, append the new events to the log and the replay,
-# renew the records. A write can be sent twice (its answer late: redis-py sends it again on a
-# timeout, and so does the core's retry of a save it thinks failed): an event is appended only
-# when its seq is past the last one its list holds, so no list ever holds one twice.
-# The fence (cells, actors/cells.py): a save is refused (-1, nothing written) when the table
-# record names another cell than this actor's, or counts more moves than it did when this
-# incarnation found its table: the table was moved while this incarnation still ran (a
-# partition), and the new one's saves are the table now. The count closes a -> b -> a, where a
-# stale incarnation in a would see its own cell named again. No cells: '' and 0, as before.
-# Every key is of the table's slot (`keys.tag`); the actor's own record is written apart.
-# KEYS: snapshot, log, replay, replay meta, table record.
-# ARGV: the snapshot, the records' ttl, the events the log keeps, the replay's cap, its ttl,
-# its meta ('' when saved already: only renewed), the table record, this actor's cell, the
-# moves it knows of, the last seq this incarnation wrote to the log and to the replay (-1:
-# none, or not checked); then, for each new event: its seq, its JSON, and '1' when it belongs
-# in the replay (orders do not).
-# Returns {1 (saved), 0 (saved, but a list lost writes: none appended) or -1 (fenced), the log's
-# last seq, the replay's, 1 if the table record was there}. Lost writes, or no record, are Redis
-# having lost what its replica never got (a failover): the caller writes the missing events
-# again, and its own record.
-SAVE = Script(
-    "table.save",
-    FENCE
-    + """
-local current = redis.call('GET', KEYS[5])
-if current and moved(current, ARGV[8], ARGV[9]) then return {-1, 0, 0, 1} end
-local function last_seq(key)
-  local raw = redis.call('LINDEX', key, -1)
-  if not raw then return -1 end
-  return tonumber(cjson.decode(raw)[1])
-end
-local ttl = tonumber(ARGV[2])
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)
-local in_log, in_replay = last_seq(KEYS[2]), last_seq(KEYS[3])
-local full = redis.call('LLEN', KEYS[3]) >= tonumber(ARGV[4])
--- A list that ends before what this incarnation wrote to it lost writes: nothing is appended
--- to it now, so that the caller's next call can append the missing events in their order.
-local log_ok = in_log >= tonumber(ARGV[10])
-local replay_ok = full or in_replay >= tonumber(ARGV[11])
-local pushed_log, pushed_replay = 0, 0
-for i = 12, #ARGV, 3 do
-  local seq = tonumber(ARGV[i])
-  if log_ok and seq > in_log then
-    redis.call('RPUSH', KEYS[2], ARGV[i + 1])
-    pushed_log = pushed_log + 1
-  end
-  if replay_ok and ARGV[i + 2] == '1' and seq > in_replay then
-    redis.call('RPUSH', KEYS[3], ARGV[i + 1])
-    pushed_replay = pushed_replay + 1
-  end
-end
-if pushed_log > 0 then redis.call('LTRIM', KEYS[2], -tonumber(ARGV[3]), -1) end
-redis.call('EXPIRE', KEYS[2], ttl)
-if pushed_replay > 0 then redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[4]) - 1) end
-redis.call('EXPIRE', KEYS[3], tonumber(ARGV[5]))
-if ARGV[6] == '' then
-  redis.call('EXPIRE', KEYS[4], tonumber(ARGV[5]))
-else
-  redis.call('SET', KEYS[4], ARGV[6], 'EX', tonumber(ARGV[5]))
-end
-redis.call('SET', KEYS[5], ARGV[7], 'EX', ttl)
-if not log_ok or not replay_ok then
-  return {0, in_log, in_replay, current and 1 or 0}
-end
-return {1, in_log, in_replay, current and 1 or 0}
-""",
-)
-
-# The table stops: its record goes and its snapshot and log expire, unless the table was moved
-# (FENCE: those records are the new incarnation's now). KEYS: table record, snapshot, log;
-# ARGV: this actor's cell, the stopped TTL, the moves it knows of. 1 when retired.
-RETIRE = Script(
-    "table.retire",
-    FENCE
-    + """
-local current = redis.call('GET', KEYS[1])
-if current and moved(current, ARGV[1], ARGV[3]) then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]))
-redis.call('EXPIRE', KEYS[3], tonumber(ARGV[2]))
-return 1
-""",
-)
-
-# A restarting incarnation reads its table: snapshot, log and record (nothing else saves it
-# meanwhile: Ray runs one incarnation at a time).
-RESTORE = Pipeline("table.restore")
-# A table buried: its records go and a tombstone says why. KEYS: table record, snapshot, log,
-# tombstone; ARGV: why, the tombstone's TTL.
-BURY = Script(
-    "table.bury",
-    """
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-redis.call('SET', KEYS[4], ARGV[1], 'EX', tonumber(ARGV[2]))
-return 1
-""",
-)
-# A save that scores a point or ends a match, then WAIT for a replica, on one connection.
-DURABLE_SAVE = Pipeline("table.save-durable")
 # Events scored or a match ended: their save waits for a replica before they are published.
 DURABLE = frozenset({Reveal.type, MatchOver.type})
 # A table whose replica did not answer a WAIT does not wait for one again for this long.
@@ -181,72 +64,6 @@ RESTORE_ERRORS = (redis.ConnectionError, redis.TimeoutError, ClusterError, TryAg
 
 class TableMoved(Exception):
     """This incarnation's save was refused: the table moved to another cell (SAVE's fence)."""
-
-
-class SnapshotUnreadable(Exception):
-    """The saved table cannot be read back (corrupt, or a format this code does not know)."""
-
-
-@dataclass
-class Saved:
-    """A table as its snapshot and log had it."""
-
-    table: Table
-    seq: int
-    entries: list[Entry]
-    conns: dict[int, str]
-    done: OrderedDict[str, dict[str, Any]]
-    policy: str
-    idle: tuple[float, ...]
-    replay_ttl: int
-
-
-def record_json(actor_name: str, players: int, cell: str = "", moves: int = 0) -> str:
-    """The directory's record of a table: how gateways find its actor, and (with cells) which
-    cell's Ray runs it and how many times it was moved there. No cell: the record is byte for
-    byte what it was before cells."""
-    record: dict[str, Any] = {"table_id": actor_name, "actor": actor_name, "players": players}
-    if cell:
-        record["cell"] = cell
-    if moves:
-        record["moves"] = moves
-    return json.dumps(record)
-
-
-def migrate(snap: Any) -> dict[str, Any]:
-    """A snapshot of any known format, in today's layout. Raises SnapshotUnreadable for one
-    that is not a snapshot or comes from a newer (unknown) format."""
-    if not isinstance(snap, dict):
-        raise SnapshotUnreadable("not a JSON object")
-    version = snap.get("format", 1)
-    if version == 1:
-        # Format 1 differs only by its missing version and its log entries without holders
-        # (entry_from_json gives those none), and by a two-value idle.
-        snap = {**snap, "format": SNAPSHOT_FORMAT}
-        version = SNAPSHOT_FORMAT
-    if version != SNAPSHOT_FORMAT:
-        raise SnapshotUnreadable(f"unknown snapshot format {version!r}")
-    return dict(snap)
-
-
-def load(raw: str, raw_log: list[str]) -> Saved:
-    """Rebuild the table from its snapshot and log; SnapshotUnreadable if they cannot be read.
-    Older formats are migrated on the way in."""
-    try:
-        snap = migrate(json.loads(raw))
-        table = Table.from_snapshot(snap["table"])
-        seq = int(snap["seq"])
-        entries = [entry_from_json(json.loads(x)) for x in raw_log]
-        conns = {int(k): str(v) for k, v in snap["conns"].items()}
-        done = OrderedDict((str(k), dict(v)) for k, v in snap["done"])
-        policy = str(snap.get("bot_policy", "smart"))
-        idle = tuple(float(x) for x in snap.get("idle", DEFAULT_IDLE))
-        replay_ttl = int(snap.get("replay_ttl", DEFAULT_REPLAY_TTL_S))
-    except SnapshotUnreadable:
-        raise
-    except Exception as exc:  # whatever a damaged blob makes the parsers raise
-        raise SnapshotUnreadable(f"{type(exc).__name__}: {exc}") from exc
-    return Saved(table, seq, entries, conns, done, policy, idle, replay_ttl)
 
 
 @dataclass(frozen=True)

@@ -43,14 +43,10 @@ from actors.protocol import (
     TableCall,
     Unsubscribe,
 )
+from actors.snapshot import SnapshotUnreadable, migrate, record_json
 
 # Re-exported: other modules (the directory, tests, load tests) import these from here.
-from actors.store import (
-    KEY_TTL_S,
-    SnapshotUnreadable,
-    migrate,
-    record_json,
-)
+from actors.store import KEY_TTL_S
 from actors.table_core import TableCore, now_ms
 from cluster.link_secret import link_secret
 from cluster.redis_client import RedisSettings, settings_of

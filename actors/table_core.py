@@ -40,15 +40,14 @@ from actors.protocol import (
 )
 from actors.requests import Requests
 from actors.saves import Saves
-from actors.store import (
+from actors.snapshot import (
     DEFAULT_IDLE,
     DEFAULT_REPLAY_TTL_S,
     SNAPSHOT_FORMAT,
     SnapshotUnreadable,
-    TableMoved,
-    TableStore,
     load,
 )
+from actors.store import TableMoved, TableStore
 from actors.tasks import Tasks
 from actors.watchers import Watchers
 from cluster.redis_client import RedisSettings

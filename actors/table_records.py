@@ -19,7 +19,8 @@ from typing import Any
 from actors import keys, legacy_keys
 from actors.cells import ForeignTable, cell_of
 from actors.ray_names import Actors, Handle
-from actors.store import KEY_TTL_S, record_json
+from actors.snapshot import record_json
+from actors.store import KEY_TTL_S
 from cluster.redis_client import AsyncRedis, scan
 from cluster.redis_ops import Pipeline, Script
 

@@ -68,7 +68,7 @@ from actors.protocol import (
     Welcome,
 )
 from actors.ray_calls import ask
-from actors.store import DEFAULT_REPLAY_TTL_S
+from actors.snapshot import DEFAULT_REPLAY_TTL_S
 from actors.table_actor import actor_class
 from cluster.stack import Spec, Stack
 from loadtests import cli

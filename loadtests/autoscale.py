@@ -36,7 +36,7 @@ from actors.drain import drain
 from actors.keys import ACTOR_PREFIX
 from actors.protocol import Act, Join, Joined, Open, Outcome, Probe, Serve
 from actors.ray_calls import ask
-from actors.store import DEFAULT_REPLAY_TTL_S
+from actors.snapshot import DEFAULT_REPLAY_TTL_S
 from actors.table_actor import actor_class
 from cluster.procs import ONE_MACHINE
 from cluster.stack import Spec, Stack

@@ -70,15 +70,25 @@ class Background:
         return ""
 
     def stop(self) -> None:
-        """SIGTERM, so that it stops what it started; then SIGKILL of its process group."""
+        """SIGTERM to its process group (a shell running commands in turn, and the command it
+        runs), so that each stops what it started; then SIGKILL of what is left of the group."""
         proc, self.proc = self.proc, None
         if proc is None or proc.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(STOP_S)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
+            os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_S
+        while time.monotonic() < deadline and _group_alive(proc):
+            time.sleep(0.2)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
+
+
+def _group_alive(proc: subprocess.Popen[bytes]) -> bool:
+    proc.poll()  # reaps the leader once it has ended, or the group never empties
+    try:
+        os.killpg(proc.pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -20,7 +20,8 @@ from actors.pool_demand import PoolPolicy
 from actors.protocol import Outcome, Reply
 from actors.ray_calls import LastAnswer
 from actors.slots import Slots
-from actors.store import TableMoved, record_json
+from actors.snapshot import record_json
+from actors.store import TableMoved
 from actors.table_core import TableCore
 from tests.actors.test_table_core import CODE, NAME, Clock, act, saved
 

@@ -16,7 +16,8 @@ import redis
 from actors import keys, watchers
 from actors.orders import is_order
 from actors.protocol import Act, ErrorBody, Join, Leave, Outcome, Unreadable, Views, ViewSet
-from actors.store import DEFAULT_REPLAY_TTL_S, STOPPED_TTL_S
+from actors.snapshot import DEFAULT_REPLAY_TTL_S
+from actors.store import STOPPED_TTL_S
 from actors.table_core import TableCore
 from engine.errors import ErrorCode
 
