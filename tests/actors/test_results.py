@@ -17,6 +17,7 @@ import redis
 import redis.asyncio as aioredis
 
 from actors import keys
+from actors.protocol import Act, Outcome
 from actors.ratings import RatingStore, Standing, match_id
 from actors.results import result_from_wire
 from actors.table_core import TableCore
@@ -50,25 +51,27 @@ async def table(url: str, clock: Clock) -> TableCore:
     core = TableCore(NAME, url, now=clock)
     config = {"players": 4, "seed": 7, "bot_policy": "idle"}
     assert (await core.open(CODE, config, "p0", "P0", (600.0, 600.0))).ok
-    for reply in (
-        await core.serve(act("p0", "add_bot", seat=1)),
-        await core.serve(act("p0", "add_bot", seat=3)),
-    ):
-        assert reply.ok, reply
+    for seat in (1, 3):
+        await ok(core, act("p0", "add_bot", seat=seat))
     return core
+
+
+async def ok(core: TableCore, request: Act) -> None:
+    reply = await core.serve(request)
+    assert isinstance(reply, Outcome)
+    assert reply.ok, reply
 
 
 async def play_to_the_end(core: TableCore) -> None:
     """Nobody is connected, so every round opens at once (R6); a bot's wrong Quatro! scores
     for the humans' team, five times."""
-    reply = await core.serve(act("p2", "take_seat", seat=2, name="P2"))
-    assert reply.ok, reply
-    assert (await core.serve(act("p0", "start"))).ok
+    await ok(core, act("p2", "take_seat", seat=2, name="P2"))
+    await ok(core, act("p0", "start"))
     t = core.table
     assert t is not None
     while str(t.phase) != "over":
         if str(t.phase) == "pause":
-            assert (await core.serve(act("p0", "next_round"))).ok
+            await ok(core, act("p0", "next_round"))
         # A bot's call, as the engine takes one for a bot's seat: wrong, so team 0 scores.
         await core.change(lambda: core.apply(CallQuatro(seat=1), core.now()), touch=True)
 
@@ -223,7 +226,7 @@ async def test_a_failover_to_a_replica_that_has_the_match_applies_it_once(
     result = result_from_wire(saved(primary.url)["results"]["owed"][0])
     old = RatingStore(aioredis.Redis.from_url(primary.url, decode_responses=True))
     first = await old.apply(match_id(NAME, 1), result, 0)
-    assert int(await old.redis.execute_command("WAIT", 1, 5000)) == 1
+    assert int(await old.redis.execute_command("WAIT", 1, 5000)) == 1  # type: ignore[no-untyped-call]
     await old.redis.aclose()
     primary.stop()
     promote = redis.Redis(port=replica.port)
