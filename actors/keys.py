@@ -92,9 +92,10 @@ def replay_meta(table_id: str) -> str:
 
 
 def quick(players: int) -> str:
-    """Quick play: the public table of `players` seats now filling, shared by every gateway
-    (hash {token, next, until}: the next seat to hand out, and until when)."""
-    return f"quatro:quick:{players}"
+    """Quick play: the public tables of `players` seats now filling, shared by every gateway
+    (hash token -> "level next until opened": the level it was opened at, the next seat to
+    hand out, until when, and since when)."""
+    return f"quatro:{{quick:{players}}}:filling"
 
 
 def quick_table(token: str) -> str:

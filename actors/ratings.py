@@ -174,11 +174,16 @@ class RatingStore:
         raise RuntimeError(f"match {mid}: its players' ratings kept moving; will try again")
 
     async def record(
-        self, mid: str, table_id: str, result: MatchResult, changes: dict[str, Any] | None
+        self,
+        mid: str,
+        table_id: str,
+        code: str,
+        result: MatchResult,
+        changes: dict[str, Any] | None,
     ) -> None:
         """The match's record, then each rated player's history line: single-slot steps, each
         the same whenever it runs again."""
-        record = match_record(mid, table_id, result, changes)
+        record = match_record(mid, table_id, code, result, changes)
         await self.redis.set(keys.match(mid), json.dumps(record), ex=MATCH_TTL_S)
         if changes is None:
             return
@@ -190,7 +195,7 @@ class RatingStore:
 
 
 def match_record(
-    mid: str, table_id: str, result: MatchResult, changes: dict[str, Any] | None
+    mid: str, table_id: str, code: str, result: MatchResult, changes: dict[str, Any] | None
 ) -> dict[str, Any]:
     """What a finished match leaves: enough for a history line and a replay's list of players.
     A player's id is kept for the rated only (the others are bots, or joined late)."""
@@ -198,6 +203,7 @@ def match_record(
     return {
         "match": mid,
         "table_id": table_id,
+        "code": code,  # to tell whether its table is still open (gateway/profiles.py)
         "number": result.match,
         "players": result.players,
         "ended_at": result.ended_at,

@@ -52,6 +52,7 @@ class Rated(Protocol):
     """What the results need of the table."""
 
     name: str  # the table's id: its matches' ids start with it
+    code: str
     table: Table | None
     tasks: Tasks
     version: int
@@ -128,7 +129,7 @@ class Results:
         mid = match_id(self.core.name, result.match)
         store = self._store()
         changes = await store.apply(mid, result, self.core.now())
-        await store.record(mid, self.core.name, result, changes)
+        await store.record(mid, self.core.name, self.core.code, result, changes)
         return changes
 
     def _told(self, owed: dict[str, Any], changes: dict[str, Any] | None) -> list[Entry]:

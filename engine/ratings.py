@@ -146,6 +146,7 @@ def rate(result: MatchResult, before: Mapping[str, Rating]) -> dict[str, Rating]
 # until it takes anyone at `WIDE_AT` of the table's fill wait: the last stretch before bots fill
 # the empty seats is open to every level, so nobody waits longer than QUATRO_QUICK_FILL_S.
 BAND_START = 100  # display points either side, at once
+BAND_REACH = 1_900  # added by `WIDE_AT`: a band this wide already spans every level players have
 WIDE_AT = 0.75  # of the fill wait, after which any level is taken
 ANY_LEVEL = 1_000_000
 
@@ -156,5 +157,4 @@ def band(waited_ms: int, fill_ms: int) -> int:
     open_at = max(1, int(fill_ms * WIDE_AT))
     if waited_ms >= open_at:
         return ANY_LEVEL
-    reach = 2_000 - BAND_START  # a band this wide already spans every level players have
-    return BAND_START + reach * max(0, waited_ms) // open_at
+    return BAND_START + BAND_REACH * max(0, waited_ms) // open_at
