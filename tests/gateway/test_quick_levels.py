@@ -47,7 +47,8 @@ async def seat(q: QuickQueue, level: int, players: int = 4) -> tuple[str, int]:
 
 async def opened_ago(q: QuickQueue, token: str, ms: int, players: int = 4) -> None:
     """Make the table of `token` look as if it had opened `ms` ago."""
-    level, nxt, until, _ = (await q.redis.hget(keys.quick(players), token) or "").split()
+    raw = await q.redis.hget(keys.quick(players), token)
+    level, nxt, until, _ = str(raw).split()
     now = int(time.time() * 1000)
     await q.redis.hset(keys.quick(players), token, f"{level} {nxt} {until} {now - ms}")
 
