@@ -6,10 +6,11 @@ device. docs/protocol.md, Profiles."""
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
+from engine.cards import PLAYER_COUNTS
 from engine.errors import ErrorCode
 from gateway.deps import ClientIp, Me, Svc, quota
 from gateway.errors import ApiError
@@ -42,7 +43,21 @@ PlayerId = Annotated[
         json_schema_extra={"pattern": PLAYER_ID.pattern},
     ),
 ]
-Players = Annotated[Literal[4, 6, 8], Path(description="the table size: 4, 6 or 8 seats")]
+def _size(
+    players: Annotated[
+        int,
+        Path(
+            description="the table size: 4, 6 or 8 seats",
+            json_schema_extra={"enum": list(PLAYER_COUNTS)},
+        ),
+    ],
+) -> int:
+    if players not in PLAYER_COUNTS:
+        raise ApiError(ErrorCode.BAD_MESSAGE, "path.players: a table has 4, 6 or 8 seats")
+    return players
+
+
+Players = Annotated[int, Depends(_size)]
 KeyId = Annotated[str, Path(description="a passkey's id, from GET /api/profiles/me")]
 
 
