@@ -43,6 +43,8 @@ PlayerId = Annotated[
         json_schema_extra={"pattern": PLAYER_ID.pattern},
     ),
 ]
+
+
 def _size(
     players: Annotated[
         int,

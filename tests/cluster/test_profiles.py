@@ -71,7 +71,7 @@ async def test_a_match_is_rated_once_through_a_retried_call_and_an_actor_killed_
     table_id = json.loads(r.get(keys.table(code)) or "{}")["table_id"]
     await to_four_nil(code, host, other)
     # Ratings of 4-seat tables out of reach (a key of the wrong type): the table owes them.
-    saved_ratings = r.hgetall(keys.ratings(4))
+    saved_ratings: dict[Any, Any] = dict(r.hgetall(keys.ratings(4)))
     r.delete(keys.ratings(4))
     r.set(keys.ratings(4), "broken")
     try:
