@@ -53,6 +53,14 @@ class Leaderboards:
             "me": own,
         }
 
+    async def row(self, players: int, me: str) -> dict[str, Any] | None:
+        """The player's own row, with their rank; None before their first rated match."""
+        rank: Any = await self.redis.zrevrank(keys.board(players), me)
+        if rank is None:
+            return None
+        (own,) = await self._rows(players, [me], int(rank) + 1, me)
+        return own
+
     async def _rows(
         self, players: int, ids: list[str], first_rank: int, me: str | None
     ) -> list[dict[str, Any]]:

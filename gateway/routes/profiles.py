@@ -186,9 +186,7 @@ async def leaderboard(
 async def my_rank(players: Players, svc: Svc, me: Me) -> dict[str, Any] | None:
     """The caller's own row on this size's leaderboard (with their rank), or null before their
     first rated match there."""
-    board = await svc.leaderboards.page(players, 1, me.player_id)
-    mine: dict[str, Any] | None = board["me"]
-    return mine
+    return await svc.leaderboards.row(players, me.player_id)
 
 
 # -- Passkeys --------------------------------------------------------------------------------------
