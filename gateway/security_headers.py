@@ -50,7 +50,9 @@ def content_security_policy(script_hashes: list[str]) -> str:
 
 
 def _page(path: str) -> bool:
-    return path == "/" or path.startswith(("/t/", "/static/"))
+    return path in ("/", "/profile") or path.startswith(
+        ("/t/", "/static/", "/replay/", "/p/", "/leaderboard/")
+    )
 
 
 class SecurityHeaders:

@@ -1,4 +1,5 @@
-"""The web client's page: `/`, the invite link `/t/{code}` and a replay `/replay/{table_id}`
+"""The web client's page: `/`, the invite link `/t/{code}`, a replay `/replay/{table_id}`, and
+(issue 36) `/profile`, `/p/{player_id}` and `/leaderboard/{players}`
 serve the same index.html (the client reads the path); its files are under /static (mounted in
 app.py)."""
 
@@ -43,4 +44,22 @@ async def invite(code: str) -> FileResponse:
 @router.get("/replay/{table_id}")
 async def replay(table_id: str) -> FileResponse:
     """(ext) A finished table played back: the client fetches `/api/replays/{table_id}`."""
+    return _index()
+
+
+@router.get("/profile")
+async def own_profile() -> FileResponse:
+    """(ext) The player's own profile: the client fetches `/api/profiles/me`."""
+    return _index()
+
+
+@router.get("/p/{player_id}")
+async def profile(player_id: str) -> FileResponse:
+    """(ext) A player's profile as others see it: the client fetches `/api/profiles/{id}`."""
+    return _index()
+
+
+@router.get("/leaderboard/{players}")
+async def leaderboard(players: str) -> FileResponse:
+    """(ext) A table size's leaderboard: the client fetches `/api/leaderboards/{players}`."""
     return _index()

@@ -14,6 +14,7 @@ import { TableSettings, startPractice } from "./settings.js";
 import { Countdown, useTick } from "./ticking.js";
 import { Cancelled, withRetry } from "./retry.js";
 import { serverNow } from "./servertime.js";
+import { PasskeySignIn } from "./profile.js";
 
 export function errorText(err) {
   const code = err?.code || "generic";
@@ -185,7 +186,24 @@ export function Home() {
       </div>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
+    <${PagesNav} signedIn=${!!session} />
+    ${!session && html`<${PasskeySignIn} onSignedIn=${(s) => setName(s.name)} />`}
   </section>`;
+}
+
+// The ways to the profile and the leaderboards (issue 36), on the home page and on theirs.
+export function PagesNav({ signedIn, here = "" }) {
+  const link = (id, path, key) =>
+    here === path
+      ? null
+      : html`<a class="button" id=${id} href=${path} onClick=${(e) => (e.preventDefault(), navigate(path))}
+          >${t(key)}</a
+        >`;
+  return html`<nav class="row home-links" aria-label=${t("nav.pages")}>
+    ${here !== "" && link("to-home", "/", "nav.home")}
+    ${signedIn && link("to-profile", "/profile", "home.profile")}
+    ${link("to-board", "/leaderboard", "home.leaderboards")}
+  </nav>`;
 }
 
 // The status stays one sentence for the whole wait (a live region that changed every second
