@@ -29,6 +29,7 @@ from actors import keys
 from actors.ratings import Standing, match_record
 from engine.ratings import MatchResult, Rating, SeatResult
 from tests.browser.players import TALL_PHONE, new_player
+from tests.browser.test_replay import finished_bot_match
 from tests.conftest import Stack
 
 LANGS = ("en", "fr", "ht", "ar")
@@ -212,5 +213,31 @@ def test_the_profile_history_and_leaderboard_pages(
         # No page is wider than the phone.
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= TALL_PHONE["width"], width
+    finally:
+        p.close()
+
+
+def test_the_last_reveal_shows_each_rated_players_rating_change(
+    browser: Any, stack: Stack, stack_url: str
+) -> None:
+    """A match played to its end (its host and three bots): once over, the reveal shows the
+    host's rating change, as their profile has it, and leads to the profile."""
+    who, code, _ = finished_bot_match(stack_url)
+    p = phone(browser, "fr", who)
+    try:
+        page = p.page
+        page.goto(f"{stack_url}/t/{code}")
+        tag = page.locator(".rating-change[data-rating-seat='0'] .delta")
+        expect(tag).to_be_visible(timeout=30_000)
+        expect(page.locator(".rating-change")).to_have_count(1)  # bots are not rated
+        me = httpx.get(
+            f"{stack_url}/api/profiles/me", headers={"Authorization": f"Bearer {who['token']}"}
+        ).json()
+        (line,) = me["history"]
+        expect(tag).to_have_attribute("data-delta", str(line["delta"]))
+        page.locator(".reveal.panel").screenshot(path=f"{SHOTS}/reveal-fr.png")
+        page.click("#my-profile")
+        expect(page).to_have_url(re.compile(r"/profile$"))
+        expect(page.locator(".history-line")).to_have_count(1)
     finally:
         p.close()

@@ -3,7 +3,7 @@
 // at `/p/{player_id}`, showing only what its owner chose to show.
 import { useEffect, useState } from "preact/hooks";
 import { html } from "./html.js";
-import { currentLang, t } from "./i18n.js";
+import { currentLang, listOf, t } from "./i18n.js";
 import { api, loadSession, saveSession } from "./api.js";
 import { NameField, PagesNav, cleanName, errorText } from "./lobby.js";
 import { nameProblem } from "./namecheck.js";
@@ -86,15 +86,17 @@ function History({ lines }) {
                 ${m.delta !== null && html`<${Delta} d=${m.delta} />`}
               </span>
               <span class="who">
-                ${m.seats
-                  .filter((s) => s.team === m.team)
-                  .map(
-                    (s, i) => html`${i > 0 ? ", " : ""}${s.profile
-                      ? html`<a href=${`/p/${s.profile}`} onClick=${go(`/p/${s.profile}`)}
-                          ><bdi>${s.name}</bdi></a
-                        >`
-                      : html`<bdi>${s.name}</bdi>`}`,
-                  )}
+                ${listOf(
+                  m.seats
+                    .filter((s) => s.team === m.team)
+                    .map((s) =>
+                      s.profile
+                        ? html`<a href=${`/p/${s.profile}`} onClick=${go(`/p/${s.profile}`)}
+                            ><bdi>${s.name}</bdi></a
+                          >`
+                        : html`<bdi>${s.name}</bdi>`,
+                    ),
+                )}
               </span>
               <a
                 class="replay-link"
