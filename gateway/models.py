@@ -548,3 +548,9 @@ class ReplayOut(BaseModel):
     start: dict[str, Any]  # the public snapshot of the empty table, before its first event
     matches: list[MatchSpan]
     events: list[dict[str, Any]]
+    lineups: list[list[SeatLine] | None] = Field(
+        default_factory=list,
+        description="extension (issue 36): each finished match's players, as its record keeps "
+        "them, each seat linked to its player's profile when that profile shows something (a "
+        'deleted player: "deleted player", no link); null for a match that left no record',
+    )

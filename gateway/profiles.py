@@ -277,6 +277,16 @@ class Profiles:
             lines.append(await self._line(record, player_id, shown))
         return lines
 
+    async def match_players(self, mid: str, shown: dict[str, bool]) -> list[dict[str, Any]] | None:
+        """A finished match's seats as its record keeps them (a deleted player's as "deleted
+        player"), each linked to its player's profile when that profile shows something; None
+        when the match left no record (not rated, or expired)."""
+        raw = await self.redis.get(keys.match(mid))
+        if raw is None:
+            return None
+        record = json.loads(raw)
+        return list((await self._line(record, "", shown))["seats"])
+
     async def _live(self, record: dict[str, Any]) -> bool:
         code = record.get("code")
         if not code:

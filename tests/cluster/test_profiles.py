@@ -126,6 +126,20 @@ async def test_a_match_is_rated_once_through_a_retried_call_and_an_actor_killed_
     assert welcome["table"]["ratings"]["changes"] == told["changes"]
     for p in (host, other):
         await p.close()
+    # The replay lists the match's players; a profile that shows something is linked.
+    assert (await other.rest("PATCH", "/api/profiles/me", json={"history": True})).is_success
+    (lineup,) = (await host.rest("GET", f"/api/replays/{table_id}")).json()["lineups"]
+    assert [(s["seat"], s["name"], s["profile"]) for s in lineup if s["seat"] < 2] == [
+        (0, host.name, None),
+        (1, other.name, other.player_id),
+    ]
+    # Deleted: the replay's list and the other's history keep "deleted player", unlinked.
+    assert (await other.rest("DELETE", "/api/profiles/me")).is_success
+    (lineup,) = (await host.rest("GET", f"/api/replays/{table_id}")).json()["lineups"]
+    assert (lineup[1]["name"], lineup[1]["profile"]) == ("deleted player", None)
+    (line,) = (await host.rest("GET", "/api/profiles/me")).json()["history"]
+    assert line["seats"][1]["name"] == "deleted player"
+    assert r.zscore(keys.board(4), other.player_id) is None
 
 
 async def test_the_profile_shows_what_its_owner_chooses_and_goes_for_good(stack: Stack) -> None:
