@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 
 from engine.cards import PLAYER_COUNTS
 from engine.errors import ErrorCode
+from gateway.client_ip import scheme_of
 from gateway.deps import ClientIp, Me, Svc, quota
 from gateway.errors import ApiError
 from gateway.leaderboards import MAX_PAGE
@@ -191,11 +192,12 @@ async def my_rank(players: Players, svc: Svc, me: Me) -> dict[str, Any] | None:
 
 # -- Passkeys --------------------------------------------------------------------------------------
 def site(request: Request, svc: Svc) -> Site:
-    """The site the browser is on (its `Origin`, which must be the `Host` asked)."""
+    """The site the browser is on (its `Origin`, which must be the `Host` asked, with the
+    scheme a trusted proxy says it used: TLS usually ends at the ingress)."""
     return site_of(
         request.headers.get("origin"),
         request.headers.get("host"),
-        request.url.scheme,
+        scheme_of(dict(request.scope), svc.proxies),
         svc.settings.passkey_rp_id,
     )
 
