@@ -14,9 +14,14 @@ import { PasskeyCancelled, addPasskey, passkeysWork, signInWithPasskey } from ".
 const SIZES = [4, 6, 8];
 
 // Digits stay Latin in every language (i18n.js, formatNumber): dates too.
+// Browsers have no Haitian Creole month names: its dates are written in figures (2/12/2026).
 export function day(ms) {
   const lang = currentLang();
-  const locale = lang === "ar" ? "ar-u-nu-latn" : lang === "ht" ? "fr-HT" : lang;
+  if (lang === "ht") {
+    const numeric = { year: "numeric", month: "numeric", day: "numeric" };
+    return new Intl.DateTimeFormat("fr", numeric).format(new Date(ms));
+  }
+  const locale = lang === "ar" ? "ar-u-nu-latn" : lang;
   return new Intl.DateTimeFormat(locale, { dateStyle: "medium" }).format(new Date(ms));
 }
 
