@@ -203,3 +203,46 @@ async def test_the_profile_shows_what_its_owner_chooses_and_goes_for_good(stack:
     assert r.zscore(keys.board(6), ana.player_id) is None
     assert r.hget(keys.ratings(6), ana.player_id) is None
     assert r.exists(keys.profile(ana.player_id)) == 0
+
+
+async def test_quick_play_seats_by_level(stack: Stack) -> None:
+    """A veteran and two newcomers ask for quick play at once: the newcomers share a table,
+    the veteran (1,800 against 1,000) gets one of their own while the newcomers' band is
+    narrow. Everyone leaves before bots would fill in."""
+    r = store(stack)
+    r.delete(keys.quick(8))
+    vet, new1, new2 = [await Player(stack.a.url, n).register() for n in ("Vet", "New1", "New2")]
+    r.hset(keys.ratings(8), vet.player_id, json.dumps({"mu": 45.0, "sigma": 1.5, "v": 1}))
+    seats: list[tuple[Player, dict[str, Any]]] = []
+    try:
+        for p in (new1, vet, new2):
+            got = await p.rest("POST", "/api/quickplay", json={"players": 8})
+            assert got.status_code == 200, got.text
+            seats.append((p, got.json()))
+        codes = {p.name: s["code"] for p, s in seats}
+        assert codes["New1"] == codes["New2"]
+        assert codes["Vet"] != codes["New1"]
+    finally:
+        for p, s in seats:
+            await p.rest("DELETE", f"/api/tables/{s['code']}/seats/{s['seat']}")
+        r.delete(keys.quick(8))
+
+
+async def test_kicks_and_reports_are_rate_limited_per_player(stack: Stack) -> None:
+    host = await Player(stack.b.url, "Kicker").register()
+    r = await host.rest("POST", "/api/tables", json={"players": 4})
+    assert r.status_code == 201, r.text
+    code = r.json()["code"]
+    answers = [
+        (await host.rest("DELETE", f"/api/tables/{code}/seats/3")).status_code for _ in range(11)
+    ]
+    assert answers[:10] == [404] * 10  # the seat is empty: a token is taken all the same
+    assert answers[10] == 429
+    target = await Player(stack.b.url, "Target").register()
+    got = [
+        (await host.rest("POST", f"/api/profiles/{target.player_id}/report")).status_code
+        for _ in range(6)
+    ]
+    assert got == [200] * 5 + [429]
+    limited = await host.rest("POST", f"/api/profiles/{target.player_id}/report")
+    assert int(limited.headers["Retry-After"]) >= 1
