@@ -5,7 +5,8 @@ import { useEffect, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { api, loadSession } from "./api.js";
-import { PagesNav, errorText } from "./lobby.js";
+import { PagesNav } from "./lobby.js";
+import { errorText } from "./words.js";
 import { navigate } from "./router.js";
 
 const SIZES = [4, 6, 8];

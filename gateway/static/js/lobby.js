@@ -14,14 +14,10 @@ import { TableSettings, startPractice } from "./settings.js";
 import { Countdown, useTick } from "./ticking.js";
 import { Cancelled, withRetry } from "./retry.js";
 import { serverNow } from "./servertime.js";
-import { PasskeySignIn } from "./profile.js";
+import { PasskeySignIn } from "./signin.js";
+import { cleanName, errorText } from "./words.js";
 
-export function errorText(err) {
-  const code = err?.code || "generic";
-  const key = err?.reason ? `err.${code}.${err.reason}` : `err.${code}`;
-  const text = t(key);
-  return text === key ? t("err.generic") : text;
-}
+export { cleanName, errorText };
 
 export function NameField({ value, onInput, id = "player-name", inputRef = null }) {
   return html`<div class="field">
@@ -38,12 +34,6 @@ export function NameField({ value, onInput, id = "player-name", inputRef = null 
       onInput=${(e) => onInput(e.currentTarget.value)}
     />
   </div>`;
-}
-
-// Whitespace collapsed, never cut (a cut could split a joined emoji and leave a stray joiner):
-// a name too long is refused with its own message (`nameProblem`).
-export function cleanName(name) {
-  return name.replace(/\s+/g, " ").trim();
 }
 
 export function Home() {

@@ -5,11 +5,13 @@ import { useEffect, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { currentLang, listOf, t } from "./i18n.js";
 import { api, loadSession, saveSession } from "./api.js";
-import { NameField, PagesNav, cleanName, errorText } from "./lobby.js";
+import { NameField, PagesNav } from "./lobby.js";
+import { PasskeySignIn } from "./signin.js";
+import { cleanName, errorText } from "./words.js";
 import { nameProblem } from "./namecheck.js";
 import { navigate } from "./router.js";
 import { toast } from "./toast.js";
-import { PasskeyCancelled, addPasskey, passkeysWork, signInWithPasskey } from "./passkey.js";
+import { PasskeyCancelled, addPasskey, passkeysWork } from "./passkey.js";
 
 const SIZES = [4, 6, 8];
 
@@ -331,32 +333,6 @@ function Theirs({ id }) {
       </button>
     </p>`}
   </section>`;
-}
-
-// On a new device: a passkey made on another brings its profile here.
-export function PasskeySignIn({ onSignedIn = null }) {
-  const [busy, setBusy] = useState(false);
-  if (!passkeysWork()) return null;
-  async function signIn() {
-    setBusy(true);
-    try {
-      const session = await signInWithPasskey();
-      toast(t("passkey.signedIn", { name: session.name }));
-      if (onSignedIn) onSignedIn(session);
-      else navigate("/profile");
-    } catch (err) {
-      toast(err instanceof PasskeyCancelled ? t("passkey.cancelled") : errorText(err), "error");
-    } finally {
-      setBusy(false);
-    }
-  }
-  return html`<div class="panel passkey-sign-in">
-    <h2>${t("passkey.signInTitle")}</h2>
-    <p>${t("passkey.signInLead")}</p>
-    <button type="button" id="passkey-sign-in" disabled=${busy} onClick=${signIn}>
-      ${t("passkey.signIn")}
-    </button>
-  </div>`;
 }
 
 export function ProfileRoute({ id }) {

@@ -8,7 +8,7 @@ import { listOf, t } from "./i18n.js";
 import { api, ApiError, loadSession } from "./api.js";
 import { fromWelcome, reduce } from "./state.js";
 import { TableView } from "./table.js";
-import { errorText } from "./lobby.js";
+import { errorText } from "./words.js";
 import { navigate } from "./router.js";
 import { noteServerTime } from "./servertime.js";
 import { announce } from "./announce.js";

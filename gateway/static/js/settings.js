@@ -3,7 +3,7 @@
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { api, loadSession } from "./api.js";
-import { errorText } from "./lobby.js";
+import { errorText } from "./words.js";
 import { toast } from "./toast.js";
 
 export const BOT_LEVELS = ["relaxed", "normal", "sharp"];
