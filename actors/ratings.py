@@ -20,9 +20,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import redis.asyncio as aioredis
-
 from actors import keys
+from cluster.redis_client import AsyncRedis
+from cluster.redis_ops import Pipeline, Script
 from engine.ratings import NEW, MatchResult, Rating, counts, rate
 
 HISTORY = 50  # matches kept in a player's history
@@ -36,8 +36,11 @@ ATTEMPTS = 20  # reads and computations when other matches of the same players k
 # player: id, the version read ('0': none yet), the new rating's JSON (without its version),
 # the leaderboard's score, and the name the leaderboard shows ('' for none).
 # Returns {1, changes} applied (now or before), {0, ''} a rating moved since it was read,
-# {2, ''} a player deleted their profile.
-APPLY = """
+# {2, ''} a player deleted their profile. A script because it is the one atomic step: the check
+# that nothing moved and every write must see no other match's apply between them.
+APPLY = Script(
+    "ratings.apply",
+    """
 local done = redis.call('HGET', KEYS[4], ARGV[1])
 if done then return {1, done} end
 for i = 5, #ARGV, 5 do
@@ -63,7 +66,14 @@ for _, id in ipairs(old) do
   redis.call('ZREM', KEYS[5], id)
 end
 return {1, ARGV[4]}
-"""
+""",
+)
+# A player's profile and its tombstone, read (one slot). Not atomic, and need not be: a deletion
+# writes the tombstone before it removes the profile, and the tombstone is read after it here.
+PROFILE_LIVE = Pipeline("ratings.profile-live")
+# A history line added and the history trimmed to its last HISTORY (one key). Not atomic, and
+# need not be: each step leaves the newest lines whatever runs between, and runs again the same.
+HISTORY_LINE = Pipeline("ratings.history-line")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +108,8 @@ def match_id(table_id: str, match: int) -> str:
 
 
 class RatingStore:
-    def __init__(self, redis: aioredis.Redis) -> None:
+    def __init__(self, redis: AsyncRedis) -> None:
         self.redis = redis
-        self._apply = redis.register_script(APPLY)
 
     async def standings(self, players: int, ids: list[str]) -> list[Standing]:
         if not ids:
@@ -111,10 +120,10 @@ class RatingStore:
     async def profiles_live(self, ids: tuple[str, ...]) -> bool:
         """Every player has a profile that is not deleted (one step per player's slot)."""
         for player_id in ids:
-            pipe = self.redis.pipeline(transaction=False)
+            pipe = PROFILE_LIVE.on(self.redis)
             pipe.exists(keys.profile(player_id))
             pipe.exists(keys.profile_gone(player_id))
-            has, gone = await pipe.execute()
+            has, gone = await PROFILE_LIVE.run(pipe)
             if not int(has) or int(gone):
                 return False
         return True
@@ -155,8 +164,9 @@ class RatingStore:
                 won = 1 if result.won(p) else 0
                 new = Standing(after[p], s.played + 1, s.won + won, s.version)
                 args += [p, s.version, new.to_json(), after[p].display, names.get(p, "")]
-            status, stored = await self._apply(
-                keys=[
+            status, stored = await APPLY.run(
+                self.redis,
+                [
                     keys.ratings(n),
                     keys.board(n),
                     keys.board_names(n),
@@ -164,7 +174,7 @@ class RatingStore:
                     keys.rated_at(n),
                     keys.unrated(n),
                 ],
-                args=args,
+                args,
             )
             if int(status) == 1:
                 applied: dict[str, Any] = json.loads(stored)
@@ -188,10 +198,10 @@ class RatingStore:
         if changes is None:
             return
         for player_id in result.rated():
-            pipe = self.redis.pipeline(transaction=True)
+            pipe = HISTORY_LINE.on(self.redis)
             pipe.zadd(keys.history(player_id), {mid: result.ended_at})
             pipe.zremrangebyrank(keys.history(player_id), 0, -HISTORY - 1)
-            await pipe.execute()
+            await HISTORY_LINE.run(pipe)
 
 
 def match_record(

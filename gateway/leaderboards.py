@@ -12,28 +12,35 @@ from __future__ import annotations
 
 from typing import Any
 
-import redis.asyncio as aioredis
-
 from actors import keys
 from actors.ratings import Standing
+from cluster.redis_client import AsyncRedis
+from cluster.redis_ops import Pipeline
 
 PAGE = 20
 MAX_PAGE = 10_000  # past the 200,000th row a page is refused (nobody reads that far)
 
+# Reads of one size's slot, never a transaction: a page read while a match is applied may show
+# a row's old rating beside a new rank, which the next read puts right; nothing is written.
+# The board's size, a page of it and the caller's rank.
+PAGE_READ = Pipeline("leaderboards.page")
+# The names and standings of a page's players.
+ROWS = Pipeline("leaderboards.rows")
+
 
 class Leaderboards:
-    def __init__(self, redis: aioredis.Redis) -> None:
+    def __init__(self, redis: AsyncRedis) -> None:
         self.redis = redis
 
     async def page(self, players: int, page: int, me: str | None) -> dict[str, Any]:
         start = (page - 1) * PAGE
         board = keys.board(players)
-        pipe = self.redis.pipeline(transaction=False)
+        pipe = PAGE_READ.on(self.redis)
         pipe.zcard(board)
         pipe.zrevrange(board, start, start + PAGE - 1, withscores=True)
         if me is not None:
             pipe.zrevrank(board, me)
-        found = await pipe.execute()
+        found = await PAGE_READ.run(pipe)
         total, ranked = int(found[0]), list(found[1])
         mine = found[2] if me is not None else None
         ids = [str(pid) for pid, _ in ranked]
@@ -66,10 +73,10 @@ class Leaderboards:
     ) -> list[dict[str, Any]]:
         if not ids:
             return []
-        pipe = self.redis.pipeline(transaction=False)
+        pipe = ROWS.on(self.redis)
         pipe.hmget(keys.board_names(players), ids)
         pipe.hmget(keys.ratings(players), ids)
-        names, standings = await pipe.execute()
+        names, standings = await ROWS.run(pipe)
         rows = []
         for i, (pid, name, raw) in enumerate(zip(ids, names, standings, strict=True)):
             s = Standing.read(raw)

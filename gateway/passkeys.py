@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import redis.asyncio as aioredis
 from webauthn import (
     base64url_to_bytes,
     generate_authentication_options,
@@ -45,6 +44,7 @@ from webauthn.helpers.structs import (
 )
 
 from actors import keys
+from cluster.redis_client import AsyncRedis
 from engine.errors import ErrorCode
 from gateway.errors import ApiError
 
@@ -79,7 +79,7 @@ def credential_hash(credential_id: bytes) -> str:
 
 
 class Passkeys:
-    def __init__(self, redis: aioredis.Redis, rp_id: str) -> None:
+    def __init__(self, redis: AsyncRedis, rp_id: str) -> None:
         self.redis = redis
         self.rp_id = rp_id  # QUATRO_PASSKEY_RP_ID, "" for the host asked
 

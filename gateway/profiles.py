@@ -19,10 +19,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import redis.asyncio as aioredis
-
 from actors import keys
 from actors.ratings import Standing
+from cluster.redis_client import AsyncRedis
+from cluster.redis_ops import Pipeline, Script
 from engine.cards import PLAYER_COUNTS
 from engine.errors import ErrorCode
 from gateway.errors import ApiError
@@ -33,28 +33,39 @@ REPORTS_TO_HIDE = 3  # distinct players' reports that hide a name until it chang
 HISTORY_PAGE = 20
 
 # KEYS: a size's ratings, its leaderboard's names. ARGV: player, name ('' to remove). A name is
-# listed only for a player rated at that size (the leaderboard lists only them).
-LIST_NAME = """
+# listed only for a player rated at that size (the leaderboard lists only them): a script, so
+# that a rating removed meanwhile (a deletion's FORGET) cannot be followed by its name coming back.
+LIST_NAME = Script(
+    "profiles.list-name",
+    """
 if ARGV[2] == '' then return redis.call('HDEL', KEYS[2], ARGV[1]) end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   return redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 end
 return 0
-"""
+""",
+)
 
 # KEYS: a size's unrated, ratings, board, names. ARGV: player, now (ms), keep (ms). The player
-# is marked deleted first, so that a match of theirs applied meanwhile is refused (APPLY).
-FORGET = """
+# is marked deleted first, so that a match of theirs applied meanwhile is refused (APPLY): a
+# script, so that no APPLY runs between the mark and the removals and leaves a rating behind.
+FORGET = Script(
+    "profiles.forget",
+    """
 redis.call('ZADD', KEYS[1], tonumber(ARGV[2]), ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[2]) - tonumber(ARGV[3]))
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
 return 1
-"""
+""",
+)
 
-# KEYS: a match record. ARGV: player, the name to show instead. The seat keeps its place.
-SCRUB = """
+# KEYS: a match record. ARGV: player, the name to show instead. The seat keeps its place. A
+# script: a read, a change and a write of one JSON value, which nothing may overwrite between.
+SCRUB = Script(
+    "profiles.scrub",
+    """
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
 local rec = cjson.decode(raw)
@@ -70,10 +81,14 @@ if changed == 1 then
   redis.call('SET', KEYS[1], cjson.encode(rec), 'KEEPTTL')
 end
 return changed
-"""
+""",
+)
 
-# KEYS: the target's reports, profile. ARGV: reporter, how many hide the name.
-REPORT = """
+# KEYS: the target's reports, profile. ARGV: reporter, how many hide the name. A script: the
+# count and the hiding must see no rename (CHANGE) between them, and no deletion before them.
+REPORT = Script(
+    "profiles.report",
+    """
 if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
 redis.call('SADD', KEYS[1], ARGV[1])
 local n = redis.call('SCARD', KEYS[1])
@@ -82,11 +97,48 @@ if n >= tonumber(ARGV[2]) then
   return 1
 end
 return 0
-"""
+""",
+)
+
+# KEYS: the player's profile. ARGV: name, now (ms). Each field only if not there yet: a second
+# call changes nothing. A script so that nobody reads a profile with a name and no date.
+CREATE = Script(
+    "profiles.create",
+    """
+redis.call('HSETNX', KEYS[1], 'name', ARGV[1])
+redis.call('HSETNX', KEYS[1], 'created', ARGV[2])
+return 1
+""",
+)
+
+# KEYS: the player's profile, reports. ARGV: '1' when renamed (its reports cleared), then field,
+# value pairs. A script: a report counted between the new name and the clearing would hide the
+# new name for what was said of the old one.
+CHANGE = Script(
+    "profiles.change",
+    """
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+if ARGV[1] == '1' then redis.call('DEL', KEYS[2]) end
+return 1
+""",
+)
+
+# A profile and its tombstone, read (one slot). Not atomic, and need not be: a deletion writes
+# the tombstone before it removes the profile, and the tombstone is read after it here, so a
+# read between finds the profile alive or the tombstone.
+READ = Pipeline("profiles.read")
+# A player's rating and rank at one table size (one slot, `{ratings:N}`): two reads, no write.
+STANDING = Pipeline("profiles.standing")
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+async def create(redis: AsyncRedis, player_id: str, name: str) -> None:
+    """The player's profile, made once (a new player's first session, or a session older than
+    profiles when it is next used): a second call changes nothing."""
+    await CREATE.run(redis, [keys.profile(player_id)], [name, now_ms()])
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,28 +167,20 @@ class Profile:
 
 
 class Profiles:
-    def __init__(self, redis: aioredis.Redis) -> None:
+    def __init__(self, redis: AsyncRedis) -> None:
         self.redis = redis
-        self._list_name = redis.register_script(LIST_NAME)
-        self._forget = redis.register_script(FORGET)
-        self._scrub = redis.register_script(SCRUB)
-        self._report = redis.register_script(REPORT)
 
     # -- the owner's ----------------------------------------------------------------------------
     async def create(self, player_id: str, name: str) -> None:
         """The player's profile, made once: a second call changes nothing."""
-        key = keys.profile(player_id)
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.hsetnx(key, "name", name)
-        pipe.hsetnx(key, "created", now_ms())
-        await pipe.execute()
+        await create(self.redis, player_id, name)
 
     async def get(self, player_id: str) -> Profile | None:
         """The profile, or None: never made, or deleted."""
-        pipe = self.redis.pipeline(transaction=True)
+        pipe = READ.on(self.redis)
         pipe.hgetall(keys.profile(player_id))
         pipe.exists(keys.profile_gone(player_id))
-        raw, gone = await pipe.execute()
+        raw, gone = await READ.run(pipe)
         if not raw or "name" not in raw or int(gone):
             return None
         return Profile.of(player_id, raw)
@@ -162,7 +206,7 @@ class Profiles:
         before = await self.get(player_id)
         if before is None:
             raise ApiError(ErrorCode.UNKNOWN_PROFILE, "your profile was deleted")
-        fields: dict[Any, Any] = {}
+        fields: dict[str, str] = {}
         if name is not None and name != before.name:
             fields |= {"name": name, "name_hidden": "0"}
         if ratings_public is not None:
@@ -170,11 +214,12 @@ class Profiles:
         if history_public is not None:
             fields["history_public"] = "1" if history_public else "0"
         if fields:
-            pipe = self.redis.pipeline(transaction=True)
-            pipe.hset(keys.profile(player_id), mapping=fields)
-            if "name" in fields:
-                pipe.delete(keys.reports(player_id))
-            await pipe.execute()
+            pairs = [x for field, value in fields.items() for x in (field, value)]
+            await CHANGE.run(
+                self.redis,
+                [keys.profile(player_id), keys.reports(player_id)],
+                ["1" if "name" in fields else "0", *pairs],
+            )
         after = await self.get(player_id)
         if after is None:
             raise ApiError(ErrorCode.UNKNOWN_PROFILE, "your profile was deleted")
@@ -186,9 +231,10 @@ class Profiles:
         table size)."""
         listed = profile.ratings_public and not profile.name_hidden
         for players in PLAYER_COUNTS:
-            await self._list_name(
-                keys=[keys.ratings(players), keys.board_names(players)],
-                args=[profile.player_id, profile.name if listed else ""],
+            await LIST_NAME.run(
+                self.redis,
+                [keys.ratings(players), keys.board_names(players)],
+                [profile.player_id, profile.name if listed else ""],
             )
 
     async def delete(self, player_id: str) -> None:
@@ -198,17 +244,18 @@ class Profiles:
         await self.redis.set(keys.profile_gone(player_id), "1", ex=GONE_TTL_S)
         now = now_ms()
         for players in PLAYER_COUNTS:
-            await self._forget(
-                keys=[
+            await FORGET.run(
+                self.redis,
+                [
                     keys.unrated(players),
                     keys.ratings(players),
                     keys.board(players),
                     keys.board_names(players),
                 ],
-                args=[player_id, now, GONE_TTL_S * 1000],
+                [player_id, now, GONE_TTL_S * 1000],
             )
         for match in await self.redis.zrange(keys.history(player_id), 0, -1):
-            await self._scrub(keys=[keys.match(str(match))], args=[player_id, DELETED_NAME])
+            await SCRUB.run(self.redis, [keys.match(str(match))], [player_id, DELETED_NAME])
         for raw in (await self.redis.hgetall(keys.passkeys(player_id))).values():
             await self.redis.delete(keys.passkey(json.loads(raw)["credential"]))
         await self.redis.delete(
@@ -225,9 +272,10 @@ class Profiles:
             raise ApiError(ErrorCode.NOT_ALLOWED, "you cannot report your own name")
         if await self.gone(player_id):
             raise ApiError(ErrorCode.UNKNOWN_PROFILE, "no such profile")
-        hidden = await self._report(
-            keys=[keys.reports(player_id), keys.profile(player_id)],
-            args=[reporter, REPORTS_TO_HIDE],
+        hidden = await REPORT.run(
+            self.redis,
+            [keys.reports(player_id), keys.profile(player_id)],
+            [reporter, REPORTS_TO_HIDE],
         )
         if int(hidden) < 0:
             raise ApiError(ErrorCode.UNKNOWN_PROFILE, "no such profile")
@@ -245,10 +293,10 @@ class Profiles:
         """The player's rating, played, won and rank at each table size (None: not rated)."""
         out: dict[int, dict[str, Any] | None] = {}
         for players in PLAYER_COUNTS:
-            pipe = self.redis.pipeline(transaction=False)
+            pipe = STANDING.on(self.redis)
             pipe.hget(keys.ratings(players), player_id)
             pipe.zrevrank(keys.board(players), player_id)
-            raw, rank = await pipe.execute()
+            raw, rank = await STANDING.run(pipe)
             if raw is None:
                 out[players] = None
                 continue

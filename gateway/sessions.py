@@ -10,18 +10,22 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-import time
 import uuid
 from dataclasses import dataclass
 
 from actors import keys
 from cluster.redis_client import AsyncRedis
 from cluster.redis_ops import Pipeline
+from gateway import profiles
 
 # A session read and its lifetime renewed (one key).
 LOOKUP = Pipeline("sessions.lookup")
 # A player's seat at a table recorded or forgotten, and their record renewed (one key).
 SEATED = Pipeline("sessions.seated")
+# A session's player's name and profile tombstone read (the player's slot, one round trip). Not
+# atomic, and need not be: a deletion writes the tombstone before it removes the profile, and
+# the tombstone is read after the name here.
+PLAYER = Pipeline("sessions.player")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,20 +66,17 @@ class Sessions:
         data = json.loads(raw)
         player_id = str(data["player_id"])
         # The player's own keys: one slot, one round trip.
-        pipe = self.redis.pipeline(transaction=True)
+        pipe = PLAYER.on(self.redis)
         pipe.hget(keys.profile(player_id), "name")
         pipe.exists(keys.profile_gone(player_id))
-        name, gone = await pipe.execute()
+        name, gone = await PLAYER.run(pipe)
         if int(gone):
             return None  # the profile was deleted: none of its sessions goes on
         if name is None:
             # A session older than profiles (or one whose profile was not written yet): it
             # becomes the player's profile now, as the first session of a new player does.
             name = str(data["name"])
-            pipe = self.redis.pipeline(transaction=True)
-            pipe.hsetnx(keys.profile(player_id), "name", name)
-            pipe.hsetnx(keys.profile(player_id), "created", int(time.time() * 1000))
-            await pipe.execute()
+            await profiles.create(self.redis, player_id, name)
         return Session(player_id=player_id, name=str(name))
 
     async def seated(self, player_id: str, code: str, seat: int | None) -> None:

@@ -32,28 +32,30 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import redis.asyncio as aioredis
-
 from actors import keys
 from actors.ratings import RatingStore, Standing
 from cluster.procs import RedisServer
-from cluster.redis_client import async_redis
+from cluster.redis_client import AsyncRedis, async_redis
+from cluster.redis_ops import Pipeline
 from engine.ratings import MatchResult, Rating, SeatResult
 from gateway.leaderboards import PAGE, Leaderboards
 
 BATCH = 5_000  # commands per pipeline while filling
+# A batch of players' profiles and ratings written: single-key commands of many slots (a
+# cluster client sends each node its part), in no order that matters; not a transaction.
+FILL = Pipeline("players_scale.fill")
 
 
 def player_id(i: int) -> str:
     return f"p-{i:032x}"
 
 
-async def fill(redis: aioredis.Redis, players: int, seed: int) -> float:
+async def fill(redis: AsyncRedis, players: int, seed: int) -> float:
     rng = random.Random(seed)
     started = time.perf_counter()
     now = int(time.time() * 1000)
     for first in range(0, players, BATCH):
-        pipe = redis.pipeline(transaction=False)
+        pipe = FILL.on(redis)
         for i in range(first, min(players, first + BATCH)):
             pid = player_id(i)
             public = i % 2 == 0
@@ -76,7 +78,7 @@ async def fill(redis: aioredis.Redis, players: int, seed: int) -> float:
                 pipe.zadd(keys.board(size), {pid: r.display})
                 if public:
                     pipe.hset(keys.board_names(size), pid, f"Player {i}")
-        await pipe.execute()
+        await FILL.run(pipe)
         if first and first % 100_000 == 0:
             print(f"  {first:,} players…", flush=True)
     return time.perf_counter() - started

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 import redis
-import redis.asyncio as aioredis
 
 from actors import keys
 from actors.protocol import Act, Outcome
@@ -22,6 +21,7 @@ from actors.ratings import RatingStore, Standing, match_id
 from actors.results import result_from_wire
 from actors.table_core import TableCore
 from cluster.procs import RedisServer
+from cluster.redis_client import async_redis
 from engine import CallQuatro
 from engine.ratings import NEW
 from tests.actors.test_table_core import CODE, NAME, Clock, act, saved
@@ -138,7 +138,7 @@ async def test_a_core_restarted_anywhere_in_the_settling_applies_the_match_once(
 
     second = TableCore(NAME, redis_url, now=Clock())  # restored, but never started
     assert second.results.owed == owed
-    store = RatingStore(aioredis.Redis.from_url(redis_url, decode_responses=True))
+    store = RatingStore(async_redis(redis_url))
     result = result_from_wire(owed[0])
     applied = await store.apply(match_id(NAME, 1), result, 0)  # what its task would have done
     assert standing(redis_url, "p0").played == 1
@@ -167,7 +167,7 @@ async def test_matches_of_the_same_players_ending_together_both_count(redis_url:
     await play_to_the_end(core)
     await core.tasks.close()
     result = result_from_wire(saved(redis_url)["results"]["owed"][0])
-    store = RatingStore(aioredis.Redis.from_url(redis_url, decode_responses=True))
+    store = RatingStore(async_redis(redis_url))
     try:
         ids = [f"t-{i}.1" for i in range(6)]
         await asyncio.gather(*(store.apply(mid, result, 0) for mid in ids))
@@ -224,15 +224,15 @@ async def test_a_failover_to_a_replica_that_has_the_match_applies_it_once(
     await play_to_the_end(core)
     await core.tasks.close()
     result = result_from_wire(saved(primary.url)["results"]["owed"][0])
-    old = RatingStore(aioredis.Redis.from_url(primary.url, decode_responses=True))
+    old = RatingStore(async_redis(primary.url))
     first = await old.apply(match_id(NAME, 1), result, 0)
-    assert int(await old.redis.execute_command("WAIT", 1, 5000)) == 1  # type: ignore[no-untyped-call]
+    assert int(await old.redis.execute_command("WAIT", 1, 5000)) == 1
     await old.redis.aclose()
     primary.stop()
     promote = redis.Redis(port=replica.port)
     promote.replicaof("NO", "ONE")
     promote.close()
-    new = RatingStore(aioredis.Redis.from_url(replica.url, decode_responses=True))
+    new = RatingStore(async_redis(replica.url))
     try:
         assert await new.apply(match_id(NAME, 1), result, 0) == first
         s = standing(replica.url, "p0")

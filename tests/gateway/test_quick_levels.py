@@ -12,10 +12,10 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-import redis.asyncio as aioredis
 
 from actors import keys
 from cluster.procs import RedisServer
+from cluster.redis_client import async_redis
 from engine.ratings import ANY_LEVEL, band
 from gateway.quickplay import QuickQueue
 
@@ -34,7 +34,7 @@ def redis_url() -> Iterator[str]:
 
 @contextlib.asynccontextmanager
 async def queue_at(url: str) -> AsyncIterator[QuickQueue]:
-    client = aioredis.Redis.from_url(url, decode_responses=True)
+    client = async_redis(url)
     try:
         yield QuickQueue(client)
     finally:
