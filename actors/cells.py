@@ -14,8 +14,8 @@ A cell lost: a gateway that finds a table of a cell with no registry record (and
 reach it) moves the table with `MOVE`, a compare-and-set on the record's cell: of two gateways
 racing, one wins and the other follows it. The winner starts the table's actor in its own Ray
 under the same name; it restores itself from its snapshot. An old incarnation that still runs
-(a partition, not a death) is fenced: `actors/store_scripts.py`'s SAVE refuses a save once the record
-names another cell, and that incarnation ends itself.
+(a partition, not a death) is fenced: `actors/store_scripts.py`'s SAVE refuses a save once the
+record names another cell, and that incarnation ends itself.
 """
 
 from __future__ import annotations

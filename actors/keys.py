@@ -107,9 +107,10 @@ def replay_meta(code: str, table_id: str) -> str:
 
 
 def quick(players: int) -> str:
-    """Quick play: the public table of `players` seats now filling, shared by every gateway
-    (hash {token, next, until}: the next seat to hand out, and until when)."""
-    return f"quatro:quick:{players}"
+    """Quick play: the public tables of `players` seats now filling, shared by every gateway
+    (hash token -> "level next until opened": the level it was opened at, the next seat to
+    hand out, until when, and since when)."""
+    return f"quatro:{{quick:{players}}}:filling"
 
 
 def quick_table(token: str) -> str:
@@ -120,3 +121,87 @@ def quick_table(token: str) -> str:
 def quick_seat(player_id: str) -> str:
     """Quick play: the player's quick-play seat, JSON {code, seat, players}, or "pending"."""
     return f"quatro:quick:me:{player_id}"
+
+
+# -- Players: profiles, passkeys, ratings (issue 36) -------------------------------------------
+# Designed for Redis Cluster from the start: every key carries a hash tag, and each script or
+# multi-key command touches the keys of one tag only. A player's own keys share the player's id
+# as their tag (`{p-…}`); each table size's ratings, leaderboard and applied matches share one
+# tag (`{ratings:N}`), so a match's rating update is one atomic script; an operation over several
+# players (a match's histories, a profile's deletion) is a sequence of such steps, each of them
+# idempotent.
+
+
+def profile(player_id: str) -> str:
+    """A player's profile: hash {name, created, ratings_public, history_public, name_hidden}."""
+    return f"quatro:{{{player_id}}}:profile"
+
+
+def profile_gone(player_id: str) -> str:
+    """A deleted profile's tombstone: its sessions are refused, its matches are not rated."""
+    return f"quatro:{{{player_id}}}:gone"
+
+
+def history(player_id: str) -> str:
+    """A player's last matches: sorted set match id -> when it ended (ms)."""
+    return f"quatro:{{{player_id}}}:history"
+
+
+def passkeys(player_id: str) -> str:
+    """A player's passkeys: hash key id -> JSON {credential (its SHA-256), label, created}."""
+    return f"quatro:{{{player_id}}}:passkeys"
+
+
+def reports(player_id: str) -> str:
+    """Who reported the player's name since its last change: a set of player ids."""
+    return f"quatro:{{{player_id}}}:reports"
+
+
+def passkey(credential_hash: str) -> str:
+    """One passkey by its credential id's SHA-256: hash {player, key, public_key, sign_count}."""
+    return f"quatro:{{pk-{credential_hash}}}:passkey"
+
+
+def challenge(challenge_id: str) -> str:
+    """A WebAuthn challenge handed out and not yet used (JSON, a few minutes)."""
+    return f"quatro:{{ch-{challenge_id}}}:challenge"
+
+
+def rating_tag(players: int) -> str:
+    return f"{{ratings:{players}}}"
+
+
+def ratings(players: int) -> str:
+    """Ratings at one table size: hash player id -> JSON {mu, sigma, played, won, v}."""
+    return f"quatro:{rating_tag(players)}:ratings"
+
+
+def board(players: int) -> str:
+    """The leaderboard of one table size: sorted set player id -> displayed rating."""
+    return f"quatro:{rating_tag(players)}:board"
+
+
+def board_names(players: int) -> str:
+    """The names a leaderboard shows: hash player id -> name, for the players who show their
+    ratings (the others are listed without a name)."""
+    return f"quatro:{rating_tag(players)}:names"
+
+
+def rated(players: int) -> str:
+    """The matches whose ratings are applied: hash match id -> JSON of the changes."""
+    return f"quatro:{rating_tag(players)}:rated"
+
+
+def rated_at(players: int) -> str:
+    """When each applied match was applied (sorted set), to forget the oldest."""
+    return f"quatro:{rating_tag(players)}:rated-at"
+
+
+def unrated(players: int) -> str:
+    """Deleted players (sorted set -> when): a match of theirs still pending is not rated."""
+    return f"quatro:{rating_tag(players)}:unrated"
+
+
+def match(match_id: str) -> str:
+    """A finished match's record (JSON): teams, scores, seats, rating changes."""
+    return f"quatro:{{m-{match_id}}}:match"

@@ -58,7 +58,9 @@ def finished(entries: list[Entry]) -> list[Entry]:
 def visible(entry: Entry, player_id: str | None) -> bool:
     """Whether the public view (player_id None) or a player's own view holds this entry. The
     table's orders to gateways (actors/orders.py: they name connections) are nobody's."""
-    if is_order(entry.wire):
+    if is_order(entry.wire) or entry.wire.get("type") == "ratings":
+        # A match's rating changes are told at the table after it (actors/results.py): the
+        # replay plays the match; its lineups (gateway/routes/replays.py) name who played it.
         return False
     if entry.scope == "all":
         return True

@@ -37,6 +37,7 @@ class Saved:
     policy: str
     idle: tuple[float, ...]
     replay_ttl: int
+    results: dict[str, Any]  # matches whose ratings are owed (actors/results.py)
 
 
 def record_json(actor_name: str, players: int, cell: str = "", moves: int = 0) -> str:
@@ -80,8 +81,9 @@ def load(raw: str, raw_log: list[str]) -> Saved:
         policy = str(snap.get("bot_policy", "smart"))
         idle = tuple(float(x) for x in snap.get("idle", DEFAULT_IDLE))
         replay_ttl = int(snap.get("replay_ttl", DEFAULT_REPLAY_TTL_S))
+        results = dict(snap.get("results") or {})  # saved before ratings existed: none owed
     except SnapshotUnreadable:
         raise
     except Exception as exc:  # whatever a damaged blob makes the parsers raise
         raise SnapshotUnreadable(f"{type(exc).__name__}: {exc}") from exc
-    return Saved(table, seq, entries, conns, done, policy, idle, replay_ttl)
+    return Saved(table, seq, entries, conns, done, policy, idle, replay_ttl, results)

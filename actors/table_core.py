@@ -38,7 +38,9 @@ from actors.protocol import (
     Request,
     Seated,
 )
+from actors.ratings import RatingStore
 from actors.requests import Requests
+from actors.results import Results
 from actors.saves import Saves
 from actors.snapshot import (
     DEFAULT_IDLE,
@@ -106,6 +108,7 @@ class TableCore:
         self.leases = Leases(self)
         self.clock = Clock(self)
         self.requests = Requests(self)
+        self.results = Results(self, lambda: RatingStore(self.store.redis))
         self._on_stop = on_stop
         self._restore()
 
@@ -129,6 +132,7 @@ class TableCore:
         self.conns = saved.conns
         self.done = saved.done
         self.bots = BotDriver(saved.table, saved.policy)
+        self.results.restored(saved.results.get("owed", []), saved.results.get("last"))
         self._set_idle(saved.idle, saved.replay_ttl)
         log.info("table %s restored at seq %d", self.code, self.feed.seq)
 
@@ -148,6 +152,7 @@ class TableCore:
             "bot_policy": self.bots.policy if self.bots else "smart",
             "idle": [self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s],
             "replay_ttl": self.replay_ttl_s,
+            "results": self.results.to_snapshot(),
         }
 
     def start(self) -> None:
@@ -155,6 +160,7 @@ class TableCore:
         from its async constructor, `open` and every call)."""
         if self.table is not None:
             self.clock.start()
+            self.results.kick()  # a restored table may owe a match's ratings
 
     # -- the one change path ------------------------------------------------------------------
     async def change(
@@ -169,6 +175,7 @@ class TableCore:
             self.touch()
         if save is None or save(result):
             await self.saves.persist()
+            self.results.kick()
         return result
 
     def apply(self, command: Command, now: int, origin: str = "") -> Applied:
@@ -217,6 +224,8 @@ class TableCore:
             self.bots.observe(outs)
         t = self.table
         assert t is not None
+        if any(o.event.type == "over" for o in outs):
+            self.results.ended(self.version)
         # Holders as the engine stamped them when the event happened, else as the seats are now
         # (nothing changed hands since: engine.table stamps every step that could).
         return [
@@ -392,4 +401,13 @@ class TableCore:
         """A `welcome` snapshot: the engine's view of a seat (None: the public one), with
         **(ext)** `table_id` (the name of this table's replay) and how many watch."""
         assert self.table is not None
-        return {**self.table.view(seat), "table_id": self.name, "watching": self.watchers.count()}
+        return {
+            **self.table.view(seat),
+            "table_id": self.name,
+            "watching": self.watchers.count(),
+            # **(ext)** the last match's rating changes, once told (actors/results.py)
+            "ratings": self.results.last if self.table.result() is not None else None,
+        }
+
+    def saved_version(self) -> int:
+        return self.saves.saved

@@ -164,6 +164,14 @@ class Settings(BaseSettings):
     # GET /api/tables/{code}: enough for a lobby page's polling, far too few to scan codes.
     lookup_rate: float = Field(default=20.0, validation_alias=_env("QUATRO_LOOKUP_RATE"))
     lookup_burst: float = Field(default=200.0, validation_alias=_env("QUATRO_LOOKUP_BURST"))
+    # Per player (issue 36): reports of another's name, and a host's freeing of seats (kicks).
+    report_rate: float = Field(default=0.1, validation_alias=_env("QUATRO_REPORT_RATE"))
+    report_burst: float = Field(default=5.0, validation_alias=_env("QUATRO_REPORT_BURST"))
+    kick_rate: float = Field(default=0.2, validation_alias=_env("QUATRO_KICK_RATE"))
+    kick_burst: float = Field(default=10.0, validation_alias=_env("QUATRO_KICK_BURST"))
+    # Passkeys (WebAuthn): the relying party's id, the site's domain ("" : the host the browser
+    # asked, e.g. quatro.example or localhost); a passkey works on that domain and its subdomains.
+    passkey_rp_id: str = Field(default="", validation_alias=_env("QUATRO_PASSKEY_RP_ID"))
     # Tables a player created that are still in their lobby (each is a ~105 MB process).
     max_open_lobbies: int = Field(default=3, validation_alias=_env("QUATRO_MAX_OPEN_LOBBIES"))
     # WebSocket connections per gateway process: per client IP and in all.

@@ -90,6 +90,9 @@ class TableConfig:
     # bots in the seats still empty and starts it (engine.lobby).
     public: bool = False
     fill_after_ms: int = 60_000
+    # A practice table (the home page's: a newcomer and a bot partner against relaxed bots):
+    # its matches change nobody's rating (engine.ratings).
+    practice: bool = False
     timings: Timings = field(init=False)
 
     def __post_init__(self) -> None:
@@ -102,6 +105,8 @@ class TableConfig:
             raise ScenarioError("time_scale must be a number in (0, 10]")
         if not isinstance(self.public, bool):
             raise ScenarioError("public is true or false")
+        if not isinstance(self.practice, bool):
+            raise ScenarioError("practice is true or false")
         if not _is_int(self.fill_after_ms) or not 0 < self.fill_after_ms <= 3_600_000:
             raise ScenarioError("fill_after_ms is an integer in (0, 3600000]")
         if not isinstance(self.deals, tuple | list):

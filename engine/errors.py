@@ -67,6 +67,10 @@ class ErrorCode(StrEnum):
     TOO_MANY_LOBBIES = "too_many_lobbies"
     UNAVAILABLE = "unavailable"
     NO_ROOM = "no_room"
+    # Profiles and passkeys (issue 36).
+    UNKNOWN_PROFILE = "unknown_profile"
+    UNKNOWN_PASSKEY = "unknown_passkey"
+    BAD_PASSKEY = "bad_passkey"
 
 
 class VoteRefusal(StrEnum):

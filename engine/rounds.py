@@ -32,6 +32,9 @@ from engine.state import TableState
 def begin_signing(state: TableState, t: int) -> list[Outbound]:
     # Joining late: granted requests take their bot seats now, between two rounds.
     seated = seat_claims(state, t)
+    if state.round == 0:  # the match's first round: who plays it from the start
+        state.match += 1
+        state.lineup = tuple(st.player_id for st in state.seats)
     state.round += 1
     state.phase = Phase.SIGNING
     state.deadline = t + state.timings.signing
@@ -150,6 +153,7 @@ def end_round(
     if best >= WINNING_SCORE:
         state.phase = Phase.OVER
         state.deadline = None
+        state.ended_at = t
         state.winners = tuple(k for k, score in enumerate(state.scores) if score == best)
         events.append(Outbound(ALL, MatchOver(winners=state.winners, scores=reveal.scores), t))
         events += drop_claims(state, t)

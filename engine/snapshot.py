@@ -29,6 +29,7 @@ def dump(state: TableState) -> dict[str, Any]:
             "code": cfg.code,
             "public": cfg.public,
             "fill_after_ms": cfg.fill_after_ms,
+            "practice": cfg.practice,
             "deals": [
                 {"hands": [list(h) for h in d.hands], "center": list(d.center)} for d in cfg.deals
             ],
@@ -55,6 +56,9 @@ def dump(state: TableState) -> dict[str, Any]:
         "last_reveal": state.last_reveal.to_wire() if state.last_reveal else None,
         "winners": list(state.winners) if state.winners is not None else None,
         "emissions": [list(e) for e in state.emissions],
+        "match": state.match,
+        "lineup": list(state.lineup),
+        "ended_at": state.ended_at,
         "settings": state.settings.to_wire(),
         "claims": [
             {"seat": s, "player_id": c.player_id, "name": c.name, "approved": c.approved}
@@ -93,6 +97,8 @@ def load(data: dict[str, Any]) -> TableState:
         # Snapshots saved before quick play existed are of private tables.
         public=bool(c.get("public", False)),
         fill_after_ms=int(c.get("fill_after_ms", 60_000)),
+        # Snapshots saved before ratings existed: not a practice table.
+        practice=bool(c.get("practice", False)),
         deals=tuple(
             DealSpec(hands=tuple(tuple(h) for h in d["hands"]), center=tuple(d["center"]))
             for d in c["deals"]
@@ -158,6 +164,17 @@ def load(data: dict[str, Any]) -> TableState:
         winners=tuple(data["winners"]) if data["winners"] is not None else None,
         # Snapshots saved before emissions were kept have none: the list starts empty.
         emissions=[(int(s), str(e), int(at)) for s, e, at in data.get("emissions", [])],
+        # Snapshots saved before ratings existed: a match under way counts as the table's
+        # first, and its lineup as the seats now (nobody is known to have joined late).
+        match=int(data.get("match", 1 if data["round"] else 0)),
+        lineup=tuple(
+            data["lineup"]
+            if "lineup" in data
+            else [s["player_id"] for s in data["seats"]]
+            if data["round"]
+            else []
+        ),
+        ended_at=int(data.get("ended_at", 0)),
         # Snapshots saved before settings existed: the defaults.
         settings=TableSettings.from_wire(data.get("settings")),
         # Snapshots saved before late joining existed: no request.

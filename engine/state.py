@@ -97,6 +97,12 @@ class TableState:
     emissions: list[tuple[int, str, int]] = field(default_factory=list)
     settings: TableSettings = field(default_factory=TableSettings)
     claims: dict[int, Claim] = field(default_factory=dict)  # bot seat -> the request for it
+    # The matches begun at this table (a rematch begins the next), and who held each seat when
+    # the present one began (a player id, None for a bot): a seat whose holder differs at the
+    # end was taken during the match (engine.ratings rates only those who played it all).
+    match: int = 0
+    lineup: tuple[str | None, ...] = ()
+    ended_at: int = 0  # when the last match ended (the table's clock)
 
     @classmethod
     def new(cls, config: TableConfig) -> TableState:

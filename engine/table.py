@@ -47,6 +47,8 @@ from engine.config import TableConfig
 from engine.errors import ErrorCode, Refusal
 from engine.events import Audience, Outbound, Wire
 from engine.phase import Phase
+from engine.ratings import MatchResult, SeatResult
+from engine.seating import team_of
 from engine.settings import TableSettings
 from engine.state import HOST_SEAT, TableState
 from engine.view import summary, view
@@ -169,6 +171,40 @@ class Table:
 
     def summary(self) -> dict[str, Wire]:
         return summary(self._state)
+
+    @property
+    def match(self) -> int:
+        """The matches begun at this table: 1 during the first, 2 after a rematch…"""
+        return self._state.match
+
+    def result(self) -> MatchResult | None:
+        """The match just finished (engine.ratings), or None while none is over."""
+        s = self._state
+        if s.phase is not Phase.OVER:
+            return None
+        n = s.players
+        lineup = s.lineup or tuple(st.player_id for st in s.seats)
+        seats = tuple(
+            SeatResult(
+                seat=seat,
+                team=team_of(seat, n),
+                # Rated: a human who held the seat since the match's first round.
+                player_id=st.player_id
+                if st.is_human and st.player_id is not None and lineup[seat] == st.player_id
+                else None,
+                name=st.name or "",
+            )
+            for seat, st in enumerate(s.seats)
+        )
+        return MatchResult(
+            match=s.match,
+            players=n,
+            scores=tuple(s.scores),
+            seats=seats,
+            bot_level=s.settings.bot_level,
+            practice=s.config.practice,
+            ended_at=s.ended_at,
+        )
 
     def next_deadline(self) -> int | None:
         s = self._state

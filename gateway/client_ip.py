@@ -43,3 +43,20 @@ def from_scope(scope: dict[str, object], proxies: tuple[Network, ...]) -> str:
     assert isinstance(headers, list)
     forwarded = [v.decode("latin-1") for k, v in headers if k == b"x-forwarded-for"]
     return client_ip(peer, forwarded, proxies)
+
+
+def scheme_of(scope: dict[str, object], proxies: tuple[Network, ...]) -> str:
+    """The scheme the browser used: `X-Forwarded-Proto` from a trusted proxy (TLS ended in
+    front of us), else the request's own."""
+    own = str(scope.get("scheme") or "http")
+    client = scope.get("client")
+    peer = str(client[0]) if isinstance(client, tuple | list) and client else ""
+    if not proxies or not _trusted(peer, proxies):
+        return own
+    headers = scope.get("headers") or []
+    assert isinstance(headers, list)
+    for k, v in headers:
+        if k == b"x-forwarded-proto":
+            proto = v.decode("latin-1").split(",")[-1].strip().lower()
+            return proto if proto in ("http", "https") else own
+    return own

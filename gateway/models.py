@@ -134,6 +134,10 @@ class Scenario(Body):
 class NewTable(Body):
     players: Literal[4, 6, 8]
     scenario: Scenario | None = None
+    practice: StrictBool = Field(
+        default=False,
+        description="extension: a practice table, whose matches change nobody's rating",
+    )
 
 
 class TableOut(BaseModel):
@@ -398,6 +402,14 @@ class ErrorFrame(BaseModel):
     reason: str | None = None
 
 
+# -- A replay's seat line, also a profile's history's (gateway/profile_models.py) -------------
+class SeatLine(BaseModel):
+    seat: int
+    team: int
+    name: str = Field(description='the name at the table; "deleted player" once deleted')
+    profile: str | None = Field(description="the player's profile, when its owner shows one")
+
+
 class MatchSpan(BaseModel):
     first: int  # index in `events` of the match's first event
     last: int  # index of its `over`
@@ -414,3 +426,9 @@ class ReplayOut(BaseModel):
     start: dict[str, Any]  # the public snapshot of the empty table, before its first event
     matches: list[MatchSpan]
     events: list[dict[str, Any]]
+    lineups: list[list[SeatLine] | None] = Field(
+        default_factory=list,
+        description="extension (issue 36): each finished match's players, as its record keeps "
+        "them, each seat linked to its player's profile when that profile shows something (a "
+        'deleted player: "deleted player", no link); null for a match that left no record',
+    )

@@ -57,6 +57,10 @@ MEANING: dict[str, str] = {
     "retry after `Retry-After` seconds",
     ErrorCode.NO_ROOM: "every table slot of the cluster is taken: retry after `Retry-After` "
     "seconds",
+    ErrorCode.UNKNOWN_PROFILE: "no such profile, or its owner shows nothing of it",
+    ErrorCode.UNKNOWN_PASSKEY: "no such passkey of yours",
+    ErrorCode.BAD_PASSKEY: "the passkey could not be verified: its challenge expired or was "
+    "used, the origin or the signature is wrong, or no profile has this passkey",
 }
 
 RETRY_AFTER = {

@@ -1,9 +1,13 @@
 """Quick play's seat queue, shared by every gateway replica through Redis.
 
-For each table size, one hash holds the public table now filling: a token naming it, the next
-seat to hand out, and until when seats are handed out (a little before its fill deadline). One
-Lua script hands out seats atomically, so two gateways never give the same seat; when the table
-is full, or its time is up, or a caller found it unusable, the next caller gets seat 0 of a new
+For each table size, one hash holds the public tables now filling, by level (issue 36): each a
+token naming it, the level it was opened at (its opener's rating, engine.ratings.Rating.level),
+the next seat to hand out, until when seats are handed out (a little before its fill deadline)
+and when it opened. One Lua script hands out seats atomically, so two gateways never give the
+same seat: a caller gets the nearest table in level whose band reaches theirs — the band starts
+at ±100 and widens with the time the table's players have waited, to any level at three
+quarters of the fill wait (engine.ratings.band), so nobody waits longer than before bots fill
+in. With no such table (or when the one found is unusable), the caller gets seat 0 of a new
 token and opens the table, and the callers given the other seats of that token wait for its
 code. The engine still judges every seat (`seat_taken`, `wrong_phase`): a seat handed out here
 is only a proposal.
@@ -20,24 +24,53 @@ from typing import Any
 from actors import keys
 from cluster.redis_client import AsyncRedis
 from cluster.redis_ops import Script
+from engine.ratings import BAND_REACH, BAND_START, NEW, WIDE_AT
 
-# KEYS[1]: the size's hash. ARGV: players, a fresh token, how long a new table's seats are
-# handed out (ms), the token of a table found unusable ("" if none).
+# KEYS[1]: the size's hash of filling tables, token -> "level next until opened" (levels on the
+# display's scale, times in ms of Redis's clock). ARGV: players, a fresh token, how long a new
+# table's seats are handed out (ms), the token of a table found unusable ("" if none), the
+# caller's level, the fill wait (ms), then engine.ratings' band: its start, its reach, and the
+# share of the fill wait (per mille) after which any level is taken.
 # Returns {token, seat}: seat 0 means the caller opens the table of that token.
 HAND_OUT = Script(
     "quick.hand-out",
     """
 local players = tonumber(ARGV[1])
+local level = tonumber(ARGV[5])
+local fill = tonumber(ARGV[6])
+local open_at = math.max(1, math.floor(fill * tonumber(ARGV[9]) / 1000))
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local e = redis.call('HMGET', KEYS[1], 'token', 'next', 'until')
-if e[1] and (e[1] == ARGV[4] or tonumber(e[2]) >= players or tonumber(e[3]) <= now) then
-  e[1] = false
+local best, best_next, best_dist, best_opened = false, 0, 0, 0
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local token = all[i]
+  local f = {}
+  for x in string.gmatch(all[i + 1], '%S+') do f[#f + 1] = tonumber(x) end
+  local at, nxt, till, opened = f[1], f[2], f[3], f[4]
+  if token == ARGV[4] or nxt >= players or till <= now then
+    redis.call('HDEL', KEYS[1], token)
+  else
+    local waited = now - opened
+    local band = 1000000
+    if waited < open_at then
+      band = tonumber(ARGV[7]) + math.floor(tonumber(ARGV[8]) * math.max(0, waited) / open_at)
+    end
+    local dist = math.abs(at - level)
+    local nearer = not best or dist < best_dist or (dist == best_dist and opened < best_opened)
+    if dist <= band and nearer then
+      best, best_next, best_dist, best_opened = token, nxt, dist, opened
+    end
+  end
 end
-if e[1] then
-  return {e[1], redis.call('HINCRBY', KEYS[1], 'next', 1) - 1}
+if best then
+  local f = {}
+  for x in string.gmatch(redis.call('HGET', KEYS[1], best), '%S+') do f[#f + 1] = x end
+  redis.call('HSET', KEYS[1], best, f[1] .. ' ' .. (best_next + 1) .. ' ' .. f[3] .. ' ' .. f[4])
+  return {best, best_next}
 end
-redis.call('HSET', KEYS[1], 'token', ARGV[2], 'next', 1, 'until', now + tonumber(ARGV[3]))
+local till = now + tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[2], level .. ' 1 ' .. till .. ' ' .. now)
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) + 60000)
 return {ARGV[2], 0}
 """,
@@ -71,12 +104,32 @@ class QuickQueue:
         self.opening = asyncio.Semaphore(OPENING_AT_ONCE)
 
     async def seat(
-        self, players: int, fresh: str, offer_ms: int, unusable: str = ""
+        self,
+        players: int,
+        fresh: str,
+        offer_ms: int,
+        unusable: str = "",
+        level: int = NEW.level,
+        fill_ms: int = 60_000,
     ) -> tuple[str, int]:
         """(token, seat) handed out atomically; seat 0 (then of `fresh`) means "open it".
-        `unusable`: a token whose table turned out full, started or gone."""
+        `unusable`: a token whose table turned out full, started or gone. Of the tables filling
+        whose band (engine.ratings.band: it widens with their wait) reaches `level`, the
+        nearest in level is chosen, the one waiting longest among equals."""
         token, seat = await HAND_OUT.run(
-            self.redis, [keys.quick(players)], [players, fresh, offer_ms, unusable]
+            self.redis,
+            [keys.quick(players)],
+            [
+                players,
+                fresh,
+                offer_ms,
+                unusable,
+                level,
+                fill_ms,
+                BAND_START,
+                BAND_REACH,
+                round(WIDE_AT * 1000),
+            ],
         )
         return str(token), int(seat)
 

@@ -24,6 +24,7 @@ class Built:
     length: int  # the log's length it was built from
     body: bytes  # the JSON answer, or b"" for a refusal
     refusal: str = ""  # the error code of a refusal
+    matches: int = 0  # the finished matches it holds
 
 
 Key = tuple[str, str | None]  # (table id, the player of an own view; None: the public view)

@@ -52,8 +52,8 @@ def content_security_policy(script_hashes: Sequence[str]) -> str:
 
 
 def _page(path: str) -> bool:
-    return path in ("/", "/sw.js", "/favicon.ico") or path.startswith(
-        ("/t/", "/replay/", "/static/")
+    return path in ("/", "/sw.js", "/favicon.ico", "/profile") or path.startswith(
+        ("/t/", "/replay/", "/static/", "/p/", "/leaderboard/")
     )
 
 

@@ -17,7 +17,10 @@ from gateway.cells import HttpCells
 from gateway.client_ip import Network, networks
 from gateway.conn_caps import ConnectionCaps
 from gateway.hubs import Hubs, LinkFactory
+from gateway.leaderboards import Leaderboards
 from gateway.lobbies import OpenLobbies
+from gateway.passkeys import Passkeys
+from gateway.profiles import Profiles
 from gateway.quickplay import QuickQueue
 from gateway.rate_limit import Bucket, RateLimits
 from gateway.replay_cache import ReplayCache
@@ -33,6 +36,9 @@ class Services:
     gateway: str  # this process's id: names its subscriptions and its connections
     redis: AsyncRedis
     sessions: Sessions
+    profiles: Profiles
+    leaderboards: Leaderboards
+    passkeys: Passkeys
     directory: Directory
     hubs: Hubs
     limits: RateLimits
@@ -64,6 +70,9 @@ class Services:
             gateway=gateway,
             redis=redis,
             sessions=Sessions(redis, settings.session_ttl_s),
+            profiles=Profiles(redis),
+            leaderboards=Leaderboards(redis),
+            passkeys=Passkeys(redis, settings.passkey_rp_id),
             directory=directory,
             hubs=Hubs(directory, _links(settings, directory, gateway), gateway),
             limits=RateLimits(
@@ -72,6 +81,9 @@ class Services:
                     "session": Bucket(settings.session_rate, settings.session_burst),
                     "table": Bucket(settings.table_rate, settings.table_burst),
                     "lookup": Bucket(settings.lookup_rate, settings.lookup_burst),
+                    # Per player, not per IP (gateway/profiles.py, the host's kick).
+                    "report": Bucket(settings.report_rate, settings.report_burst),
+                    "kick": Bucket(settings.kick_rate, settings.kick_burst),
                 },
             ),
             lobbies=OpenLobbies(redis, settings.max_open_lobbies, int(settings.lobby_idle_s) + 60),

@@ -1,5 +1,9 @@
 """Sessions in Redis: token -> player, and player -> (table, seat). Tokens are bearer secrets:
-only their SHA-256 is stored, and they are never logged."""
+only their SHA-256 is stored, and they are never logged.
+
+Each session names a player, whose profile (gateway/profiles.py) holds the name: a session made
+on another device by a passkey names the same player, and a rename reaches them all. A profile
+deleted ends every session of it (its tombstone is read with the name)."""
 
 from __future__ import annotations
 
@@ -12,11 +16,16 @@ from dataclasses import dataclass
 from actors import keys
 from cluster.redis_client import AsyncRedis
 from cluster.redis_ops import Pipeline
+from gateway import profiles
 
 # A session read and its lifetime renewed (one key).
 LOOKUP = Pipeline("sessions.lookup")
 # A player's seat at a table recorded or forgotten, and their record renewed (one key).
 SEATED = Pipeline("sessions.seated")
+# A session's player's name and profile tombstone read (the player's slot, one round trip). Not
+# atomic, and need not be: a deletion writes the tombstone before it removes the profile, and
+# the tombstone is read after the name here.
+PLAYER = Pipeline("sessions.player")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +43,11 @@ class Sessions:
         self.redis = redis
         self.ttl_s = ttl_s
 
-    async def create(self, name: str) -> tuple[str, Session]:
+    async def create(self, name: str, player_id: str | None = None) -> tuple[str, Session]:
+        """A new session: of a new player (whose profile the caller makes), or of `player_id`
+        (a passkey's sign-in on another device)."""
         token = secrets.token_urlsafe(32)  # 256 random bits
-        session = Session(player_id=f"p-{uuid.uuid4().hex}", name=name)
+        session = Session(player_id=player_id or f"p-{uuid.uuid4().hex}", name=name)
         value = json.dumps({"player_id": session.player_id, "name": name})
         await self.redis.set(keys.session(token_hash(token)), value, ex=self.ttl_s)
         return token, session
@@ -53,7 +64,20 @@ class Sessions:
         if raw is None:
             return None
         data = json.loads(raw)
-        return Session(player_id=data["player_id"], name=data["name"])
+        player_id = str(data["player_id"])
+        # The player's own keys: one slot, one round trip.
+        pipe = PLAYER.on(self.redis)
+        pipe.hget(keys.profile(player_id), "name")
+        pipe.exists(keys.profile_gone(player_id))
+        name, gone = await PLAYER.run(pipe)
+        if int(gone):
+            return None  # the profile was deleted: none of its sessions goes on
+        if name is None:
+            # A session older than profiles (or one whose profile was not written yet): it
+            # becomes the player's profile now, as the first session of a new player does.
+            name = str(data["name"])
+            await profiles.create(self.redis, player_id, name)
+        return Session(player_id=player_id, name=str(name))
 
     async def seated(self, player_id: str, code: str, seat: int | None) -> None:
         key = keys.player_tables(player_id)

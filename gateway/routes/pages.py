@@ -1,8 +1,9 @@
-"""The web client's page: `/`, the invite link `/t/{code}` and a replay `/replay/{table_id}`
-serve the same page (the client reads the path), rendered from index.html with every file named
-by its version (gateway/client_page.py). Beside it, at the root because browsers look there:
-the service worker `/sw.js` (its scope is the folder it is served from) and `/favicon.ico`.
-The files themselves are under /static (gateway/static_files.py, mounted in app.py)."""
+"""The web client's page: `/`, the invite link `/t/{code}`, a replay `/replay/{table_id}`, and
+(issue 36) `/profile`, `/p/{player_id}` and `/leaderboard/{players}` serve the same page (the
+client reads the path), rendered from index.html with every file named by its version
+(gateway/client_page.py). Beside it, at the root because browsers look there: the service worker
+`/sw.js` (its scope is the folder it is served from) and `/favicon.ico`. The files themselves are
+under /static (gateway/static_files.py, mounted in app.py)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,24 @@ async def invite(code: str, request: Request) -> Response:
 @router.get("/replay/{table_id}")
 async def replay(table_id: str, request: Request) -> Response:
     """(ext) A finished table played back: the client fetches `/api/replays/{table_id}`."""
+    return await _page(request)
+
+
+@router.get("/profile")
+async def own_profile(request: Request) -> Response:
+    """(ext) The player's own profile: the client fetches `/api/profiles/me`."""
+    return await _page(request)
+
+
+@router.get("/p/{player_id}")
+async def profile(player_id: str, request: Request) -> Response:
+    """(ext) A player's profile as others see it: the client fetches `/api/profiles/{id}`."""
+    return await _page(request)
+
+
+@router.get("/leaderboard/{players}")
+async def leaderboard(players: str, request: Request) -> Response:
+    """(ext) A table size's leaderboard: the client fetches `/api/leaderboards/{players}`."""
     return await _page(request)
 
 

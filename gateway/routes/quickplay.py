@@ -115,8 +115,11 @@ async def _find_seat(svc: Svc, me: Me, ip: str, players: int) -> QuickOut:
     fill_ms = int(svc.settings.quick_fill_s * 1000)
     wait_s = OPEN_PATIENCE * svc.settings.actor_timeout_s + 5
     unusable = ""
+    level = await svc.profiles.level(me.player_id, players)  # quick play by level (issue 36)
     for _ in range(ATTEMPTS):
-        token, seat = await quick.seat(players, uuid.uuid4().hex, _offer_ms(fill_ms), unusable)
+        token, seat = await quick.seat(
+            players, uuid.uuid4().hex, _offer_ms(fill_ms), unusable, level, fill_ms
+        )
         if seat == 0:
             code = await _open(svc, me, ip, players, token, fill_ms)
         else:

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
 from actors import keys, legacy_keys, replay
+from actors.ratings import match_id
 from cluster.redis_client import AsyncRedis
 from cluster.redis_ops import Pipeline
 from engine.errors import ErrorCode
@@ -70,7 +71,20 @@ async def get_replay(
     if built.refusal:
         status, message = REFUSALS[built.refusal]
         raise ApiError(built.refusal, message, status)
-    return Response(built.body, media_type="application/json")
+    # The players of each match, read now rather than kept with the cached answer: a profile
+    # shown, hidden or deleted since changes its links at once (issue 36).
+    lineups = await _lineups(svc, table_id, built.matches)
+    return Response(
+        built.body[:-1] + b',"lineups":' + lineups + b"}", media_type="application/json"
+    )
+
+
+async def _lineups(svc: Svc, table_id: str, matches: int) -> bytes:
+    shown: dict[str, bool] = {}
+    found = [
+        await svc.profiles.match_players(match_id(table_id, n + 1), shown) for n in range(matches)
+    ]
+    return json.dumps(found, separators=(",", ":")).encode()
 
 
 REFUSALS: dict[str, tuple[int, str]] = {
@@ -145,4 +159,4 @@ async def _build(svc: Svc, table_id: str, player_id: str | None, where: Where) -
         matches=[MatchSpan(first=a, last=b) for a, b in built.matches],
         events=built.events,
     )
-    return Built(len(raw), out.model_dump_json().encode())
+    return Built(len(raw), out.model_dump_json(exclude={"lineups"}).encode(), "", len(out.matches))

@@ -30,6 +30,9 @@ MOST_TABLES = 8
 )
 async def create_session(body: NewSession, svc: Svc) -> SessionOut:
     token, session = await svc.sessions.create(body.name)
+    # The first session of a player is their profile (gateway/profiles.py): nothing more is
+    # asked to play, and a passkey added later brings it to other devices.
+    await svc.profiles.create(session.player_id, session.name)
     return SessionOut(token=token, player_id=session.player_id, name=session.name)
 
 

@@ -99,8 +99,9 @@ async def _within(svc: Svc, call: Awaitable[T], limit: float | None = None) -> T
 
 def _config(body: NewTable, test_hooks: bool) -> dict[str, Any]:
     """The table's configuration; a `scenario` only with the test hooks on (403 otherwise)."""
+    practice = {"practice": True} if body.practice else {}
     if body.scenario is None:
-        return {"seed": secrets.randbits(62)}
+        return {"seed": secrets.randbits(62), **practice}
     if not test_hooks:
         raise ApiError(ErrorCode.FORBIDDEN, "scenarios need QUATRO_TEST_HOOKS=1 on the server", 403)
     sc = body.scenario
@@ -111,7 +112,12 @@ def _config(body: NewTable, test_hooks: bool) -> dict[str, Any]:
         TableConfig(players=body.players, seed=sc.seed, time_scale=sc.time_scale, deals=deals)
     except ScenarioError as exc:
         raise ApiError(ErrorCode.BAD_SCENARIO, str(exc), 422) from exc
-    config: dict[str, Any] = {"seed": sc.seed, "time_scale": sc.time_scale, "deals": deals}
+    config: dict[str, Any] = {
+        "seed": sc.seed,
+        "time_scale": sc.time_scale,
+        "deals": deals,
+        **practice,
+    }
     if sc.bot_policy is not None:
         config["bot_policy"] = sc.bot_policy
     return config
@@ -223,9 +229,12 @@ async def take_seat(code: Code, seat: Seat, svc: Svc, me: Me) -> SeatOut:
 @router.delete(
     "/{code}/seats/{seat}",
     response_model=Ok,
-    responses=refusals(*FROM_SEAT, *LOBBY, *HOST, ErrorCode.SEAT_EMPTY),
+    responses=refusals(*FROM_SEAT, *LOBBY, *HOST, ErrorCode.SEAT_EMPTY, *QUOTA),
 )
 async def leave_seat(code: Code, seat: Seat, svc: Svc, me: Me) -> Ok:
+    """A player leaves their seat, or the host frees another's (a kick): at most
+    `QUATRO_KICK_BURST` at once per player, then one every 1/`QUATRO_KICK_RATE` s (429)."""
+    await svc.limits.take("kick", me.player_id)
     reply = await _act(svc, code, me, LeaveSeat(ASKER, target=seat))
     if reply.seat is None:
         await svc.sessions.seated(me.player_id, code.upper(), None)

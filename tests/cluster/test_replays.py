@@ -37,8 +37,13 @@ def stored(stack: Stack, table_id: str) -> list[list[Any]]:
 
 
 def live(events: list[Frame]) -> list[Frame]:
-    """A connection's events as a replay holds them: no `welcome`, no per-connection `seq`."""
-    return [{k: v for k, v in e.items() if k != "seq"} for e in events if e["type"] != "welcome"]
+    """A connection's events as a replay holds them: no `welcome`, no per-connection `seq`, and
+    no `ratings` (told after a match, not part of its play: actors/replay.py)."""
+    return [
+        {k: v for k, v in e.items() if k != "seq"}
+        for e in events
+        if e["type"] not in ("welcome", "ratings")
+    ]
 
 
 def contains_run(whole: list[Frame], part: list[Frame]) -> bool:

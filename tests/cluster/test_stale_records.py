@@ -262,7 +262,7 @@ async def test_a_quick_play_table_to_fill_whose_actor_is_gone_is_passed_over(
     r.set(keys.table(code), record_json(name, 6))
     r.set(keys.quick_table(token), code)
     until_ms = int(time.time() * 1000) + 60_000
-    r.hset(keys.quick(6), mapping={"token": token, "next": 1, "until": until_ms})
+    r.hset(keys.quick(6), token, f"1000 1 {until_ms} {until_ms - 60_000}")
     codes = []
     try:
         for i in range(2):
@@ -271,7 +271,7 @@ async def test_a_quick_play_table_to_fill_whose_actor_is_gone_is_passed_over(
             assert got.status_code == 200, got.text
             codes.append(got.json()["code"])
         assert code not in codes
-        assert r.hget(keys.quick(6), "token") != token
+        assert not r.hexists(keys.quick(6), token), "the unusable table is offered again"
         assert not r.exists(keys.table(code)), "the stale table record is still there"
     finally:
         for c in set(codes):

@@ -23,19 +23,26 @@ from actors import keys, legacy_keys
 from actors.cells import Registry
 from actors.pool_list import TRIM_ONE, PoolList
 from actors.protocol import Entry
+from actors.ratings import RatingStore, match_id
 from actors.ray_names import RayActors
 from actors.table_core import TableCore
 from actors.table_records import TableRecords
 from cluster import redis_ops
 from cluster.redis_client import AsyncRedis, RedisSettings, async_redis, sync_redis
 from cluster.redis_cluster import LocalRedisCluster
+from engine.ratings import MatchResult, SeatResult
 from gateway.errors import ApiError
+from gateway.leaderboards import Leaderboards
 from gateway.lobbies import OpenLobbies
+from gateway.passkeys import Passkeys, Site
+from gateway.profiles import DELETED_NAME, Profiles
 from gateway.quickplay import QuickQueue
 from gateway.rate_limit import Bucket, RateLimits
 from gateway.routes.replays import READ, READ_LEGACY, locate, read
 from gateway.sessions import Sessions
+from loadtests.players_scale import fill, player_id
 from tests.actors.test_table_core import Clock, act
+from tests.store.soft_passkey import SoftPasskey
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("actors", "gateway", "cluster")
@@ -251,6 +258,139 @@ async def limits_case(client: AsyncRedis, url: str) -> None:
     assert refused.value.status == 429
 
 
+async def rated_match(client: AsyncRedis, table_id: str, a: str, b: str) -> str:
+    """A 4-seat match of `a` (who shows her ratings) and `b` with two bots, rated and recorded
+    as a table actor does it; its id."""
+    profiles = Profiles(client)
+    await profiles.create(a, "Ann")
+    await profiles.create(b, "Bob")
+    await profiles.change(a, None, True, None)
+    seats = (
+        SeatResult(0, 0, a, "Ann"),
+        SeatResult(1, 1, b, "Bob"),
+        SeatResult(2, 0, None, "Bot 3"),
+        SeatResult(3, 1, None, "Bot 4"),
+    )
+    result = MatchResult(1, 4, (5, 2), seats, "normal", False, 1_000)
+    store = RatingStore(client)
+    mid = match_id(table_id, 1)
+    changes = await store.apply(mid, result, 1_000)
+    assert changes is not None
+    assert set(changes) == {a, b}
+    assert await store.apply(mid, result, 1_000) == changes  # sent again: applied once
+    await store.record(mid, table_id, "OPSC", result, changes)
+    return mid
+
+
+SITE = Site("localhost", "http://localhost:8000")
+
+
+async def add_passkey(client: AsyncRedis, player: str) -> SoftPasskey:
+    """A passkey registered as the browser's page does it: options, then the device's answer."""
+    passkeys, device = Passkeys(client, ""), SoftPasskey(SITE.rp_id, SITE.origin)
+    asked = await passkeys.register_options(SITE, player, "Kay")
+    answer = device.create(asked["options"])
+    await passkeys.register(SITE, player, asked["challenge_id"], answer, "")
+    return device
+
+
+async def sign_in(client: AsyncRedis, device: SoftPasskey) -> str:
+    passkeys = Passkeys(client, "")
+    asked = await passkeys.sign_in_options(SITE)
+    return await passkeys.sign_in(SITE, asked["challenge_id"], device.get(asked["options"]))
+
+
+async def ratings_case(client: AsyncRedis, url: str) -> None:
+    """A match rated once (the profiles checked, the one script on the size's slot), its record
+    and each player's history line."""
+    mid = await rated_match(client, "table-0e1", "p-opsr1", "p-opsr2")
+    a, b = await RatingStore(client).standings(4, ["p-opsr1", "p-opsr2"])
+    assert (a.played, a.won, a.version, b.played, b.won) == (1, 1, 1, 1, 0)
+    assert await client.zrange(keys.history("p-opsr2"), 0, -1) == [mid]
+    assert json.loads(str(await client.get(keys.match(mid))))["rated"] is True
+    assert await client.hget(keys.board_names(4), "p-opsr1") == "Ann"
+    assert await client.hget(keys.board_names(4), "p-opsr2") is None  # Bob shows nothing
+
+
+async def profiles_case(client: AsyncRedis, url: str) -> None:
+    """A profile made once, shown, renamed, reported until hidden, read, then deleted in every
+    step: its boards, its name in its matches' records, its passkeys, its own keys."""
+    a = "p-opsp1"
+    mid = await rated_match(client, "table-0e2", a, "p-opsp2")
+    device = await add_passkey(client, a)
+    profiles = Profiles(client)
+    await profiles.create(a, "Other")  # made already: nothing changes
+    renamed = await profiles.change(a, "Anna", True, True)
+    assert (renamed.name, renamed.ratings_public, renamed.history_public) == ("Anna", True, True)
+    assert await client.hget(keys.board_names(4), a) == "Anna"
+    standing = (await profiles.standings(a))[4]
+    assert standing is not None
+    assert standing["played"] == 1
+    assert standing["rank"] >= 1
+    assert [line["match"] for line in await profiles.history(a, own=False)] == [mid]
+    for reporter in ("p-opsq1", "p-opsq2", "p-opsq3"):
+        await profiles.report(reporter, a)
+    hidden = await profiles.get(a)
+    assert hidden is not None
+    assert hidden.name_hidden
+    assert await client.hget(keys.board_names(4), a) is None
+    await profiles.change(a, "Annie", None, None)  # a new name: shown again, reports cleared
+    assert await client.hget(keys.board_names(4), a) == "Annie"
+    assert not await client.exists(keys.reports(a))
+    await profiles.delete(a)
+    assert await profiles.get(a) is None
+    assert await client.zscore(keys.board(4), a) is None
+    assert await client.hget(keys.ratings(4), a) is None
+    seats = json.loads(str(await client.get(keys.match(mid))))["seats"]
+    assert (seats[0]["player"], seats[0]["name"]) == (None, DELETED_NAME)
+    with pytest.raises(ApiError, match="no profile has this passkey"):
+        await sign_in(client, device)
+
+
+async def passkeys_case(client: AsyncRedis, url: str) -> None:
+    """A passkey stored, listed, used to sign in on another device (the same player), its
+    challenges used once, then removed."""
+    player = "p-opsk1"
+    device = await add_passkey(client, player)
+    passkeys = Passkeys(client, "")
+    (mine,) = await passkeys.mine(player)
+    assert await sign_in(client, device) == player
+    asked = await passkeys.sign_in_options(SITE)
+    answer = device.get(asked["options"])
+    assert await passkeys.sign_in(SITE, asked["challenge_id"], answer) == player
+    with pytest.raises(ApiError, match="expired or was used"):
+        await passkeys.sign_in(SITE, asked["challenge_id"], answer)
+    await passkeys.remove(player, mine["id"])
+    assert await passkeys.mine(player) == []
+    with pytest.raises(ApiError, match="no profile has this passkey"):
+        await sign_in(client, device)
+
+
+async def leaderboards_case(client: AsyncRedis, url: str) -> None:
+    """A page with the caller's own row, and a row alone: a player who hides their ratings is
+    ranked without a name."""
+    a, b = "p-opsl1", "p-opsl2"
+    await rated_match(client, "table-0e3", a, b)
+    boards = Leaderboards(client)
+    page = await boards.page(4, 1, b)
+    assert page["total"] >= 2
+    assert page["rows"]
+    assert page["me"] is not None
+    assert page["me"]["me"]
+    assert page["me"]["name"] is None
+    row = await boards.row(4, a)
+    assert row is not None
+    assert (row["name"], row["profile"], row["played"]) == ("Ann", a, 1)
+    assert await boards.row(4, "p-opsl9") is None
+
+
+async def players_scale_case(client: AsyncRedis, url: str) -> None:
+    """The 1,000,000-profile script's fill, on a cluster (a few players)."""
+    await fill(client, 30, 36)
+    assert await client.hget(keys.profile(player_id(29)), "name") == "Player 29"
+    assert await client.zscore(keys.board(4), player_id(29)) is not None
+
+
 CASES: list[Case] = [
     table_case,
     durable_case,
@@ -265,6 +405,11 @@ CASES: list[Case] = [
     lobbies_case,
     quick_case,
     limits_case,
+    ratings_case,
+    profiles_case,
+    passkeys_case,
+    leaderboards_case,
+    players_scale_case,
 ]
 
 
@@ -278,6 +423,9 @@ async def test_every_script_and_pipeline_runs_on_a_cluster(
         for case in CASES:
             await case(client, redis_cluster.url)
     finally:
+        # The session's cluster is left as found: the cases write old-named keys on purpose,
+        # which a later test (test_upgrade's copy) would take for its own.
+        await client.flushall()
         await client.aclose()
     registered = set(redis_ops.SCRIPTS) | set(redis_ops.PIPELINES)
     missing = sorted(registered - ran)

@@ -91,8 +91,10 @@ export async function ensureSession(name) {
 }
 
 export const api = {
-  createTable(token, players) {
+  createTable(token, players, { practice = false } = {}) {
     const body = { players };
+    // (ext) A practice table's matches change nobody's rating.
+    if (practice) body.practice = true;
     // A rigged deal for browser tests; the server refuses it unless QUATRO_TEST_HOOKS=1.
     const scenario = sessionStorage.getItem("quatro.scenario");
     if (scenario) body.scenario = JSON.parse(scenario);
@@ -126,6 +128,21 @@ export const api = {
       token,
     }),
   start: (token, code) => call("POST", `/api/tables/${encodeURIComponent(code)}/start`, { token }),
+  // (ext) Profiles, leaderboards, passkeys (issue 36).
+  myProfile: (token) => call("GET", "/api/profiles/me", { token }),
+  changeProfile: (token, body) => call("PATCH", "/api/profiles/me", { body, token }),
+  deleteProfile: (token) => call("DELETE", "/api/profiles/me", { token }),
+  profile: (id) => call("GET", `/api/profiles/${encodeURIComponent(id)}`),
+  reportName: (token, id) =>
+    call("POST", `/api/profiles/${encodeURIComponent(id)}/report`, { token }),
+  leaderboard: (players, page) => call("GET", `/api/leaderboards/${players}?page=${page}`),
+  myRank: (token, players) => call("GET", `/api/leaderboards/${players}/me`, { token }),
+  passkeyOptions: (token) => call("POST", "/api/passkeys/options", { token }),
+  addPasskey: (token, body) => call("POST", "/api/passkeys", { body, token }),
+  removePasskey: (token, id) =>
+    call("DELETE", `/api/passkeys/${encodeURIComponent(id)}`, { token }),
+  signInOptions: () => call("POST", "/api/passkeys/sign-in/options"),
+  signIn: (body) => call("POST", "/api/passkeys/sign-in", { body }),
   // A finished table's events: everyone's view, or with a token the caller's own seat's.
   replay: (id, token) =>
     call("GET", `/api/replays/${encodeURIComponent(id)}${token ? "?view=own" : ""}`, { token }),

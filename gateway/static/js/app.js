@@ -8,6 +8,8 @@ import { isMuted, setMuted } from "./sound.js";
 import { Home } from "./lobby.js";
 import { TableRoute } from "./game.js";
 import { ReplayRoute } from "./replay.js";
+import { ProfileRoute } from "./profile.js";
+import { LeaderboardRoute } from "./leaderboard.js";
 import { navigate, route } from "./router.js";
 import { Toasts } from "./toast.js";
 import { Emoji, ICON } from "./emoji.js";
@@ -71,7 +73,11 @@ export function App() {
         ? html`<${TableRoute} key=${where.code} code=${where.code} />`
         : where.name === "replay"
           ? html`<${ReplayRoute} key=${where.id} id=${where.id} />`
-          : html`<${Home} />`}
+          : where.name === "profile"
+            ? html`<${ProfileRoute} key=${where.id || "me"} id=${where.id} />`
+            : where.name === "leaderboard"
+              ? html`<${LeaderboardRoute} key=${where.players} players=${where.players} />`
+              : html`<${Home} />`}
     </main>
     <${Toasts} />
   `;

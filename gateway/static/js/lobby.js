@@ -14,13 +14,10 @@ import { TableSettings, startPractice } from "./settings.js";
 import { Countdown, useTick } from "./ticking.js";
 import { Cancelled, withRetry } from "./retry.js";
 import { serverNow } from "./servertime.js";
+import { PasskeySignIn } from "./signin.js";
+import { cleanName, errorText } from "./words.js";
 
-export function errorText(err) {
-  const code = err?.code || "generic";
-  const key = err?.reason ? `err.${code}.${err.reason}` : `err.${code}`;
-  const text = t(key);
-  return text === key ? t("err.generic") : text;
-}
+export { cleanName, errorText };
 
 export function NameField({ value, onInput, id = "player-name", inputRef = null }) {
   return html`<div class="field">
@@ -37,12 +34,6 @@ export function NameField({ value, onInput, id = "player-name", inputRef = null 
       onInput=${(e) => onInput(e.currentTarget.value)}
     />
   </div>`;
-}
-
-// Whitespace collapsed, never cut (a cut could split a joined emoji and leave a stray joiner):
-// a name too long is refused with its own message (`nameProblem`).
-export function cleanName(name) {
-  return name.replace(/\s+/g, " ").trim();
 }
 
 export function Home() {
@@ -185,7 +176,24 @@ export function Home() {
       </div>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
+    <${PagesNav} signedIn=${!!session} />
+    ${!session && html`<${PasskeySignIn} onSignedIn=${(s) => setName(s.name)} />`}
   </section>`;
+}
+
+// The ways to the profile and the leaderboards (issue 36), on the home page and on theirs.
+export function PagesNav({ signedIn, here = "" }) {
+  const link = (id, path, key) =>
+    here === path
+      ? null
+      : html`<a class="button" id=${id} href=${path} onClick=${(e) => (e.preventDefault(), navigate(path))}
+          >${t(key)}</a
+        >`;
+  return html`<nav class="row home-links" aria-label=${t("nav.pages")}>
+    ${here !== "" && link("to-home", "/", "nav.home")}
+    ${signedIn && link("to-profile", "/profile", "home.profile")}
+    ${link("to-board", "/leaderboard", "home.leaderboards")}
+  </nav>`;
 }
 
 // The status stays one sentence for the whole wait (a live region that changed every second

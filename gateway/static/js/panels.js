@@ -3,6 +3,7 @@
 import { useEffect, useRef } from "preact/hooks";
 import { reducedMotion } from "./announce.js";
 import { html } from "./html.js";
+import { Delta } from "./profile.js";
 import { t } from "./i18n.js";
 import { Card, Msg, Name, listTeams, revealText, seatName, teamLabel } from "./names.js";
 import { Countdown } from "./ticking.js";
@@ -167,6 +168,8 @@ export function RevealPanel({ game, actions }) {
   const isHost = game.you.host === true;
   const n = tb.players;
   const over = tb.phase === "over";
+  // (ext) Each rated seat's rating change, once the table told it (after `over`).
+  const deltas = new Map(over && tb.ratings ? tb.ratings.changes.map((c) => [c.seat, c.delta]) : []);
   const ref = useRef(null);
   // A round can end while the page is scrolled down to the emissions: bring the reveal to the
   // player rather than leave it above the screen.
@@ -199,6 +202,10 @@ export function RevealPanel({ game, actions }) {
                 <${Name} seats=${tb.seats} seat=${s} />
                 ${r.by === s && html` <span class="tag caller">${t(`reveal.${r.reason}Tag`)}</span>`}
                 ${r.carres.includes(s) && html` <span class="tag carre-tag">${t("reveal.carre")}</span>`}
+                ${deltas.has(s) &&
+                html` <span class="tag rating-change" data-rating-seat=${s} title=${t("over.ratingChange")}
+                  ><span class="visually-hidden">${t("over.ratingChange")} </span><${Delta} d=${deltas.get(s)}
+                /></span>`}
               </span>
               <span class="reveal-cards">
                 ${(r.hands[s] || []).map((c) => html`<${Card} card=${c} small=${true} />`)}
@@ -211,6 +218,12 @@ export function RevealPanel({ game, actions }) {
     ${game.replay
       ? null
       : html`<div class="row reveal-foot">
+      ${over &&
+      deltas.size > 0 &&
+      !game.you.watching &&
+      html`<a class="button" id="my-profile" href="/profile" onClick=${(e) => (e.preventDefault(), navigate("/profile"))}
+        >${t("over.profile")}</a
+      >`}
       ${over && tb.table_id &&
       html`<a
         class="button"

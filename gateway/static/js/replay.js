@@ -4,11 +4,11 @@
 // and their team's sign, as they saw them). Play/pause, speed, and a scrubber over the events.
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
-import { t } from "./i18n.js";
+import { listOf, t } from "./i18n.js";
 import { api, ApiError, loadSession } from "./api.js";
 import { fromWelcome, reduce } from "./state.js";
 import { TableView } from "./table.js";
-import { errorText } from "./lobby.js";
+import { errorText } from "./words.js";
 import { navigate } from "./router.js";
 import { noteServerTime } from "./servertime.js";
 import { announce } from "./announce.js";
@@ -156,11 +156,28 @@ function Player({ data, own, canOwn, onOwn, notice }) {
   }
 
   const game = { ...states[pos], replay: true };
+  // (ext) The match's human players as its record keeps them, linked to the profiles that show
+  // something. Bots are the seats named as the engine names them, a name no player may take
+  // (gateway/names.py).
+  const lineup = (data.lineups || [])[match]?.filter((s) => !/^Bot \d+$/.test(s.name));
   const total = span.to - span.from;
   const step = pos - span.from;
   const controls = html`<section class="me replay-controls" aria-labelledby="replay-title">
     <h2 id="replay-title">${t("replay.title")}</h2>
     <p class="hint">${t(data.view === "own" ? "replay.ownLead" : "replay.publicLead")}</p>
+    ${lineup &&
+    html`<p class="replay-players" id="replay-players">
+      ${t("replay.players")}
+      ${listOf(
+        lineup.map((s) =>
+          s.profile
+            ? html`<a href=${`/p/${s.profile}`} data-profile=${s.profile} onClick=${(e) => (e.preventDefault(), navigate(`/p/${s.profile}`))}
+                ><bdi>${s.name}</bdi></a
+              >`
+            : html`<bdi>${s.name}</bdi>`,
+        ),
+      )}
+    </p>`}
     ${notice && html`<p class="hint" role="alert">${notice}</p>`}
     <div class="row replay-row">
       <button

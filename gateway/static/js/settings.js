@@ -3,7 +3,7 @@
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { api, loadSession } from "./api.js";
-import { errorText } from "./lobby.js";
+import { errorText } from "./words.js";
 import { toast } from "./toast.js";
 
 export const BOT_LEVELS = ["relaxed", "normal", "sharp"];
@@ -16,7 +16,7 @@ const PRACTICE_KEY = "quatro.practice";
 // waits for this page's welcome (`startPracticeWhenSeated`): a match started with nobody
 // connected opens its first round at once (R6), and the newcomer would miss the signing.
 export async function startPractice(token) {
-  const table = await api.createTable(token, 4);
+  const table = await api.createTable(token, 4, { practice: true });
   try {
     for (const seat of [1, 2, 3]) await api.addBot(token, table.code, seat);
     await api.settings(token, table.code, { bot_level: "relaxed", hints: true });

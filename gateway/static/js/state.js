@@ -91,6 +91,7 @@ export function reduce(state, ev) {
           choice: null,
           scores: fresh ? tb.scores.map(() => 0) : tb.scores,
           winners: null,
+          ratings: fresh ? null : tb.ratings,
           last_reveal: fresh ? null : tb.last_reveal,
           seats: tb.seats.map((row) => ({ ...row, ready: false, floor: false, emoji: null })),
         },
@@ -176,6 +177,9 @@ export function reduce(state, ev) {
       return next({ phase: "pause", deadline: ev.deadline });
     case "over":
       return next({ phase: "over", winners: ev.winners, scores: ev.scores, deadline: null });
+    // (ext) The match's rating changes, told once it is over (issue 36).
+    case "ratings":
+      return next({ ratings: { match: ev.match, changes: ev.changes } });
     default:
       return state;
   }

@@ -7,7 +7,7 @@ import { t } from "./i18n.js";
 import { api, ApiError, ensureSession, loadSession, rememberedName, saveSession } from "./api.js";
 import { Connection } from "./connection.js";
 import { addPending, dropPending, fromWelcome, reduce, setChoice, shown } from "./state.js";
-import { cleanName, errorText } from "./lobby.js";
+import { cleanName, errorText } from "./words.js";
 import { nameProblem } from "./namecheck.js";
 import { effects } from "./effects.js";
 import { announce } from "./announce.js";

@@ -1,0 +1,160 @@
+"""Ratings from matches (an extension, not in the rule book): OpenSkill's Plackett–Luce model
+(Weng and Lin's Bayesian approximation, made for teams and for games of more than two sides)
+over a match's teams and their final scores.
+
+    result = table.result()                 # engine.table: the match's teams, once it is over
+    if counts(result):
+        after = rate(result, before)        # before: player id -> Rating, new players absent
+
+Pure: no clock, no randomness, no I/O. The table actor applies what `rate` says, once per
+match (actors/ratings.py); quick play reads `level` to seat players of near ratings together.
+
+- **Teams and scores.** Every team of the match is one side; the final scores rank them, a
+  higher score better, and equal scores are a tie, so teams that win together (R28) share the
+  win, as do the teams behind them with the same score.
+- **Bots** play at fixed ratings, one per level (`BOT_RATINGS`): they weigh on the humans'
+  expected results, and are never updated.
+- **Who is rated.** The humans who held their seat from the match's first round to its end. A
+  seat taken from a bot during the match (engine.latejoin) is played by its bot's rating on the
+  team's behalf, and its newcomer is not rated: joining a match at 4–0 must not earn a win.
+- **What counts.** A practice table (`TableConfig.practice`) never does, nor a match with no
+  human to rate.
+- **The figure players see** is `Rating.display`: 1000 + 40 × (μ − 3σ), the conservative
+  estimate OpenSkill calls the ordinal, so a new player starts at 1000 and climbs as the model
+  grows sure of them. Leaderboards rank by it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from openskill.models import PlackettLuce
+
+from engine.settings import BOT_LEVELS
+
+MU = 25.0
+SIGMA = MU / 3
+DISPLAY_BASE = 1000.0
+DISPLAY_SCALE = 40.0
+# A rating's sigma never falls below this: a veteran's rating still moves after a surprise.
+SIGMA_FLOOR = 0.8
+
+_MODEL = PlackettLuce(mu=MU, sigma=SIGMA)
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    mu: float = MU
+    sigma: float = SIGMA
+
+    @property
+    def ordinal(self) -> float:
+        """The conservative estimate: the model is 99.7% sure the skill is above it."""
+        return self.mu - 3 * self.sigma
+
+    @property
+    def display(self) -> int:
+        """What players see and leaderboards rank by."""
+        return round(DISPLAY_BASE + DISPLAY_SCALE * self.ordinal)
+
+    @property
+    def level(self) -> int:
+        """The estimated skill itself on the display's scale (quick play seats by it): a new
+        player is 1000, like their display, but a veteran's level does not lag behind."""
+        return round(DISPLAY_BASE + DISPLAY_SCALE * (self.mu - MU))
+
+
+NEW = Rating()
+
+# Bots' fixed ratings, one per table level (engine.bots.levels): a relaxed bot is beaten by a
+# newcomer who has learnt the rules, a sharp one by few. Their small sigma says the model is sure
+# of them, so a match against bots moves a human's rating by what the human did.
+BOT_RATINGS: dict[str, Rating] = {
+    "relaxed": Rating(18.0, 1.0),
+    "normal": Rating(25.0, 1.0),
+    "sharp": Rating(31.0, 1.0),
+}
+assert tuple(BOT_RATINGS) == BOT_LEVELS
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    seat: int
+    team: int
+    player_id: str | None  # the rated human, or None: a bot, or a seat taken during the match
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """A finished match, as the rules saw it end: its number at the table (1, 2… with each
+    rematch), its teams' final scores (team order), its seats, the level its bots played at,
+    whether its table was a practice table, and when it ended (the table's clock, ms)."""
+
+    match: int
+    players: int
+    scores: tuple[int, ...]
+    seats: tuple[SeatResult, ...]
+    bot_level: str
+    practice: bool
+    ended_at: int
+
+    @property
+    def winners(self) -> tuple[int, ...]:
+        best = max(self.scores)
+        return tuple(team for team, score in enumerate(self.scores) if score == best)
+
+    def rated(self) -> tuple[str, ...]:
+        """The humans this match rates, in seat order."""
+        return tuple(s.player_id for s in self.seats if s.player_id is not None)
+
+    def won(self, player_id: str) -> bool:
+        return any(s.player_id == player_id and s.team in self.winners for s in self.seats)
+
+
+def counts(result: MatchResult) -> bool:
+    """Whether this match changes anyone's rating."""
+    return not result.practice and bool(result.rated())
+
+
+def rate(result: MatchResult, before: Mapping[str, Rating]) -> dict[str, Rating]:
+    """Each rated human's rating after the match, from their ratings before it (a player
+    missing from `before` is new). Bots, and seats taken during the match, play at the table's
+    bot rating and are not updated."""
+    bot = BOT_RATINGS.get(result.bot_level, BOT_RATINGS["normal"])
+    teams = len(result.scores)
+    sides: list[list[Rating]] = [[] for _ in range(teams)]
+    who: list[list[str | None]] = [[] for _ in range(teams)]
+    for s in sorted(result.seats, key=lambda s: s.seat):
+        rating = bot if s.player_id is None else before.get(s.player_id, NEW)
+        sides[s.team].append(rating)
+        who[s.team].append(s.player_id)
+    model_teams = [[_MODEL.rating(mu=r.mu, sigma=r.sigma) for r in side] for side in sides]
+    rated = _MODEL.rate(model_teams, scores=[float(x) for x in result.scores])
+    after: dict[str, Rating] = {}
+    for team, side in enumerate(rated):
+        for player_id, new in zip(who[team], side, strict=True):
+            if player_id is not None:
+                after[player_id] = Rating(float(new.mu), max(SIGMA_FLOOR, float(new.sigma)))
+    return after
+
+
+# -- Quick play by level -----------------------------------------------------------------------
+# A public table accepts a newcomer whose level is within its band of the level the table was
+# opened at. The band starts narrow and widens with the time its players have waited, linearly,
+# until it takes anyone at `WIDE_AT` of the table's fill wait: the last stretch before bots fill
+# the empty seats is open to every level, so nobody waits longer than QUATRO_QUICK_FILL_S.
+BAND_START = 100  # display points either side, at once
+BAND_REACH = 1_900  # added by `WIDE_AT`: a band this wide already spans every level players have
+WIDE_AT = 0.75  # of the fill wait, after which any level is taken
+ANY_LEVEL = 1_000_000
+
+
+def band(waited_ms: int, fill_ms: int) -> int:
+    """How far (in display points, either side) a public table's level reaches after its
+    players waited `waited_ms` of the `fill_ms` before bots fill it in."""
+    open_at = max(1, int(fill_ms * WIDE_AT))
+    if waited_ms >= open_at:
+        return ANY_LEVEL
+    return BAND_START + BAND_REACH * max(0, waited_ms) // open_at

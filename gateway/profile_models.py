@@ -1,0 +1,133 @@
+"""Wire models of profiles, leaderboards and passkeys (issue 36): REST bodies validated at the
+edge, answers as the OpenAPI documents them. The rest of the wire is gateway/models.py's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
+
+from gateway.models import Body, SeatLine
+from gateway.names import MAX_CODE_POINTS, NAME_FORMAT, NAME_PATTERN, check_name
+
+
+class Standing(BaseModel):
+    rating: int = Field(description="the displayed rating: 1000 + 40 × (μ − 3σ)")
+    played: int
+    won: int
+    rank: int | None = Field(description="1 for the best on this size's leaderboard")
+
+
+class Standings(BaseModel):
+    """A player's standing at each table size (null: no rated match at that size yet)."""
+
+    four: Standing | None = Field(alias="4")
+    six: Standing | None = Field(alias="6")
+    eight: Standing | None = Field(alias="8")
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+
+class HistoryLine(BaseModel):
+    match: str
+    table_id: str = Field(description="the replay: GET /api/replays/{table_id}")
+    players: int
+    ended_at: int
+    scores: list[int]
+    winners: list[int]
+    team: int | None
+    won: bool
+    delta: int | None = Field(description="this player's rating change, if it was rated")
+    seats: list[SeatLine]
+
+
+class PasskeyOut(BaseModel):
+    id: str = Field(description="the passkey's id here (never its credential id)")
+    label: str
+    created: int
+
+
+class ProfileOut(BaseModel):
+    """What anyone may see of a profile: what its owner shows."""
+
+    player_id: str
+    name: str | None = Field(description="null while hidden after reports")
+    ratings: Standings | None = Field(description="null unless its owner shows ratings")
+    history: list[HistoryLine] | None = Field(description="null unless its owner shows it")
+
+
+class PublicChoice(BaseModel):
+    ratings: bool
+    history: bool
+
+
+class MyProfile(BaseModel):
+    """The owner's own profile: everything of it."""
+
+    player_id: str
+    name: str
+    created: int
+    public: PublicChoice
+    name_hidden: bool = Field(description="hidden from others after reports: rename to show it")
+    ratings: Standings
+    history: list[HistoryLine]
+    passkeys: list[PasskeyOut]
+
+
+class ProfileChange(Body):
+    name: StrictStr | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_CODE_POINTS,
+        description="a new name, under the same rule as a session's",
+        json_schema_extra={"pattern": NAME_PATTERN, "format": NAME_FORMAT},
+    )
+    ratings: StrictBool | None = Field(
+        default=None, description="show the name, ratings and matches played and won"
+    )
+    history: StrictBool | None = Field(default=None, description="show the last matches")
+
+    @field_validator("name")
+    @classmethod
+    def visible(cls, v: str | None) -> str | None:
+        return None if v is None else check_name(v)
+
+
+class BoardRow(BaseModel):
+    rank: int
+    rating: int
+    played: int
+    won: int
+    name: str | None = Field(description="null for a player who does not show their ratings")
+    profile: str | None
+    me: bool
+
+
+class BoardOut(BaseModel):
+    players: int
+    page: int
+    pages: int
+    total: int
+    rows: list[BoardRow]
+    me: BoardRow | None = Field(description="the caller's own row, with a session")
+
+
+class PasskeyOptions(BaseModel):
+    challenge_id: str
+    options: dict[str, Any] = Field(
+        description="WebAuthn's PublicKeyCredentialCreationOptions or RequestOptions, in JSON "
+        "(binary fields in base64url), for navigator.credentials.create()/get()"
+    )
+
+
+class PasskeyNew(Body):
+    challenge_id: StrictStr = Field(max_length=64)
+    credential: dict[str, Any] = Field(
+        description="the browser's PublicKeyCredential, in JSON (base64url)"
+    )
+    label: StrictStr = Field(default="", max_length=40)
+
+
+class PasskeySignIn(Body):
+    challenge_id: StrictStr = Field(max_length=64)
+    credential: dict[str, Any]

@@ -1,0 +1,241 @@
+"""A finished match's ratings, applied exactly once (issue 36): the table core against real
+redis-servers, without Ray. The match ends, its ratings are owed in the snapshot that ends it,
+settled after that save, told to the table, and never applied twice: not when the core is
+restarted at any point of the settling, not when the script is sent again, not after a Redis
+failover to a replica that had the write."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from actors import keys
+from actors.protocol import Act, Outcome
+from actors.ratings import RatingStore, Standing, match_id
+from actors.results import result_from_wire
+from actors.table_core import TableCore
+from cluster.procs import RedisServer
+from cluster.redis_client import async_redis
+from engine import CallQuatro
+from engine.ratings import NEW
+from tests.actors.test_table_core import CODE, NAME, Clock, act, saved
+
+PLAYERS = ("p0", "p2")  # the humans: partners, seats 0 and 2, against two bots
+
+
+def profiles(url: str, *ids: str) -> None:
+    r = redis.Redis.from_url(url, decode_responses=True)
+    try:
+        for player_id in ids:
+            r.hset(keys.profile(player_id), mapping={"name": player_id.upper(), "created": 1})
+    finally:
+        r.close()
+
+
+def standing(url: str, player_id: str, players: int = 4) -> Standing:
+    r = redis.Redis.from_url(url, decode_responses=True)
+    try:
+        return Standing.read(r.hget(keys.ratings(players), player_id))
+    finally:
+        r.close()
+
+
+async def table(url: str, clock: Clock) -> TableCore:
+    """p0 hosts, p2 is their partner, bots in seats 1 and 3 that never act."""
+    core = TableCore(NAME, url, now=clock)
+    config = {"players": 4, "seed": 7, "bot_policy": "idle"}
+    assert (await core.open(CODE, config, "p0", "P0", (600.0, 600.0))).ok
+    for seat in (1, 3):
+        await ok(core, act("p0", "add_bot", seat=seat))
+    return core
+
+
+async def ok(core: TableCore, request: Act) -> None:
+    reply = await core.serve(request)
+    assert isinstance(reply, Outcome)
+    assert reply.ok, reply
+
+
+async def play_to_the_end(core: TableCore) -> None:
+    """Nobody is connected, so every round opens at once (R6); a bot's wrong Quatro! scores
+    for the humans' team, five times."""
+    await ok(core, act("p2", "take_seat", seat=2, name="P2"))
+    await ok(core, act("p0", "start"))
+    t = core.table
+    assert t is not None
+    while str(t.phase) != "over":
+        if str(t.phase) == "pause":
+            await ok(core, act("p0", "next_round"))
+        # A bot's call, as the engine takes one for a bot's seat: wrong, so team 0 scores.
+        await core.change(lambda: core.apply(CallQuatro(seat=1), core.now()), touch=True)
+
+
+async def settled(core: TableCore) -> None:
+    """The core's outbox empties (within 10 s)."""
+    for _ in range(500):
+        if not core.results.owed:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"still owed: {core.results.owed}")
+
+
+def told(core: TableCore) -> list[dict[str, Any]]:
+    return [dict(e.wire) for e in core.feed.since(0, core.feed.seq) if e.wire["type"] == "ratings"]
+
+
+async def test_a_finished_match_rates_its_players_once_and_tells_the_table(
+    redis_url: str,
+) -> None:
+    profiles(redis_url, *PLAYERS)
+    core = await table(redis_url, Clock())
+    try:
+        await play_to_the_end(core)
+        await settled(core)
+        for player_id in PLAYERS:
+            s = standing(redis_url, player_id)
+            assert (s.played, s.won, s.version) == (1, 1, 1)
+            assert s.rating.mu > NEW.mu
+        (event,) = told(core)
+        assert event["match"] == 1
+        assert [c["seat"] for c in event["changes"]] == [0, 2]
+        assert all(c["delta"] > 0 for c in event["changes"])
+        assert core.view(0)["ratings"] == event
+        assert saved(redis_url)["results"] == {"owed": [], "last": event}
+        r = redis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            mid = match_id(NAME, 1)
+            assert r.zrange(keys.history("p0"), 0, -1) == [mid]
+            record = json.loads(str(r.get(keys.match(mid))))
+            assert record["rated"] is True
+            assert record["scores"] == [5, 0]
+            assert [s["player"] for s in record["seats"]] == ["p0", None, "p2", None]
+            assert r.zscore(keys.board(4), "p0") == standing(redis_url, "p0").rating.display
+        finally:
+            r.close()
+    finally:
+        await core.stop()
+
+
+async def test_a_core_restarted_anywhere_in_the_settling_applies_the_match_once(
+    redis_url: str,
+) -> None:
+    """The first incarnation dies right after the save that ended the match (its settling
+    never ran); the second dies after the script ran but before it dropped the match from its
+    outbox; the third finds the match applied and only tells the table."""
+    profiles(redis_url, *PLAYERS)
+    first = await table(redis_url, Clock())
+    await play_to_the_end(first)
+    await first.tasks.close()  # dies: nothing more of it runs
+    owed = saved(redis_url)["results"]["owed"]
+    assert len(owed) == 1, "the save that ended the match holds what it owes"
+    assert standing(redis_url, "p0").played == 0
+
+    second = TableCore(NAME, redis_url, now=Clock())  # restored, but never started
+    assert second.results.owed == owed
+    store = RatingStore(async_redis(redis_url))
+    result = result_from_wire(owed[0])
+    applied = await store.apply(match_id(NAME, 1), result, 0)  # what its task would have done
+    assert standing(redis_url, "p0").played == 1
+    await second.tasks.close()  # dies before it told anyone
+
+    third = TableCore(NAME, redis_url, now=Clock())
+    try:
+        third.start()
+        await settled(third)
+        assert standing(redis_url, "p0").played == 1, "applied twice"
+        (event,) = told(third)
+        assert applied is not None
+        expected = applied["p0"]["after"] - applied["p0"]["before"]
+        assert event["changes"][0] == {"seat": 0, "delta": expected}
+        # Sent again (an answer lost, a gateway's retry): the same changes, nothing applied.
+        assert await store.apply(match_id(NAME, 1), result, 0) == applied
+        assert standing(redis_url, "p2").played == 1
+    finally:
+        await third.stop()
+        await store.redis.aclose()
+
+
+async def test_matches_of_the_same_players_ending_together_both_count(redis_url: str) -> None:
+    profiles(redis_url, *PLAYERS)
+    core = await table(redis_url, Clock())
+    await play_to_the_end(core)
+    await core.tasks.close()
+    result = result_from_wire(saved(redis_url)["results"]["owed"][0])
+    store = RatingStore(async_redis(redis_url))
+    try:
+        ids = [f"t-{i}.1" for i in range(6)]
+        await asyncio.gather(*(store.apply(mid, result, 0) for mid in ids))
+        s = standing(redis_url, "p0")
+        assert (s.played, s.won, s.version) == (6, 6, 6)
+    finally:
+        await store.redis.aclose()
+
+
+async def test_a_match_with_a_deleted_or_missing_profile_rates_nobody(redis_url: str) -> None:
+    profiles(redis_url, "p0")  # p2 never had a profile
+    core = await table(redis_url, Clock())
+    try:
+        await play_to_the_end(core)
+        await settled(core)
+        assert told(core) == []
+        assert standing(redis_url, "p0").played == 0
+        r = redis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            record = json.loads(str(r.get(keys.match(match_id(NAME, 1)))))
+            assert record["rated"] is False
+            assert r.zcard(keys.board(4)) == 0
+        finally:
+            r.close()
+    finally:
+        await core.stop()
+
+
+@pytest.fixture
+def replicated() -> Iterator[tuple[RedisServer, RedisServer]]:
+    primary, replica = RedisServer().start(), RedisServer().start()
+    try:
+        r = redis.Redis(port=replica.port, decode_responses=True)
+        r.replicaof("127.0.0.1", str(primary.port))
+        for _ in range(500):  # in sync within 10 s
+            if r.info("replication").get("master_link_status") == "up":
+                break
+            time.sleep(0.02)
+        r.close()
+        yield primary, replica
+    finally:
+        primary.cleanup()
+        replica.cleanup()
+
+
+async def test_a_failover_to_a_replica_that_has_the_match_applies_it_once(
+    replicated: tuple[RedisServer, RedisServer],
+) -> None:
+    """The script reached the primary and its replica; the primary dies before the actor heard
+    the answer; the replica is promoted and the actor sends the match again: it finds it."""
+    primary, replica = replicated
+    profiles(primary.url, *PLAYERS)
+    core = await table(primary.url, Clock())
+    await play_to_the_end(core)
+    await core.tasks.close()
+    result = result_from_wire(saved(primary.url)["results"]["owed"][0])
+    old = RatingStore(async_redis(primary.url))
+    first = await old.apply(match_id(NAME, 1), result, 0)
+    assert int(await old.redis.execute_command("WAIT", 1, 5000)) == 1
+    await old.redis.aclose()
+    primary.stop()
+    promote = redis.Redis(port=replica.port)
+    promote.replicaof("NO", "ONE")
+    promote.close()
+    new = RatingStore(async_redis(replica.url))
+    try:
+        assert await new.apply(match_id(NAME, 1), result, 0) == first
+        s = standing(replica.url, "p0")
+        assert (s.played, s.version) == (1, 1)
+    finally:
+        await new.redis.aclose()
