@@ -207,6 +207,7 @@ def test_the_profile_history_and_leaderboard_pages(
         line = page.locator(".history-line")
         expect(line).to_have_count(1)
         expect(line.locator(".delta")).to_have_attribute("data-delta", "112")
+        expect(line.locator(".match-scores")).to_have_text("5 – 2")
         expect(line.locator(".replay-link")).to_have_attribute("href", f"/replay/{table_id}")
         # The partner shows nothing: named, without a link.
         expect(line.locator(".who a")).to_have_count(0)

@@ -91,6 +91,13 @@ function seatName(seat) {
   return seat.name;
 }
 
+// A match's scores, the player's team first ("Won 5 – 2" whichever team they sat in), in the
+// page's direction as the table's score chips run: in Arabic the own score stands on the right.
+function ownFirst(m) {
+  if (m.team === null) return m.scores;
+  return [m.scores[m.team], ...m.scores.filter((_, k) => k !== m.team)];
+}
+
 // `own`: an empty list on another's profile says nothing about their rated matches (a table
 // still open leaves its match out, and ratings may show some played).
 function History({ lines, own = true }) {
@@ -105,7 +112,7 @@ function History({ lines, own = true }) {
               <span class="what">
                 ${t("board.size", { n: m.players })} ·
                 <strong>${t(m.won ? "profile.won" : "profile.lost")}</strong>
-                <bdi dir="ltr" class="scores">${m.scores.join(" – ")}</bdi>
+                <span class="match-scores">${ownFirst(m).join(" – ")}</span>
                 ${m.delta !== null && html`<${Delta} d=${m.delta} />`}
               </span>
               <span class="who">
