@@ -1,18 +1,25 @@
 """Make the screenshots in docs/screenshots/ from the real stack, in English and Arabic:
-the lobby, a 4-seat table, an 8-seat table and a reveal.
+the lobby, a 4-seat table, an 8-seat table and a reveal; a profile, a leaderboard and the last
+reveal of a rated match with its rating change (issue 36).
 
     .venv/bin/python -m tests.browser.screenshots            # starts its own stack
     QUATRO_STACK_URL=http://127.0.0.1:8000 .venv/bin/python -m tests.browser.screenshots
 
 Every player is a real browser context driving the page; the deals are rigged through the
-test hooks so the pictures show something worth seeing (the stack it starts has them on).
+test hooks so the pictures show something worth seeing (the stack it starts has them on). The
+rated matches behind the profile and the leaderboard are played over the wire as the client plays
+them, each by its one human against idle bots, so that they end in seconds.
 """
 
 from __future__ import annotations
 
+import json
+import time
 from typing import Any
 
+import httpx
 from playwright.sync_api import ViewportSize, expect, sync_playwright
+from websockets.sync.client import connect
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT
 from tests.browser.own_stack import own_stack
@@ -150,10 +157,108 @@ def scenes(browser: Any, base: str, lang: str, locale: str) -> None:
             p.close()
 
 
+MATCH_S = 120.0  # one rated match over the wire, on a loaded 2-core machine
+
+
+def lost_match(base: str, who: dict[str, Any], bot_level: str) -> str:
+    """A 4-seat match its human host loses 0-5 to idle bots of `bot_level` (a stronger bot
+    costs less rating): each round the host calls Quatro! while its bot partner holds no carré,
+    which scores for the bots (R15), then starts the next. Returns the table's code."""
+    auth = {"Authorization": f"Bearer {who['token']}"}
+    with httpx.Client(base_url=base, timeout=30) as c:
+        scenario = {"seed": 5, "time_scale": 1.0, "bot_policy": "idle"}
+        r = c.post("/api/tables", json={"players": 4, "scenario": scenario}, headers=auth)
+        r.raise_for_status()
+        code = str(r.json()["code"])
+        for call in (
+            c.patch(f"/api/tables/{code}/settings", json={"bot_level": bot_level}, headers=auth),
+            c.post(f"/api/tables/{code}/fill", headers=auth),
+            c.post(f"/api/tables/{code}/start", headers=auth),
+        ):
+            call.raise_for_status()
+    deadline = time.monotonic() + MATCH_S
+    with connect(base.replace("http", "ws", 1) + "/ws", open_timeout=30) as ws:
+
+        def play_round() -> None:
+            # Answers to frames out of phase (a sign already drawn, a Quatro! before the round
+            # opens) change nothing; the next `round` event sends them again.
+            for frame in ({"type": "sign", "emoji": "🍍"}, {"type": "ready"}, {"type": "quatro"}):
+                ws.send(json.dumps(frame))
+
+        ws.send(json.dumps({"type": "hello", "token": who["token"], "table": code}))
+        play_round()
+        while time.monotonic() < deadline:
+            event = json.loads(ws.recv(timeout=max(0.1, deadline - time.monotonic())))
+            kind = event.get("type")
+            if kind == "over":
+                return code
+            if kind == "pause":
+                ws.send(json.dumps({"type": "next_round"}))
+            elif kind in ("signing", "round"):
+                play_round()
+    raise TimeoutError(f"the match at {code} did not end in {MATCH_S} s")
+
+
+def rated_players(base: str) -> tuple[dict[str, Any], str]:
+    """A few players with rated matches: bots of different levels give different ratings, two
+    of them keep theirs hidden. Returns the first, who shows theirs, and their last table."""
+    mine: tuple[dict[str, Any], str] | None = None
+    for name, levels, public in (
+        (NAMES[0], ("normal", "sharp"), True),
+        (NAMES[1], ("sharp",), True),
+        (NAMES[3], ("relaxed", "relaxed"), True),
+        (NAMES[4], ("normal",), False),
+        (NAMES[5], ("sharp", "sharp"), True),
+        (NAMES[6], ("relaxed",), False),
+    ):
+        r = httpx.post(f"{base}/api/sessions", json={"name": name}, timeout=30)
+        r.raise_for_status()
+        who = dict(r.json())
+        code = ""
+        for level in levels:
+            code = lost_match(base, who, level)
+        if public:
+            body = {"ratings": True, "history": True}
+            auth = {"Authorization": f"Bearer {who['token']}"}
+            httpx.patch(f"{base}/api/profiles/me", json=body, headers=auth, timeout=30)
+        if mine is None:
+            mine = (who, code)
+    assert mine is not None
+    return mine
+
+
+def rated_scenes(browser: Any, base: str, lang: str, who: dict[str, Any], code: str) -> None:
+    """The player's profile, the leaderboard of 4 seats, and their last match's reveal with the
+    rating change, on a phone."""
+    p = new_player(browser, who["name"], viewport=PHONE, touch=True)
+    p.context.add_init_script(
+        f"localStorage.setItem('quatro.lang', {json.dumps(lang)});"
+        f"localStorage.setItem('quatro.session', {json.dumps(json.dumps(who))});"
+    )
+    try:
+        page = p.page
+        page.goto(f"{base}/profile")
+        expect(page.locator(".history-line").first).to_be_visible()
+        shoot(p, f"{lang}-profile.png")
+        page.click("tr[data-size='4'] th a")
+        expect(page.locator("tr.own-row").first).to_be_visible()
+        expect(page.locator("#my-rank")).not_to_be_empty()
+        shoot(p, f"{lang}-leaderboard.png")
+        page.goto(f"{base}/t/{code}")
+        expect(page.locator(".rating-change").first).to_be_visible(timeout=30_000)
+        shoot(p, f"{lang}-reveal-rated.png")
+    finally:
+        p.close()
+
+
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     with own_stack() as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        # First, while the last match's table is still open for its reveal.
+        who, code = rated_players(base)
+        for lang in ("en", "ar"):
+            rated_scenes(browser, base, lang, who, code)
         for lang, locale in (("en", "en-US"), ("ar", "ar")):
             scenes(browser, base, lang, locale)
         browser.close()

@@ -30,11 +30,18 @@ from actors.protocol import Act, Outcome, Serve
 from actors.ratings import Standing, match_record
 from actors.ray_calls import send
 from engine.ratings import MatchResult, Rating, SeatResult
+from tests.browser.conftest import STATIC
 from tests.browser.players import TALL_PHONE, new_player
 from tests.conftest import Stack
 
 LANGS = ("en", "fr", "ht", "ar")
 SHOTS = "/tmp/quatro-profiles"
+
+
+def catalog(lang: str) -> dict[str, Any]:
+    data = json.loads((STATIC / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
 
 
 def local(stack_url: str) -> str:
@@ -151,9 +158,18 @@ def test_a_passkey_made_on_one_device_signs_in_on_another_to_the_same_profile(
         other.goto(f"{base}/")
         expect(other.locator("html")).to_have_attribute("dir", "rtl" if lang == "ar" else "ltr")
         other.screenshot(path=f"{SHOTS}/home-signed-out-{lang}.png", full_page=True)
+        # The way to the sign-in is on the first screen; the sign-in itself, at the page's foot.
+        expect(other.locator("#to-sign-in")).to_be_in_viewport()
+        other.click("#to-sign-in")
+        expect(other.locator("#passkey-sign-in")).to_be_focused()
+        expect(other.locator("#passkey-sign-in")).to_be_in_viewport()
         other.click("#passkey-sign-in")
-        # Signed in where they stand: the name is theirs, and their profile a tap away.
+        # Signed in where they stand: the name is theirs, and their profile a tap away, on the
+        # first screen.
         expect(other.locator("#player-name")).to_have_value(me["name"])
+        other.evaluate("window.scrollTo(0, 0)")
+        expect(other.locator("#to-profile")).to_be_in_viewport()
+        expect(other.locator("#to-sign-in")).to_have_count(0)
         other.click("#to-profile")
         expect(other).to_have_url(re.compile(r"/profile$"))
         expect(other.locator("#profile-name-shown")).to_have_text(me["name"])
@@ -191,11 +207,18 @@ def test_the_profile_history_and_leaderboard_pages(
         line = page.locator(".history-line")
         expect(line).to_have_count(1)
         expect(line.locator(".delta")).to_have_attribute("data-delta", "112")
+        expect(line.locator(".match-scores")).to_have_text("5 – 2")
         expect(line.locator(".replay-link")).to_have_attribute("href", f"/replay/{table_id}")
         # The partner shows nothing: named, without a link.
         expect(line.locator(".who a")).to_have_count(0)
         expect(page.locator("#public-link")).to_have_count(0)
         page.screenshot(path=f"{SHOTS}/profile-{lang}.png", full_page=True)
+        # Hidden from others, the own row on the leaderboard still names its player to them.
+        page.click("tr[data-size='4'] th a")
+        own = page.locator("tr.own-row .who")
+        expect(own).to_contain_text(me["name"])
+        expect(own.locator(".hidden-mine")).to_have_text(f"({catalog(lang)['board.hiddenMine']})")
+        page.click("#to-profile")
         # Show the ratings: the public profile and the leaderboard name the player.
         page.check("#show-ratings")
         expect(page.locator("#public-link")).to_be_visible()
@@ -262,9 +285,13 @@ def test_the_last_reveal_shows_each_rated_players_rating_change(
         (line,) = me["history"]
         assert line["delta"] < 0
         expect(tag).to_have_attribute("data-delta", str(line["delta"]))
+        # Said to be a rating, in words a phone shows (a title is a tooltip no phone has).
+        expect(page.locator(".rating-change")).to_contain_text(catalog("fr")["over.ratingTag"])
         page.locator(".reveal.panel").screenshot(path=f"{SHOTS}/reveal-fr.png")
         page.click("#my-profile")
         expect(page).to_have_url(re.compile(r"/profile$"))
         expect(page.locator(".history-line")).to_have_count(1)
+        # The partner bot as the reveal names it, not the record's English "Bot 3".
+        expect(page.locator(".history-line .who")).to_have_text("Ana et Robot 3")
     finally:
         p.close()

@@ -11,8 +11,15 @@ import { navigate } from "./router.js";
 
 const SIZES = [4, 6, 8];
 
-function Row({ row }) {
-  const name = row.name === null ? html`<span class="muted">${t("board.hidden")}</span>` : html`<bdi>${row.name}</bdi>`;
+// Your own row, hidden from others, still shows you your name: "Hidden player" beside "You"
+// read as someone else's row.
+function Row({ row, ownName = "" }) {
+  const name =
+    row.name !== null
+      ? html`<bdi>${row.name}</bdi>`
+      : row.me && ownName
+        ? html`<bdi>${ownName}</bdi> <span class="muted hidden-mine">(${t("board.hiddenMine")})</span>`
+        : html`<span class="muted">${t("board.hidden")}</span>`;
   return html`<tr class=${row.me ? "own-row" : ""} data-rank=${row.rank} aria-current=${row.me ? "true" : undefined}>
     <td class="rank">${row.rank}</td>
     <th scope="row" class="who">
@@ -90,9 +97,13 @@ export function LeaderboardRoute({ players }) {
           </thead>
           <tbody>
             ${board.rows.map(
-              (row) => html`<${Row} key=${row.rank} row=${{ ...row, me: row.me || row.rank === mine?.rank }} />`,
+              (row) => html`<${Row}
+                  key=${row.rank}
+                  row=${{ ...row, me: row.me || row.rank === mine?.rank }}
+                  ownName=${session?.name}
+                />`,
             )}
-            ${mine && !onPage && html`<tr class="gap" aria-hidden="true"><td colspan="5">…</td></tr><${Row} row=${mine} />`}
+            ${mine && !onPage && html`<tr class="gap" aria-hidden="true"><td colspan="5">…</td></tr><${Row} row=${mine} ownName=${session?.name} />`}
           </tbody>
         </table>`)}
     ${board &&

@@ -15,6 +15,7 @@ import { Countdown, useTick } from "./ticking.js";
 import { Cancelled, withRetry } from "./retry.js";
 import { serverNow } from "./servertime.js";
 import { PasskeySignIn } from "./signin.js";
+import { passkeysWork } from "./passkey.js";
 import { cleanName, errorText } from "./words.js";
 
 export { cleanName, errorText };
@@ -107,6 +108,7 @@ export function Home() {
   return html`<section class="home" aria-labelledby="home-title">
     <h1 id="home-title">${t("home.title")}</h1>
     <p class="lead">${t("home.lead")}</p>
+    <${PagesNav} signedIn=${!!session} signIn=${!session && passkeysWork()} />
     ${mine.length > 0 && html`<${ReturnPanel} tables=${mine} />`}
     <${NameField} value=${name} onInput=${setName} />
     ${waiting &&
@@ -176,13 +178,14 @@ export function Home() {
       </div>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
-    <${PagesNav} signedIn=${!!session} />
     ${!session && html`<${PasskeySignIn} onSignedIn=${(s) => setName(s.name)} />`}
   </section>`;
 }
 
-// The ways to the profile and the leaderboards (issue 36), on the home page and on theirs.
-export function PagesNav({ signedIn, here = "" }) {
+// The ways to the profile and the leaderboards (issue 36), on the home page and on theirs. At
+// the top of the home page: at its foot a phone showed them only after four panels of scrolling.
+// `signIn`: a way down to the passkey sign-in, at the foot so that a first game comes first.
+export function PagesNav({ signedIn, here = "", signIn = false }) {
   const link = (id, path, key) =>
     here === path
       ? null
@@ -193,7 +196,16 @@ export function PagesNav({ signedIn, here = "" }) {
     ${here !== "" && link("to-home", "/", "nav.home")}
     ${signedIn && link("to-profile", "/profile", "home.profile")}
     ${link("to-board", "/leaderboard", "home.leaderboards")}
+    ${signIn &&
+    html`<a class="button" id="to-sign-in" href="#passkey-sign-in" onClick=${toSignIn}>${t("passkey.signIn")}</a>`}
   </nav>`;
+}
+
+function toSignIn(e) {
+  e.preventDefault();
+  const button = document.getElementById("passkey-sign-in");
+  button?.scrollIntoView({ block: "center" });
+  button?.focus({ preventScroll: true });
 }
 
 // The status stays one sentence for the whole wait (a live region that changed every second

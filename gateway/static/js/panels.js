@@ -204,8 +204,7 @@ export function RevealPanel({ game, actions }) {
                 ${r.carres.includes(s) && html` <span class="tag carre-tag">${t("reveal.carre")}</span>`}
                 ${deltas.has(s) &&
                 html` <span class="tag rating-change" data-rating-seat=${s} title=${t("over.ratingChange")}
-                  ><span class="visually-hidden">${t("over.ratingChange")} </span><${Delta} d=${deltas.get(s)}
-                /></span>`}
+                  >${t("over.ratingTag")} <${Delta} d=${deltas.get(s)} /></span>`}
               </span>
               <span class="reveal-cards">
                 ${(r.hands[s] || []).map((c) => html`<${Card} card=${c} small=${true} />`)}

@@ -77,11 +77,34 @@ function Ratings({ ratings }) {
   </section>`;
 }
 
-function History({ lines }) {
+// A match record keeps a seat's name as the table had it: a bot's ("Bot 3") and a deleted
+// player's in the server's English. No player may take a name that reads as a bot's
+// (gateway/names.py), so these are read in the page's language.
+const BOT_NAME = /^Bot (\d+)$/;
+const DELETED_NAME = "deleted player";
+
+function seatName(seat) {
+  if (seat.profile) return seat.name;
+  const bot = BOT_NAME.exec(seat.name);
+  if (bot && Number(bot[1]) === seat.seat + 1) return t("seat.bot", { n: seat.seat + 1 });
+  if (seat.name === DELETED_NAME) return t("profile.deletedPlayer");
+  return seat.name;
+}
+
+// A match's scores, the player's team first ("Won 5 – 2" whichever team they sat in), in the
+// page's direction as the table's score chips run: in Arabic the own score stands on the right.
+function ownFirst(m) {
+  if (m.team === null) return m.scores;
+  return [m.scores[m.team], ...m.scores.filter((_, k) => k !== m.team)];
+}
+
+// `own`: an empty list on another's profile says nothing about their rated matches (a table
+// still open leaves its match out, and ratings may show some played).
+function History({ lines, own = true }) {
   return html`<section class="panel profile-history" aria-labelledby="history-title">
     <h2 id="history-title">${t("profile.history")}</h2>
     ${lines.length === 0
-      ? html`<p class="muted">${t("profile.noMatches")}</p>`
+      ? html`<p class="muted">${t(own ? "profile.noMatches" : "profile.noMatchesShown")}</p>`
       : html`<ol class="history-lines">
           ${lines.map(
             (m) => html`<li class="history-line ${m.won ? "won" : "lost"}" data-match=${m.match}>
@@ -89,7 +112,7 @@ function History({ lines }) {
               <span class="what">
                 ${t("board.size", { n: m.players })} ·
                 <strong>${t(m.won ? "profile.won" : "profile.lost")}</strong>
-                <bdi dir="ltr" class="scores">${m.scores.join(" – ")}</bdi>
+                <span class="match-scores">${ownFirst(m).join(" – ")}</span>
                 ${m.delta !== null && html`<${Delta} d=${m.delta} />`}
               </span>
               <span class="who">
@@ -99,9 +122,9 @@ function History({ lines }) {
                     .map((s) =>
                       s.profile
                         ? html`<a href=${`/p/${s.profile}`} onClick=${go(`/p/${s.profile}`)}
-                            ><bdi>${s.name}</bdi></a
+                            ><bdi>${seatName(s)}</bdi></a
                           >`
-                        : html`<bdi>${s.name}</bdi>`,
+                        : html`<bdi>${seatName(s)}</bdi>`,
                     ),
                 )}
               </span>
@@ -323,7 +346,7 @@ function Theirs({ id }) {
       ${them.name === null ? t("profile.hiddenName") : html`<bdi id="profile-name-shown">${them.name}</bdi>`}
     </h1>
     ${them.ratings && html`<${Ratings} ratings=${them.ratings} />`}
-    ${them.history && html`<${History} lines=${them.history} />`}
+    ${them.history && html`<${History} lines=${them.history} own=${false} />`}
     ${session &&
     !mine &&
     them.name !== null &&
