@@ -6,9 +6,9 @@ ratings, then time what players do against it, through the gateway's and the act
     python -m loadtests.players_scale --redis-url redis://127.0.0.1:6379/0   # a Redis of yours
 
 Without `--redis-url` it starts its own redis-server exactly as `make run` does (the embedded
-one: cluster.procs.RedisServer, append-only file on), on a free loopback port, and stops it at
-the end. Every player gets a profile; every player is rated at 4 seats, one in three at 6 and
-one in ten at 8 (ratings drawn around a newcomer's), half of them showing their ratings. Then,
+one, append-only file on, through cluster/stack.py's StoreOnly), on a free loopback port, and
+stops it at the end. Every player gets a profile; every player is rated at 4 seats, one in
+three at 6 and one in ten at 8 (ratings drawn around a newcomer's), half of them showing their ratings. Then,
 one call at a time (a player's wait, not throughput):
 
 - a leaderboard page (`gateway.leaderboards.Leaderboards.page`: 20 rows, names, standings) at
@@ -34,9 +34,9 @@ from typing import Any
 
 from actors import keys
 from actors.ratings import RatingStore, Standing
-from cluster.procs import RedisServer
 from cluster.redis_client import AsyncRedis, async_redis
 from cluster.redis_ops import Pipeline
+from cluster.stack import StoreOnly
 from engine.ratings import MatchResult, Rating, SeatResult
 from gateway.leaderboards import PAGE, Leaderboards
 
@@ -103,7 +103,7 @@ async def run(args: argparse.Namespace) -> None:
     server = None
     url = args.redis_url
     if not url:
-        server = RedisServer().start()
+        server = StoreOnly().start()  # one redis-server, as `make run` starts it
         url = server.url
         print(f"embedded redis-server on {url}", flush=True)
     redis = async_redis(url, 30.0)
@@ -153,7 +153,7 @@ async def run(args: argparse.Namespace) -> None:
     finally:
         await redis.aclose()
         if server is not None:
-            server.cleanup()
+            server.stop()
 
 
 def main() -> None:
