@@ -9,8 +9,7 @@ Without `--redis-url` it starts its own redis-server exactly as `make run` does 
 one, append-only file on, through cluster/stack.py's StoreOnly), on a free loopback port, and
 stops it at the end. Every player gets a profile; every player is rated at 4 seats, one in three
 at 6 and one in ten at 8 (ratings drawn around a newcomer's), half of them showing their
-ratings. Then,
-one call at a time (a player's wait, not throughput):
+ratings. Then, one call at a time (a player's wait, not throughput):
 
 - a leaderboard page (`gateway.leaderboards.Leaderboards.page`: 20 rows, names, standings) at
   a random page of the 4-seat board (1,000,000 rows: 50,000 pages);
