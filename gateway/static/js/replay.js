@@ -167,8 +167,7 @@ function Player({ data, own, canOwn, onOwn, notice }) {
     <p class="hint">${t(data.view === "own" ? "replay.ownLead" : "replay.publicLead")}</p>
     ${lineup &&
     html`<p class="replay-players" id="replay-players">
-      ${t("replay.players")}
-      ${listOf(
+      ${t("replay.players")}${" "}${listOf(
         lineup.map((s) =>
           s.profile
             ? html`<a href=${`/p/${s.profile}`} data-profile=${s.profile} onClick=${(e) => (e.preventDefault(), navigate(`/p/${s.profile}`))}
