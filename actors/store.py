@@ -108,6 +108,14 @@ class TableStore:
             self._redis = async_redis(self.settings, self._save_timeout)
         return self._redis
 
+    async def close(self) -> None:
+        """The stopped table's connections go with it (a test's process, or a pooled actor's,
+        lives on after the table; a cluster client left open holds one per node)."""
+        client, self._redis = self._redis, None
+        if client is not None:
+            with contextlib.suppress(redis.RedisError, OSError):
+                await client.aclose()
+
     @property
     def _save_timeout(self) -> float:
         """A save's time, with a scoring save's wait for its replica (a blocking WAIT)."""

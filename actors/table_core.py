@@ -348,6 +348,7 @@ class TableCore:
         log.info("table %s idle: stopping", self.code)
         await self.tasks.close()
         await self.store.retire(self.code)
+        await self.store.close()
         self.leases.end_all()
         if self._on_stop is not None:
             await self._on_stop()
