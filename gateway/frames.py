@@ -1,4 +1,4 @@
-"""Reading a client frame of `/ws`: its JSON, its model (gateway/models.py), and the engine
+"""Reading a client frame of `/ws`: its JSON, its model (gateway/frame_models.py), and the engine
 command it asks for (engine.wire), each step refusing with a clear code and changing nothing."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from engine.commands import Command
 from engine.errors import ErrorBody, ErrorCode, Refusal
 from engine.wire import ASKER, command_from_frame
-from gateway.models import ALL_FRAMES, Frame
+from gateway.frame_models import ALL_FRAMES, Frame
 
 
 class BadFrame(Exception):

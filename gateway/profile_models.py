@@ -1,5 +1,6 @@
 """Wire models of profiles, leaderboards and passkeys (issue 36): REST bodies validated at the
-edge, answers as the OpenAPI documents them. The rest of the wire is gateway/models.py's."""
+edge, answers as the OpenAPI documents them. The rest of the wire: gateway/models.py (REST)
+and gateway/frame_models.py (/ws)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import json
 
 from pydantic import BaseModel
 
-from gateway import models
+from gateway import frame_models, models
 
 WIRE_MODELS: list[type[BaseModel]] = [
     models.NewSession,
@@ -23,10 +23,10 @@ WIRE_MODELS: list[type[BaseModel]] = [
     models.Emojis,
     models.ClientConfig,
     models.ErrorOut,
-    *models.ALL_FRAMES.values(),
-    models.Ack,
-    models.Pong,
-    models.ErrorFrame,
+    *frame_models.ALL_FRAMES.values(),
+    frame_models.Ack,
+    frame_models.Pong,
+    frame_models.ErrorFrame,
 ]
 
 

@@ -39,9 +39,9 @@ from gateway.errors import (
     close_code_for,
     error_frame,
 )
+from gateway.frame_models import COMMAND_FRAMES, Hello
 from gateway.frames import BadFrame, command_of, frame_id, parse
 from gateway.hub import TABLE_LOST_MESSAGE, WATCHING_OFF_MESSAGE, TableHub, welcome_frame
-from gateway.models import COMMAND_FRAMES, Hello
 from gateway.origin import origin_allowed
 from gateway.services import Services
 

@@ -5,7 +5,7 @@ to one and not the other fails here, not in play."""
 from __future__ import annotations
 
 from engine.wire import SOCKET_KINDS, fields_of
-from gateway.models import COMMAND_FRAMES, Frame
+from gateway.frame_models import COMMAND_FRAMES, Frame
 
 ENVELOPE = set(Frame.model_fields)  # type, id, expires: every frame's, no command's
 
