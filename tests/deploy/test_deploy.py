@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -147,9 +148,16 @@ def test_the_chart_s_helm_test_pod_passes(deployment: Deployment) -> None:
 # -- a whole match --------------------------------------------------------------------------------
 
 
-async def drive(p: Player, *, host: bool, limit: float) -> Frame:
+async def drive(
+    p: Player,
+    *,
+    host: bool,
+    limit: float,
+    move: Callable[[Player, str], Awaitable[Frame]] = answered,
+) -> Frame:
     """Play as a human: ready at each signing; the host also calls Quatro! once the bots have
-    started swapping (they may beat it to a call) and skips each pause. Until `over`."""
+    started swapping (they may beat it to a call) and skips each pause. Until `over`. Each
+    move is made by `move` (test_redis_cluster's is patient through an outage)."""
     async with asyncio.timeout(limit):
         seen = 0
         while True:
@@ -162,14 +170,14 @@ async def drive(p: Player, *, host: bool, limit: float) -> Frame:
             if e["type"] == "over":
                 return e
             if e["type"] == "signing":
-                await answered(p, "ready")
+                await move(p, "ready")
             elif host and e["type"] == "round":
                 # Let the bots play cards first: the first swap of the round, or 5 s.
                 with contextlib.suppress(AssertionError):
                     await p.wait_event(lambda x: x["type"] in PLAYED, after=seen, limit=5)
-                await answered(p, "quatro")
+                await move(p, "quatro")
             elif host and e["type"] == "pause":
-                await answered(p, "next_round")
+                await move(p, "next_round")
 
 
 async def test_a_whole_six_seat_match_through_both_gateways(deployment: Deployment) -> None:

@@ -18,7 +18,7 @@ from actors import keys
 from tests.cluster.client import Frame, Player
 from tests.deploy.conftest import REDIS_MODE
 from tests.deploy.deployment import Deployment
-from tests.deploy.test_deploy import gateways, into_a_round, summary, table
+from tests.deploy.test_deploy import drive, gateways, into_a_round, summary, table
 
 pytestmark = [
     pytest.mark.deploy,
@@ -166,32 +166,6 @@ async def patient(p: Player, kind: str, limit: float = 60) -> Frame:
         await asyncio.sleep(1)
 
 
-async def play_through(p: Player, *, host: bool, limit: float) -> Frame:
-    """tests/deploy's `drive` (ready at each signing; the host calls Quatro! and skips pauses),
-    each move made patiently: until `over`."""
-    async with asyncio.timeout(limit):
-        seen = 0
-        while True:
-            e = await p.wait_event(
-                lambda e: e["type"] in ("signing", "round", "pause", "over"),
-                after=seen,
-                limit=limit,
-            )
-            seen = e["seq"]
-            if e["type"] == "over":
-                return e
-            if e["type"] == "signing":
-                await patient(p, "ready")
-            elif host and e["type"] == "round":
-                with contextlib.suppress(AssertionError):
-                    await p.wait_event(
-                        lambda x: x["type"] in ("swapped", "reveal"), after=seen, limit=5
-                    )
-                await patient(p, "quatro")
-            elif host and e["type"] == "pause":
-                await patient(p, "next_round")
-
-
 def _points_add_up(reveals: list[Frame], teams: int) -> None:
     """Every reveal adds exactly its scoring teams' points to the scores before it, from 0: no
     point lost, none counted twice, no round played twice."""
@@ -249,7 +223,7 @@ async def test_a_primary_killed_mid_match_its_replica_takes_over_and_no_point_is
     watch = asyncio.create_task(clock())
     try:
         ends, _ = await asyncio.gather(
-            asyncio.gather(*(play_through(p, host=p is host, limit=300) for p in people)),
+            asyncio.gather(*(drive(p, host=p is host, limit=300, move=patient) for p in people)),
             kill_after_the_first_point(),
         )
     finally:
