@@ -7,7 +7,9 @@
 
 export const LANGS = ["en", "fr", "ht", "ar"];
 export const RTL = new Set(["ar"]);
-export const NATIVE_NAMES = { en: "English", fr: "Français", ht: "Kreyòl ayisyen", ar: "العربية" };
+// The header's language menu: "Kreyòl", as Haitians name their language day to day, since a
+// phone's header leaves the menu ~7 characters ("Kreyòl ayisyen" showed cut).
+export const NATIVE_NAMES = { en: "English", fr: "Français", ht: "Kreyòl", ar: "العربية" };
 
 // The plural categories each catalog must provide for every plural entry.
 export const PLURAL_FORMS = {
