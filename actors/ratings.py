@@ -12,17 +12,24 @@ answer lost and sent again, a Redis failover after which the actor retries — i
 applied and answers the changes it stored the first time. What touches several players' own
 keys (the match's record, each player's history) follows as single-slot steps that can each run
 any number of times.
+
+Where the store has replicas to wait for (`RedisSettings.replicas_to_wait`), the script is
+followed by a WAIT on its connection, as a scoring save is (actors/store.py): a match whose
+update no replica confirmed is not settled (`Unreplicated`), so the table keeps it owed and
+sends it again; a primary lost before its replica had the update then loses nothing for good.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 from actors import keys
-from cluster.redis_client import AsyncRedis
-from cluster.redis_ops import Pipeline, Script
+from actors.store import NO_REPLICA_BACKOFF_S
+from cluster.redis_client import AsyncRedis, RedisSettings
+from cluster.redis_ops import Pipeline, Script, run_waited
 from engine.ratings import NEW, MatchResult, Rating, counts, rate
 
 HISTORY = 50  # matches kept in a player's history
@@ -31,6 +38,8 @@ RATED_KEPT_MS = 30 * 24 * 3600 * 1000  # how long an applied match's id is remem
 TRIM_AT_ONCE = 100  # applied ids forgotten per script at most (bounded work per call)
 ATTEMPTS = 20  # reads and computations when other matches of the same players keep ending
 
+log = logging.getLogger("quatro.table")
+
 # KEYS: ratings, board, board names, rated, rated-at, unrated.
 # ARGV: match id, now (ms), how long applied ids are kept, the changes' JSON, then for each
 # player: id, the version read ('0': none yet), the new rating's JSON (without its version),
@@ -38,11 +47,19 @@ ATTEMPTS = 20  # reads and computations when other matches of the same players k
 # Returns {1, changes} applied (now or before), {0, ''} a rating moved since it was read,
 # {2, ''} a player deleted their profile. A script because it is the one atomic step: the check
 # that nothing moved and every write must see no other match's apply between them.
+# A match applied before is written again as it is: a write of this connection, so that the
+# WAIT after it (APPLY_WAITED) counts only replicas that have the first apply too. WAIT is
+# promised for the connection's own writes (Redis 7.0 counts every earlier write of the
+# server, later releases need not), and a retry is often on another connection than the first
+# apply (a pooled one, a restarted actor's).
 APPLY = Script(
     "ratings.apply",
     """
 local done = redis.call('HGET', KEYS[4], ARGV[1])
-if done then return {1, done} end
+if done then
+  redis.call('HSET', KEYS[4], ARGV[1], done)
+  return {1, done}
+end
 for i = 5, #ARGV, 5 do
   if redis.call('ZSCORE', KEYS[6], ARGV[i]) then return {2, ''} end
   local raw = redis.call('HGET', KEYS[1], ARGV[i])
@@ -68,6 +85,8 @@ end
 return {1, ARGV[4]}
 """,
 )
+# APPLY, then WAIT for the store's replicas, on one connection (cluster.redis_ops.run_waited).
+APPLY_WAITED = Pipeline("ratings.apply-waited")
 # A player's profile and its tombstone, read (one slot). Not atomic, and need not be: a deletion
 # writes the tombstone before it removes the profile, and the tombstone is read after it here.
 PROFILE_LIVE = Pipeline("ratings.profile-live")
@@ -107,9 +126,21 @@ def match_id(table_id: str, match: int) -> str:
     return f"{table_id}.{match}"
 
 
+class Unreplicated(RuntimeError):
+    """The match was applied on the primary, but no replica confirmed it in time: it stays
+    owed, and is sent again (the script then answers what it stored)."""
+
+
 class RatingStore:
-    def __init__(self, redis: AsyncRedis) -> None:
+    """`settings`: the store's, to wait for its replicas after a match's update (a table's);
+    None waits for none (reads, and the scripts that fill a store)."""
+
+    def __init__(self, redis: AsyncRedis, settings: RedisSettings | None = None) -> None:
         self.redis = redis
+        self.settings = settings
+        self.unreplicated = 0  # updates no replica confirmed in time
+        # The match whose update no replica has confirmed yet, and when that was first seen.
+        self._unconfirmed: tuple[str, int] | None = None
 
     async def standings(self, players: int, ids: list[str]) -> list[Standing]:
         if not ids:
@@ -164,24 +195,61 @@ class RatingStore:
                 won = 1 if result.won(p) else 0
                 new = Standing(after[p], s.played + 1, s.won + won, s.version)
                 args += [p, s.version, new.to_json(), after[p].display, names.get(p, "")]
-            status, stored = await APPLY.run(
-                self.redis,
-                [
-                    keys.ratings(n),
-                    keys.board(n),
-                    keys.board_names(n),
-                    keys.rated(n),
-                    keys.rated_at(n),
-                    keys.unrated(n),
-                ],
-                args,
-            )
+            status, stored, unconfirmed = await self._apply(n, args)
             if int(status) == 1:
+                if unconfirmed is not None:
+                    self._not_replicated(mid, now_ms, unconfirmed)
+                self._unconfirmed = None
                 applied: dict[str, Any] = json.loads(stored)
                 return applied
             if int(status) == 2:
                 return None
         raise RuntimeError(f"match {mid}: its players' ratings kept moving; will try again")
+
+    async def _apply(self, n: int, args: list[str | int | float]) -> tuple[Any, Any, str | None]:
+        """APPLY, followed by a WAIT when the store has replicas to wait for: its status, its
+        answer, and None when the replicas have it (or none is waited for), else why not."""
+        names = [
+            keys.ratings(n),
+            keys.board(n),
+            keys.board_names(n),
+            keys.rated(n),
+            keys.rated_at(n),
+            keys.unrated(n),
+        ]
+        wanted = 0 if self.settings is None else self.settings.replicas_to_wait()
+        if self.settings is None or wanted == 0:
+            status, stored = await APPLY.run(self.redis, names, args)
+            return status, stored, None
+        waited = await run_waited(
+            APPLY_WAITED, APPLY, self.redis, names, args, wanted, self.settings.wait_ms
+        )
+        status, stored = waited.answer
+        if waited.replicated:
+            return status, stored, None
+        return status, stored, f"within {self.settings.wait_ms} ms: {waited.why()}"
+
+    def _not_replicated(self, mid: str, now_ms: int, why: str) -> None:
+        """No replica confirmed the match's update: raise Unreplicated (the table keeps the
+        match owed and sends it again, with its backoff), unless none has confirmed it for
+        NO_REPLICA_BACKOFF_S. The replica is then taken as gone, as a scoring save takes it
+        (TableStore._durable publishes its point anyway, and stops waiting for that long):
+        the match is settled on its primary's word, with a warning. Held for good, it would
+        never be told, recorded or put in its players' histories, and a table that stops
+        drops its outbox; the update itself is on the primary either way."""
+        self.unreplicated += 1
+        if self._unconfirmed is None or self._unconfirmed[0] != mid:
+            self._unconfirmed = (mid, now_ms)
+        waited_s = (now_ms - self._unconfirmed[1]) / 1000
+        if waited_s < NO_REPLICA_BACKOFF_S:
+            raise Unreplicated(f"no replica confirmed the update ({why}); kept owed")
+        log.warning(
+            "match %s: no replica confirmed its ratings' update for %.0f s (%s); settled on "
+            "the primary alone",
+            mid,
+            waited_s,
+            why,
+        )
 
     async def record(
         self,

@@ -13,7 +13,11 @@ event), and only then drops the match from the outbox, in one change. So:
   outbox from its snapshot and settles again; the script finds what it already applied;
 - a command retried by a gateway is answered from the table's memory of command ids, and
   never ends a match twice; Redis lost, failing over or slow: the task tries again, with
-  backoff, for as long as the table lives (the outbox is saved with it).
+  backoff, for as long as the table lives (the outbox is saved with it);
+- the store's primary lost before its replica had the update: where the store has replicas,
+  the update waits for one (`WAIT`, as a scoring save does), and a match no replica confirmed
+  stays owed and is sent again with the same backoff; a replica silent for 30 s is taken as
+  gone, as the scoring save takes it, and the match settled on the primary's word (logged).
 
 No rule reads any of this: the engine never hears of ratings (R30: a rating says nothing
 about a live hand, and is told only once the match is over).
@@ -71,7 +75,10 @@ class Rated(Protocol):
 class Results:
     def __init__(self, core: Rated, store: Callable[[], RatingStore]) -> None:
         self.core = core
-        self._store = store  # made on the actor's loop, at first use
+        self._make_store = store
+        # Made on the actor's loop, at first use, then kept: it knows how long no replica has
+        # confirmed the match it is settling.
+        self._store: RatingStore | None = None
         self.owed: list[dict[str, Any]] = []  # the outbox: saved with the snapshot
         # The last settled match's changes as the table told them (`ratings`), for a view.
         self.last: dict[str, Any] | None = None
@@ -127,10 +134,15 @@ class Results:
     async def _settle(self, owed: dict[str, Any]) -> dict[str, Any] | None:
         result = result_from_wire(owed)
         mid = match_id(self.core.name, result.match)
-        store = self._store()
+        store = self.store()
         changes = await store.apply(mid, result, self.core.now())
         await store.record(mid, self.core.name, self.core.code, result, changes)
         return changes
+
+    def store(self) -> RatingStore:
+        if self._store is None:
+            self._store = self._make_store()
+        return self._store
 
     def _told(self, owed: dict[str, Any], changes: dict[str, Any] | None) -> list[Entry]:
         """The match is settled: the table hears the changes, and the outbox forgets it, in

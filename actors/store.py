@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
-import redis.asyncio.cluster as aiocluster
 from redis.exceptions import ClusterError, TryAgainError
 
 from actors import keys, legacy_keys
@@ -34,6 +33,7 @@ from cluster.redis_client import (
     settings_of,
     sync_redis,
 )
+from cluster.redis_ops import run_waited
 from engine import Table, TableConfig
 from engine.events import MatchOver, Reveal
 
@@ -311,24 +311,12 @@ class TableStore:
         return self.settings.replicas_to_wait() > 0 and time.monotonic() >= self._no_replica_until
 
     async def _durable(self, names: list[str], args: list[str | int]) -> tuple[list[Any], bool]:
-        """SAVE then WAIT on the same connection: WAIT counts the replicas that have every write
-        of the connection it is sent on. On a cluster, both go to the slot's primary; if the
-        slot moved meanwhile (a failover), the answer is not that primary's: not confirmed."""
-        client = self.redis
+        """SAVE then WAIT on the same connection (`run_waited`)."""
         wanted = self.settings.replicas_to_wait()
-        pipe = DURABLE_SAVE.on(client)
-        SAVE.queue(pipe, names, args)
-        node = None
-        if isinstance(client, aiocluster.RedisCluster):
-            await client.initialize()
-            node = client.get_node_from_key(names[0])
-            pipe.execute_command("WAIT", wanted, self.settings.wait_ms, target_nodes=node)
-        else:
-            pipe.execute_command("WAIT", wanted, self.settings.wait_ms)
-        result, acked = await DURABLE_SAVE.run(pipe)
-        moved = node is not None and client.get_node_from_key(names[0]).name != node.name  # type: ignore[union-attr]
-        replicated = not moved and int(acked) >= wanted
-        if not replicated:
+        waited = await run_waited(
+            DURABLE_SAVE, SAVE, self.redis, names, args, wanted, self.settings.wait_ms
+        )
+        if not waited.replicated:
             self.unreplicated += 1
             self._no_replica_until = time.monotonic() + NO_REPLICA_BACKOFF_S
             log.warning(
@@ -336,10 +324,10 @@ class TableStore:
                 "anyway, and not waited for again for %.0f s",
                 self.name,
                 self.settings.wait_ms,
-                "the slot moved" if moved else f"{int(acked)} of {wanted}",
+                waited.why(),
                 NO_REPLICA_BACKOFF_S,
             )
-        return list(result), replicated
+        return list(waited.answer), waited.replicated
 
     async def _drop_legacy(self, code: str) -> None:
         """The table is saved under its new names: its old snapshot and log go, so that an

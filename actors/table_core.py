@@ -108,7 +108,7 @@ class TableCore:
         self.leases = Leases(self)
         self.clock = Clock(self)
         self.requests = Requests(self)
-        self.results = Results(self, lambda: RatingStore(self.store.redis))
+        self.results = Results(self, lambda: RatingStore(self.store.redis, self.store.settings))
         self._on_stop = on_stop
         self._restore()
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import redis.asyncio.cluster as aiocluster
 from redis.crc import key_slot
 from redis.exceptions import NoScriptError
 
@@ -124,6 +126,51 @@ class Pipeline:
     def run_sync(self, pipe: Any) -> list[Any]:
         self._check(pipe)
         return list(pipe.execute())
+
+
+@dataclass(frozen=True, slots=True)
+class Waited:
+    """A script's answer, and how many replicas WAIT found had its write (`run_waited`)."""
+
+    answer: Any
+    acked: int
+    wanted: int
+    moved: bool  # the slot changed primary meanwhile: `acked` is not the new primary's count
+
+    @property
+    def replicated(self) -> bool:
+        return not self.moved and self.acked >= self.wanted
+
+    def why(self) -> str:
+        """What a log says of a write no replica confirmed."""
+        return "the slot moved" if self.moved else f"{self.acked} of {self.wanted}"
+
+
+async def run_waited(
+    batch: Pipeline,
+    script: Script,
+    client: AsyncRedis,
+    keys: Sequence[str],
+    args: Sequence[Any],
+    replicas: int,
+    timeout_ms: int,
+) -> Waited:
+    """`script`, then `WAIT replicas timeout_ms`, on one connection: `batch`, a pipeline of
+    their own. WAIT counts the replicas that have every write of the connection it is sent on;
+    on a cluster both go to the slot's primary. If the slot moved meanwhile (a failover), the
+    count is not that primary's: not replicated."""
+    pipe = batch.on(client)
+    script.queue(pipe, keys, args)
+    node = None
+    if isinstance(client, aiocluster.RedisCluster):
+        await client.initialize()
+        node = client.get_node_from_key(keys[0])
+        pipe.execute_command("WAIT", replicas, timeout_ms, target_nodes=node)
+    else:
+        pipe.execute_command("WAIT", replicas, timeout_ms)
+    answer, acked = await batch.run(pipe)
+    moved = node is not None and client.get_node_from_key(keys[0]).name != node.name  # type: ignore[union-attr]
+    return Waited(answer, int(acked), replicas, moved)
 
 
 def _queued(pipe: Any) -> list[tuple[Any, ...]]:

@@ -2,12 +2,16 @@
 redis-servers, without Ray. The match ends, its ratings are owed in the snapshot that ends it,
 settled after that save, told to the table, and never applied twice: not when the core is
 restarted at any point of the settling, not when the script is sent again, not after a Redis
-failover to a replica that had the write."""
+failover to a replica that had the write; and not settled before a replica has it, where the
+store has replicas to wait for."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import os
+import signal
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -19,14 +23,16 @@ from actors import keys
 from actors.protocol import Act, Outcome
 from actors.ratings import RatingStore, Standing, match_id
 from actors.results import result_from_wire
+from actors.store import NO_REPLICA_BACKOFF_S
 from actors.table_core import TableCore
 from cluster.procs import RedisServer
-from cluster.redis_client import async_redis
+from cluster.redis_client import RedisSettings, async_redis
 from engine import CallQuatro
 from engine.ratings import NEW
 from tests.actors.test_table_core import CODE, NAME, Clock, act, saved
 
 PLAYERS = ("p0", "p2")  # the humans: partners, seats 0 and 2, against two bots
+WAIT_MS = 100  # how long a WAIT waits for a replica here
 
 
 def profiles(url: str, *ids: str) -> None:
@@ -46,9 +52,9 @@ def standing(url: str, player_id: str, players: int = 4) -> Standing:
         r.close()
 
 
-async def table(url: str, clock: Clock) -> TableCore:
+async def table(store: str | RedisSettings, clock: Clock) -> TableCore:
     """p0 hosts, p2 is their partner, bots in seats 1 and 3 that never act."""
-    core = TableCore(NAME, url, now=clock)
+    core = TableCore(NAME, store, now=clock)
     config = {"players": 4, "seed": 7, "bot_policy": "idle"}
     assert (await core.open(CODE, config, "p0", "P0", (600.0, 600.0))).ok
     for seat in (1, 3):
@@ -239,3 +245,92 @@ async def test_a_failover_to_a_replica_that_has_the_match_applies_it_once(
         assert (s.played, s.version) == (1, 1)
     finally:
         await new.redis.aclose()
+
+
+def waiting(url: str) -> RedisSettings:
+    """A store whose table waits for one replica after a match's ratings update."""
+    return RedisSettings(url, wait_replicas=1, wait_ms=WAIT_MS)
+
+
+async def unconfirmed(core: TableCore, times: int) -> None:
+    """The core's ratings update was not confirmed by a replica `times` times (within 10 s)."""
+    for _ in range(500):
+        if core.results.store().unreplicated >= times:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"unconfirmed {core.results.store().unreplicated} times, not {times}")
+
+
+def pause(server: RedisServer, sig: signal.Signals) -> None:
+    assert server.proc is not None
+    os.kill(server.proc.pid, sig)
+
+
+async def test_a_match_stays_owed_until_a_replica_has_its_ratings(
+    replicated: tuple[RedisServer, RedisServer],
+) -> None:
+    """The replica stalls (SIGSTOP) before the match ends: the update reaches the primary, no
+    replica confirms it, and the match stays owed (in the snapshot too), through a restart of
+    the core; the replica back, the match is settled, once, and the replica has it."""
+    primary, replica = replicated
+    profiles(primary.url, *PLAYERS)
+    first = await table(waiting(primary.url), Clock())
+    pause(replica, signal.SIGSTOP)
+    try:
+        await play_to_the_end(first)
+        await unconfirmed(first, 2)  # applied, then sent again: no replica has it either time
+        assert standing(primary.url, "p0").played == 1
+        assert told(first) == []
+        assert len(saved(primary.url)["results"]["owed"]) == 1, "forgotten before a replica"
+        await first.tasks.close()  # dies
+        # Its restarted incarnation sends the update on a connection of its own: that one's
+        # WAIT too must count the replicas that have the first apply.
+        second = TableCore(NAME, waiting(primary.url), now=Clock())
+        second.start()
+        await unconfirmed(second, 1)
+        assert second.results.owed
+        assert told(second) == []
+    finally:
+        pause(replica, signal.SIGCONT)
+    try:
+        await settled(second)
+        (event,) = told(second)
+        assert event["match"] == 1
+        s = standing(primary.url, "p0")
+        assert (s.played, s.version) == (1, 1), "applied twice"
+        assert standing(replica.url, "p0") == s
+        assert saved(primary.url)["results"] == {"owed": [], "last": event}
+    finally:
+        await second.stop()
+
+
+async def test_ratings_no_replica_ever_confirms_are_settled_after_the_scoring_saves_wait(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A store that should have a replica has none (lost for good): the match stays owed and
+    its update is sent again with the backoff, until by the table's clock no replica has
+    answered for NO_REPLICA_BACKOFF_S (the scoring save's); then it is settled, once, with a
+    warning that says why."""
+    profiles(redis_url, *PLAYERS)
+    clock = Clock()
+    core = await table(waiting(redis_url), clock)
+    try:
+        with caplog.at_level(logging.WARNING, logger="quatro.table"):
+            await play_to_the_end(core)
+            await unconfirmed(core, 2)
+            clock.ms += int(NO_REPLICA_BACKOFF_S * 1000) - 100  # not quite
+            await unconfirmed(core, 3)
+            assert core.results.owed
+            assert told(core) == []
+            clock.ms += 100
+            await settled(core)
+        (event,) = told(core)
+        assert event["match"] == 1
+        s = standing(redis_url, "p0")
+        assert (s.played, s.version) == (1, 1)
+        kept = [r.getMessage() for r in caplog.records if "kept owed" in r.getMessage()]
+        assert len(kept) >= 3
+        assert "no replica confirmed the update (within 100 ms: 0 of 1)" in kept[0]
+        assert any("settled on the primary alone" in r.getMessage() for r in caplog.records)
+    finally:
+        await core.stop()

@@ -258,9 +258,11 @@ async def limits_case(client: AsyncRedis, url: str) -> None:
     assert refused.value.status == 429
 
 
-async def rated_match(client: AsyncRedis, table_id: str, a: str, b: str) -> str:
+async def rated_match(
+    client: AsyncRedis, table_id: str, a: str, b: str, store: RatingStore | None = None
+) -> str:
     """A 4-seat match of `a` (who shows her ratings) and `b` with two bots, rated and recorded
-    as a table actor does it; its id."""
+    as a table actor does it (by `store`, or one that waits for no replica); its id."""
     profiles = Profiles(client)
     await profiles.create(a, "Ann")
     await profiles.create(b, "Bob")
@@ -272,7 +274,7 @@ async def rated_match(client: AsyncRedis, table_id: str, a: str, b: str) -> str:
         SeatResult(3, 1, None, "Bot 4"),
     )
     result = MatchResult(1, 4, (5, 2), seats, "normal", False, 1_000)
-    store = RatingStore(client)
+    store = store or RatingStore(client)
     mid = match_id(table_id, 1)
     changes = await store.apply(mid, result, 1_000)
     assert changes is not None
@@ -310,6 +312,18 @@ async def ratings_case(client: AsyncRedis, url: str) -> None:
     assert json.loads(str(await client.get(keys.match(mid))))["rated"] is True
     assert await client.hget(keys.board_names(4), "p-opsr1") == "Ann"
     assert await client.hget(keys.board_names(4), "p-opsr2") is None  # Bob shows nothing
+
+
+async def ratings_waited_case(client: AsyncRedis, url: str) -> None:
+    """A table's update of a match's ratings waits for the size's replica (APPLY, then WAIT
+    on the slot's primary), and so does the same update sent again."""
+    store = RatingStore(client, RedisSettings(url))
+    assert store.settings is not None
+    assert store.settings.replicas_to_wait() == 1
+    await rated_match(client, "table-0e4", "p-opsw1", "p-opsw2", store)
+    assert store.unreplicated == 0, "no replica confirmed an update"
+    (a,) = await store.standings(4, ["p-opsw1"])
+    assert (a.played, a.version) == (1, 1)
 
 
 async def profiles_case(client: AsyncRedis, url: str) -> None:
@@ -406,6 +420,7 @@ CASES: list[Case] = [
     quick_case,
     limits_case,
     ratings_case,
+    ratings_waited_case,
     profiles_case,
     passkeys_case,
     leaderboards_case,
