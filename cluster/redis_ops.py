@@ -5,7 +5,7 @@ On a Redis Cluster a script, a transaction or a multi-key command must name keys
 (`quatro:{CODE}:…` share their code's), or the server refuses it with CROSSSLOT. The check here
 runs on every Redis, the single one of `make run` and of the test suite included, so a script
 that would span slots fails at once on a laptop and not first in production. The registry is
-what `tests/cluster/test_redis_cluster_ops.py` runs against a real cluster: it fails for any
+what `tests/store/test_cluster_ops.py` runs against a real cluster: it fails for any
 script or pipeline registered here that it did not run there, and for any made elsewhere.
 
 A pipeline is never a transaction (MULTI/EXEC): redis-py's async cluster client runs a
