@@ -109,8 +109,8 @@ class TableStore:
         return self._redis
 
     async def close(self) -> None:
-        """The stopped table's connections go with it (a test's process, or a pooled actor's,
-        lives on after the table; a cluster client left open holds one per node)."""
+        """The stopped table's connections go with it: a process that outlives the table (a
+        test's) would otherwise keep a cluster client's connection to every node open."""
         client, self._redis = self._redis, None
         if client is not None:
             with contextlib.suppress(redis.RedisError, OSError):
