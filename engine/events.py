@@ -248,3 +248,18 @@ class MatchOver(Event):
     type: ClassVar[str] = "over"
     winners: tuple[int, ...]
     scores: tuple[int, ...]
+
+
+# Faults (an extension: docs/rules.md, R22's decision)
+@dataclass(frozen=True, slots=True)
+class Resumed(Event):
+    """The table stood still `shift` ms (a fault: its process frozen, restarted, or moved) and
+    every clock of the table moved on by as much: the new `deadline` of the phase, of the vote,
+    and when the next vote may start. Anything else a client counts down (its cooldowns) moves
+    by `shift` too."""
+
+    type: ClassVar[str] = "resumed"
+    shift: int
+    deadline: int | None
+    vote_deadline: int | None
+    vote_ready_at: int | None

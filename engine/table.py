@@ -3,6 +3,7 @@
     table.advance(now)          fire whatever the clock made due (round opening, emissions, …)
     table.apply(command, now)   judge one command; raises Refusal, changing nothing, if refused
     table.next_deadline()       when `advance` next has something to do, or None
+    table.resume(stalled, now)  give back the `stalled` ms a fault held the table (engine.stall)
     table.view(seat)            the snapshot that seat may see
 
 The table never reads a clock: `now` is integer milliseconds given by the caller, and time never
@@ -15,7 +16,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from engine import calls, latejoin, lobby, play, rounds, snapshot, vote
+from engine import calls, latejoin, lobby, play, rounds, snapshot, stall, vote
 from engine.commands import (
     SEATLESS,
     AddBot,
@@ -95,6 +96,16 @@ class Table:
         self._now = 0
 
     # -- reading ------------------------------------------------------------------------------
+    @property
+    def now(self) -> int:
+        """The latest time the table was given: when it last let time pass or judged a command."""
+        return self._now
+
+    @property
+    def running(self) -> bool:
+        """Whether a clock the players see is counting (a phase's deadline, a vote)."""
+        return stall.running(self._state)
+
     @property
     def config(self) -> TableConfig:
         return self._state.config
@@ -242,6 +253,16 @@ class Table:
         except Refusal as refusal:
             refusal.events = events
             raise
+
+    def resume(self, stalled: int, now: int) -> list[Outbound]:
+        """The table stood still `stalled` ms until `now` (a fault: the caller measured it):
+        every clock of the table moves on by as much (engine.stall), and everyone is told the
+        new deadlines. Call it before `advance` lets anything fall due at `now`."""
+        if isinstance(stalled, bool) or not isinstance(stalled, int):
+            raise TypeError("stalled is whole milliseconds")
+        if now > self._now:
+            self._now = now
+        return self._stamp(stall.shift(self._state, stalled, self._now))
 
     def _stamp(self, events: list[Outbound]) -> list[Outbound]:
         """Each step's events carry the players their audience reached as the step ended: a

@@ -9,6 +9,7 @@ centre is known to sit in its taker's hand until that seat puts it down again.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -254,6 +255,26 @@ class Model:
         self.phase = Phase.PAUSE
         self.deadline = int(e["deadline"])
 
+    def _on_resumed(self, e: Wire, at: int) -> None:
+        """The table stood still (engine.stall): every clock this seat knows moves on as the
+        table's did, so that the stall counts neither as thinking time nor as silence."""
+        by = int(e["shift"])
+        if self.deadline is not None:
+            self.deadline += by
+        if self.vote is not None:
+            self.vote = dataclasses.replace(self.vote, deadline=self.vote.deadline + by)
+        if self.last_vote_end is not None:
+            self.last_vote_end += by
+        if self.last_emission_at is not None:
+            self.last_emission_at += by
+        self.swap_ready_at += by
+        self.floor_ready_at += by
+        self.opened_at += by
+        self.dealt_at += by
+        self.last_swap_at = [None if x is None else x + by for x in self.last_swap_at]
+        self.emissions = [dataclasses.replace(x, at=x.at + by) for x in self.emissions]
+        self.swaps = [dataclasses.replace(x, at=x.at + by) for x in self.swaps]
+
     def _on_over(self, e: Wire, at: int) -> None:
         self.phase = Phase.OVER
         self.deadline = None
@@ -328,4 +349,5 @@ _HANDLERS = {
     "reveal": Model._on_reveal,
     "pause": Model._on_pause,
     "over": Model._on_over,
+    "resumed": Model._on_resumed,
 }
