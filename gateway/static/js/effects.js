@@ -37,6 +37,15 @@ export function effects(ev, g) {
       play("vote");
       announce(t("say.vote", { name: name(ev.by) }), { urgent: ev.voters.includes(me) });
       break;
+    case "resumed": {
+      // A stall under a second and a half is not worth a word (the clock showed it anyway).
+      const n = Math.round(ev.shift / 1000);
+      if (n >= 2) {
+        toast(t("notice.resumed", { n }));
+        announce(t("notice.resumed", { n }));
+      }
+      break;
+    }
     case "vote_result":
       announce(t(ev.passed ? "vote.passed" : "vote.failed"));
       toast(t(ev.passed ? "vote.passed" : "vote.failed"));

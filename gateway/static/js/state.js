@@ -177,6 +177,20 @@ export function reduce(state, ev) {
       return next({ phase: "pause", deadline: ev.deadline });
     case "over":
       return next({ phase: "over", winners: ev.winners, scores: ev.scores, deadline: null });
+    // (ext) The table stood still (a fault) and got that time back (issue 37): the new
+    // deadlines as the server gives them; our own cooldowns move by the same shift.
+    case "resumed": {
+      const later = (at) => (typeof at === "number" ? at + ev.shift : at);
+      const patch = {
+        deadline: ev.deadline,
+        vote: tb.vote && ev.vote_deadline !== null ? { ...tb.vote, deadline: ev.vote_deadline } : tb.vote,
+        vote_ready_at: ev.vote_ready_at,
+        swap_ready_at: later(tb.swap_ready_at),
+        floor_ready_at: later(tb.floor_ready_at),
+      };
+      if (tb.phase === "lobby" && tb.fills_at) patch.fills_at = ev.deadline;
+      return next(patch);
+    }
     // (ext) The match's rating changes, told once it is over (issue 36).
     case "ratings":
       return next({ ratings: { match: ev.match, changes: ev.changes } });
