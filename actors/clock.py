@@ -3,6 +3,18 @@ stop, then lets time pass. A command wakes it early, since it may have moved the
 
 The idle stop: an over table, a lobby, and a table nobody is connected to each wait their own
 while (`over_idle_s` and the others, set by `TableCore.open`) after the last command, then stop.
+
+Fair to the players (docs/rules.md, R22's decision; docs/reliability.md, "A stall is given
+back"): the time a fault held the table still is given back to its clocks (`Table.resume`).
+Two faults, two measures, both erring in the players' favour by at most a pulse or a beat:
+- a process frozen (SIGSTOP, a paused VM, a stuck loop): the clock wakes at least every
+  `PULSE_MS`, and every change is a sign of life too; a gap
+  between two signs of life longer than `STALL_AFTER_MS` is a stall, given back whole before
+  anything else is judged (`stalled`, called first by `TableCore.change`);
+- an incarnation lost (killed, its node gone, the table moved): while a clock runs, the table
+  writes the time it is alive to Redis (`keys.alive`) every `BEAT_MS` in which no save wrote
+  it already (a snapshot carries the table's time); the next incarnation gives back the time
+  from the later of the two to its own start (`TableCore._restore`).
 """
 
 from __future__ import annotations
@@ -24,8 +36,23 @@ from engine.phase import Phase
 log = logging.getLogger("quatro.table")
 
 RESTART_AFTER_S = 1.0  # a clock that failed starts again this long after
+# The loop wakes at least this often: a sign of life (a stall is given back only to a table
+# whose clocks run, but a lobby's end must not look like one).
+PULSE_MS = 1_000
+# A longer gap between two signs of life is a stall (the process did not run): given back.
+# Above a pulse and the event loop's ordinary lag under load; a shorter stall is not told.
+STALL_AFTER_MS = 2_000
+# While a clock runs, the table's time alive reaches Redis at least this often (`keys.alive`).
+BEAT_MS = 1_000
 
 R = TypeVar("R")
+
+BOOTTIME: int | None = getattr(time, "CLOCK_BOOTTIME", None)
+
+
+def steady_clock() -> float:
+    """Seconds on a clock that never jumps and counts a suspended host (Linux's boot time)."""
+    return time.clock_gettime(BOOTTIME) if BOOTTIME is not None else time.monotonic()
 
 
 class Ticking(Protocol):
@@ -39,6 +66,11 @@ class Ticking(Protocol):
     lobby_idle_s: float
     abandoned_idle_s: float
     last_activity: float  # monotonic: the last change by someone
+    version: int  # bumps with every change
+
+    def saved_version(self) -> int: ...
+
+    async def beat(self, now: int) -> bool: ...
 
     def now(self) -> int: ...
 
@@ -58,6 +90,34 @@ class Clock:
         self.core = core
         self.wake = asyncio.Event()  # set by every command: the next deadline may have moved
         self._task: asyncio.Task[None] | None = None
+        # The last sign of life of this incarnation (`steady` s): a wake of the loop or a
+        # change. None until the first: a restored table's own stall is `_restore`'s.
+        self.steady: Callable[[], float] = steady_clock
+        self._alive: float | None = None
+        self.given_back = 0  # ms given back to the players by this incarnation (stalls)
+        self._beat_at = -BEAT_MS  # when the last beat (or a save that did as much) was
+        self._beat_saved = -1  # the saved version at that beat
+        self._beating: asyncio.Task[None] | None = None
+
+    def stalled(self) -> int:
+        """How long this incarnation stood still until now (0 unless a stall), in ms: the gap
+        since its last sign of life, when longer than `STALL_AFTER_MS`. Each stall is counted
+        once: every call is a sign of life.
+
+        Measured on the machine's own steady clock, not the table's: a test that moves the
+        table's injected time is no stall, and a host suspended counts (CLOCK_BOOTTIME)."""
+        t = self.steady()
+        last = self._alive
+        self._alive = t if last is None else max(last, t)
+        if last is None:
+            return 0
+        gap = round((t - last) * 1000)
+        return gap if gap > STALL_AFTER_MS else 0
+
+    def _overdue(self) -> bool:
+        """Whether the last sign of life is older than a stall (the loop woke late)."""
+        last = self._alive
+        return last is not None and (self.steady() - last) * 1000 > STALL_AFTER_MS
 
     def start(self) -> None:
         if self._task is None or self._task.done():
@@ -78,19 +138,58 @@ class Clock:
 
     async def _loop(self) -> None:
         core = self.core
+        if core.version > core.saved_version():
+            # Restored with its stall given back (`TableCore._restore`): saved and told now,
+            # not at the next deadline.
+            await core.change(list, touch=False)
         while True:
-            due = self.next_due(core.now())
+            now = core.now()
+            due = self.next_due(now)
             self.wake.clear()
-            delay = None if due is None else max(0.0, (due - core.now()) / 1000)
+            # A sign of life at least every pulse (see the module), whatever is due.
+            wake_at = now + PULSE_MS if due is None else min(due, now + PULSE_MS)
+            woken = False
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(delay):
+                async with asyncio.timeout(max(0.0, (wake_at - now) / 1000)):
                     await self.wake.wait()
+                    woken = True
             now = core.now()
             idle = self.idle_due(now)
             if idle is not None and idle <= now:
                 await core.stop()
                 return
-            await self.tick(now)
+            if self._overdue():
+                await core.change(list, touch=False)  # the stall is given back first there
+            if woken or (due is not None and due <= now):
+                await self.tick(now)
+            else:
+                # Only the pulse: nothing to change (an empty tick would bump the version and
+                # make a hand-over wait for a save of nothing).
+                self.stalled()
+            self._beat(now)
+
+    def _running(self) -> bool:
+        t = self.core.table
+        return t is not None and t.running
+
+    def _beat(self, now: int) -> None:
+        """Tell Redis the table is alive, at most every `BEAT_MS` while a clock runs, and not
+        when a save since the last beat told it already (a snapshot carries the table's time)
+        or a beat is still on its way."""
+        core = self.core
+        # A pulse may wake a few ms early on the table's clock: such a pulse still beats.
+        if not self._running() or now - self._beat_at < BEAT_MS - PULSE_MS // 10:
+            return
+        saved = core.saved_version()
+        self._beat_at = now
+        if saved != self._beat_saved:
+            self._beat_saved = saved
+            return
+        if self._beating is None or self._beating.done():
+            self._beating = core.tasks.spawn(self._send_beat(now), "beat")
+
+    async def _send_beat(self, now: int) -> None:
+        await self.core.beat(now)
 
     async def tick(self, now: int) -> list[Entry]:
         """Let time pass up to `now` (the engine's deadlines, then the bots' turns), through the

@@ -63,6 +63,12 @@ def snapshot(code: str) -> str:
     return f"{tag(code)}:snap"
 
 
+def alive(code: str) -> str:
+    """The table time (ms) its incarnation last knew itself alive, renewed about every second
+    while a clock of the table runs (actors/clock.py): how long a restored table stood still."""
+    return f"{tag(code)}:alive"
+
+
 def log(code: str) -> str:
     """The tail of the table's published events, for resubscription after a restart."""
     return f"{tag(code)}:log"

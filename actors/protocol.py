@@ -307,10 +307,15 @@ class Seated:
 
 @dataclass(frozen=True, slots=True)
 class HandedOver:
-    """`saved` False: the latest changes are not in Redis (saves failing), a move loses them."""
+    """`saved` False: the latest changes are not in Redis (saves failing), a move loses them.
+    `superseded`: the table's record names another actor (this incarnation was cut off while
+    the table moved): a restart would serve nothing, so it is stopped for good instead. Read
+    it with `getattr(..., "superseded", False)`: an actor of the release before (2026-12-03)
+    answers without it."""
 
     code: str
     saved: bool
+    superseded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,6 +361,14 @@ class Open(TableCall[Outcome]):
     name: str
     idle: tuple[float, ...]  # how long it lives once over, in its lobby, with nobody there
     replay_ttl: int
+
+
+@dataclass(frozen=True, slots=True)
+class Adopt(TableCall[Outcome]):
+    """A pooled actor takes over the table of `code`, moved here off a lost node
+    (actors/rescue.py): it restores the table from its snapshot, as a restart would."""
+
+    code: str
 
 
 @dataclass(frozen=True, slots=True)

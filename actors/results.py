@@ -55,11 +55,15 @@ class NotSaved(RuntimeError):
 class Rated(Protocol):
     """What the results need of the table."""
 
-    name: str  # the table's id: its matches' ids start with it
     code: str
     table: Table | None
     tasks: Tasks
     version: int
+
+    @property
+    def table_id(self) -> str:
+        """Its matches' ids start with it."""
+        ...
 
     def saved_version(self) -> int: ...
 
@@ -121,7 +125,7 @@ class Results:
             except (redis.RedisError, OSError, TimeoutError, RuntimeError) as exc:
                 log.warning(
                     "table %s: ratings of match %s not settled (%s); will retry",
-                    self.core.name,
+                    self.core.table_id,
                     owed["match"],
                     exc,
                 )
@@ -133,10 +137,10 @@ class Results:
 
     async def _settle(self, owed: dict[str, Any]) -> dict[str, Any] | None:
         result = result_from_wire(owed)
-        mid = match_id(self.core.name, result.match)
+        mid = match_id(self.core.table_id, result.match)
         store = self.store()
         changes = await store.apply(mid, result, self.core.now())
-        await store.record(mid, self.core.name, self.core.code, result, changes)
+        await store.record(mid, self.core.table_id, self.core.code, result, changes)
         return changes
 
     def store(self) -> RatingStore:

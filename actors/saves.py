@@ -35,6 +35,8 @@ class Saved(Protocol):
     table: Table | None
     tasks: Tasks
 
+    def now(self) -> int: ...  # the table's time, in ms
+
     def snapshot(self) -> dict[str, Any]: ...
 
     def moved(self) -> NoReturn: ...
@@ -68,14 +70,19 @@ class Saves:
         """Before this actor is stopped to restart on another node (its node is drained): make
         sure everything applied is in Redis, where the next incarnation reads it. Every answer
         already waits for its save, so this only matters while saves are failing; `saved`
-        False says the move would lose the latest changes."""
+        False says the move would lose the latest changes. With nothing to save, a beat asks
+        Redis whether the table is still this incarnation's: one cut off while the table moved
+        into another actor learns it here (`superseded`), not after its restart."""
         t = self.table
         if t.table is None:
             return HandedOver("", True)
         async with self._lock:
             if self.saved < t.version:
                 await self._save_now()
-            return HandedOver(t.code, self.saved >= t.version)
+            elif not self.store.fenced:
+                await self.store.beat(t.code, t.now())
+            fenced = self.store.fenced
+            return HandedOver(t.code, fenced or self.saved >= t.version, fenced)
 
     async def _retry_save(self) -> None:
         delay = RETRY_FIRST_S

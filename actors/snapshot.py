@@ -40,11 +40,19 @@ class Saved:
     results: dict[str, Any]  # matches whose ratings are owed (actors/results.py)
 
 
-def record_json(actor_name: str, players: int, cell: str = "", moves: int = 0) -> str:
+def record_json(
+    actor_name: str, players: int, cell: str = "", moves: int = 0, table_id: str = ""
+) -> str:
     """The directory's record of a table: how gateways find its actor, and (with cells) which
     cell's Ray runs it and how many times it was moved there. No cell: the record is byte for
-    byte what it was before cells."""
-    record: dict[str, Any] = {"table_id": actor_name, "actor": actor_name, "players": players}
+    byte what it was before cells. `table_id` (its replay's name, its matches' ids) is the name
+    of the actor that opened it; a table moved off a lost node into a pooled actor keeps it
+    (actors/rescue.py)."""
+    record: dict[str, Any] = {
+        "table_id": table_id or actor_name,
+        "actor": actor_name,
+        "players": players,
+    }
     if cell:
         record["cell"] = cell
     if moves:

@@ -24,7 +24,7 @@ from actors import keys, legacy_keys
 from actors.orders import is_order
 from actors.protocol import Entry
 from actors.snapshot import DEFAULT_REPLAY_TTL_S, record_json
-from actors.store_scripts import BURY, DURABLE_SAVE, RESTORE, RETIRE, SAVE
+from actors.store_scripts import BEAT, BURY, DURABLE_SAVE, RESTORE, RETIRE, SAVE
 from cluster.redis_client import (
     AsyncRedis,
     RedisSettings,
@@ -63,7 +63,8 @@ RESTORE_ERRORS = (redis.ConnectionError, redis.TimeoutError, ClusterError, TryAg
 
 
 class TableMoved(Exception):
-    """This incarnation's save was refused: the table moved to another cell (SAVE's fence)."""
+    """This incarnation's save was refused: the table moved, to another cell or off a lost node
+    (SAVE's fence)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,12 @@ class TableStore:
 
     def __init__(self, name: str, store: str | RedisSettings, cell: str = "") -> None:
         self.name = name
+        # The table's id (its replay's name, its matches' ids): the name of the actor that
+        # opened it, kept by one that took it over off a lost node (actors/rescue.py).
+        self.table_id = name
+        # The table's record names another actor: this incarnation's table was moved into a
+        # pooled actor while it was cut off or dead. It serves nothing, and ends.
+        self.superseded = False
         self.settings = settings_of(store)
         self.cell = cell
         self.replay_meta_saved = False  # this incarnation wrote the replay's meta once
@@ -100,6 +107,9 @@ class TableStore:
         self._no_replica_until = 0.0
         self._replay_ttl = DEFAULT_REPLAY_TTL_S
         self._redis: AsyncRedis | None = None
+        # The table time its last incarnation last knew itself alive (`keys.alive`), as the
+        # restore read it: None when none was written (actors/clock.py, the stall's start).
+        self.alive_at: int | None = None
 
     @property
     def redis(self) -> AsyncRedis:
@@ -149,7 +159,9 @@ class TableStore:
             pipe.get(keys.snapshot(code))
             pipe.lrange(keys.log(code), 0, -1)
             pipe.get(keys.table(code))
-            raw, entries, record = RESTORE.run_sync(pipe)
+            pipe.get(keys.alive(code))
+            raw, entries, record, alive = RESTORE.run_sync(pipe)
+            self.alive_at = int(alive) if alive and str(alive).isdigit() else None
             if raw is None:
                 # Saved by an older release, under the names before hash tags: moved from there.
                 raw = r.get(legacy_keys.snapshot(code))
@@ -160,6 +172,14 @@ class TableStore:
                 self.legacy = True
                 self._move_replay(code)
             self.moves = moves_of(record)
+            actor, table_id, moving = names_of(record)
+            # Mid-move (actors/rescue.py) the table is the pooled actor's that `moving` names.
+            mine = moving == self.name if moving else actor in ("", self.name)
+            if not mine:
+                self.superseded = True
+                log.warning("table %s: moved into actor %s; this one ends", code, moving or actor)
+                return None
+            self.table_id = table_id or self.name
         finally:
             r.close()
         return code, str(raw), [str(x) for x in entries]
@@ -171,8 +191,8 @@ class TableStore:
         r = sync_redis(self.settings, decode=False)
         try:
             for old, new in (
-                (legacy_keys.replay(self.name), keys.replay(code, self.name)),
-                (legacy_keys.replay_meta(self.name), keys.replay_meta(code, self.name)),
+                (legacy_keys.replay(self.table_id), keys.replay(code, self.table_id)),
+                (legacy_keys.replay_meta(self.table_id), keys.replay_meta(code, self.table_id)),
             ):
                 if move_key(r, old, new):
                     log.info("table %s: %s moved to %s", code, old, new)
@@ -205,7 +225,7 @@ class TableStore:
         earlier table of that code left (its log and snapshot expire minutes after it stopped,
         and the code may be given again) goes first: a log is only appended past its last seq,
         and a restart must never find another table's snapshot under its code."""
-        await self.redis.delete(keys.snapshot(code), keys.log(code))
+        await self.redis.delete(keys.snapshot(code), keys.log(code), keys.alive(code))
         for key in (legacy_keys.snapshot(code), legacy_keys.log(code)):
             await self.redis.delete(key)
         await self._write_actor(code)
@@ -213,6 +233,8 @@ class TableStore:
     async def _write_actor(self, code: str) -> None:
         ttl = max(KEY_TTL_S, self._replay_ttl) + int(ACTOR_RECORD_EVERY_S) * 2
         await self.redis.set(keys.actor(self.name), code, ex=ttl)
+        if self.table_id != self.name:  # the replay is found by its table id
+            await self.redis.set(keys.actor(self.table_id), code, ex=ttl)
         self._actor_written = time.monotonic()
 
     async def write(
@@ -247,7 +269,7 @@ class TableStore:
             REPLAY_CAP,
             replay_ttl,
             meta,
-            record_json(self.name, players, self.cell, self.moves),
+            record_json(self.name, players, self.cell, self.moves, self.table_id),
             self.cell,
             self.moves,
             after,
@@ -262,8 +284,8 @@ class TableStore:
         names = [
             keys.snapshot(code),
             keys.log(code),
-            keys.replay(code, self.name),
-            keys.replay_meta(code, self.name),
+            keys.replay(code, self.table_id),
+            keys.replay_meta(code, self.table_id),
             keys.table(code),
         ]
         durable = any(e.wire.get("type") in DURABLE for e in new)
@@ -301,6 +323,26 @@ class TableStore:
         if self.legacy:
             await self._drop_legacy(code)
         return Written(True, None, replicated)
+
+    async def beat(self, code: str, now: int) -> bool:
+        """The table is alive at table time `now` (actors/clock.py): one write on its slot, so
+        that a restored incarnation knows when the stall began; refused (and this incarnation
+        fenced, as by a save) once the table moved away. Best effort, never waited for long: a
+        beat lost only gives the players more time back."""
+        if self.fenced:
+            return False
+        names = [keys.table(code), keys.alive(code)]
+        try:
+            async with asyncio.timeout(SAVE_TIMEOUT_S):
+                done = int(
+                    await BEAT.run(self.redis, names, [self.cell, self.moves, now, KEY_TTL_S])
+                )
+        except (redis.RedisError, OSError, TimeoutError):
+            return False
+        if done < 0:
+            self.fenced = True
+            log.error("table %s: moved away from this incarnation (its beat refused)", code)
+        return done > 0
 
     def _actor_stale(self) -> bool:
         return time.monotonic() - self._actor_written > ACTOR_RECORD_EVERY_S
@@ -344,7 +386,7 @@ class TableStore:
         (its replay does not: it outlives the table, and its last save set its ttl, as the
         actor's record that names its code). Best effort: a Redis outage must not keep a
         stopped table alive."""
-        names = [keys.table(code), keys.snapshot(code), keys.log(code)]
+        names = [keys.table(code), keys.snapshot(code), keys.log(code), keys.alive(code)]
         with contextlib.suppress(redis.RedisError, OSError, TimeoutError):
             if not await RETIRE.run(self.redis, names, [self.cell, STOPPED_TTL_S, self.moves]):
                 return
@@ -382,6 +424,21 @@ def moves_of(raw: str | bytes | None) -> int:
         return int(record.get("moves", 0)) if isinstance(record, dict) else 0
     except (ValueError, TypeError):
         return 0
+
+
+def names_of(raw: str | bytes | None) -> tuple[str, str, str]:
+    """The actor, the table id and the actor taking the table over (actors/rescue.py) a table
+    record names ("" for none, or no readable record)."""
+    if raw is None:
+        return "", "", ""
+    try:
+        record = json.loads(raw)
+    except (ValueError, TypeError):
+        return "", "", ""
+    if not isinstance(record, dict):
+        return "", "", ""
+    actor, table_id, moving = (str(record.get(k) or "") for k in ("actor", "table_id", "moving"))
+    return actor, table_id, moving
 
 
 def replay_meta(code: str, players: int) -> str:

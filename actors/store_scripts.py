@@ -17,6 +17,24 @@ local function moved(raw, cell, moves)
 end
 """
 
+# A table record read (nil when gone) and, changed by a move (cells' MOVE, rescue's MOVE_HERE
+# and HAND_OVER), written back with the TTL it had.
+REWRITE = """
+local function record(key)
+  local raw = redis.call('GET', key)
+  if not raw then return nil end
+  return cjson.decode(raw)
+end
+local function rewrite(key, rec)
+  local ttl = redis.call('PTTL', key)
+  if ttl > 0 then
+    redis.call('SET', key, cjson.encode(rec), 'PX', ttl)
+  else
+    redis.call('SET', key, cjson.encode(rec))
+  end
+end
+"""
+
 # The save, as one script: SET the snapshot, append the new events to the log and the replay,
 # renew the records. A write can be sent twice (its answer late: redis-py sends it again on a
 # timeout, and so does the core's retry of a save it thinks failed): an event is appended only
@@ -86,7 +104,7 @@ return {1, in_log, in_replay, current and 1 or 0}
 )
 
 # The table stops: its record goes and its snapshot and log expire, unless the table was moved
-# (FENCE: those records are the new incarnation's now). KEYS: table record, snapshot, log;
+# (FENCE: those records are the new incarnation's now). KEYS: table record, snapshot, log, alive;
 # ARGV: this actor's cell, the stopped TTL, the moves it knows of. 1 when retired.
 RETIRE = Script(
     "table.retire",
@@ -97,11 +115,28 @@ if current and moved(current, ARGV[1], ARGV[3]) then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]))
 redis.call('EXPIRE', KEYS[3], tonumber(ARGV[2]))
+if KEYS[4] then redis.call('EXPIRE', KEYS[4], tonumber(ARGV[2])) end
 return 1
 """,
 )
 
-# A restarting incarnation reads its table: snapshot, log and record (nothing else saves it
+# The table is alive at a table time (actors/clock.py's beat), unless it moved away from this
+# incarnation (FENCE): a cut-off incarnation's beats must not shorten the stall the new one
+# gives back. KEYS: table record, alive; ARGV: this actor's cell, the moves it knows of, the
+# time, the TTL. 1 when written, -1 when fenced (nothing written).
+BEAT = Script(
+    "table.beat",
+    FENCE
+    + """
+local current = redis.call('GET', KEYS[1])
+if current and moved(current, ARGV[1], ARGV[2]) then return -1 end
+redis.call('SET', KEYS[2], ARGV[3], 'EX', tonumber(ARGV[4]))
+return 1
+""",
+)
+
+# A restarting incarnation reads its table: snapshot, log, record and when it was last alive
+# (`keys.alive`: the stall to give back, actors/clock.py) (nothing else saves it
 # meanwhile: Ray runs one incarnation at a time).
 RESTORE = Pipeline("table.restore")
 # A table buried: its records go and a tombstone says why. KEYS: table record, snapshot, log,

@@ -28,6 +28,7 @@ from actors.link_server import LinkServer, port_range
 from actors.previous_release import PreviousReleaseMethods
 from actors.protocol import (
     Address,
+    Adopt,
     Batch,
     Endpoint,
     HandOver,
@@ -101,7 +102,7 @@ class TableActor(PreviousReleaseMethods):
         # here, on the loop, so bots, deadlines and the idle stop go on without waiting for a
         # player; a lost table retires at once. (Before async __init__, a thread called the
         # actor until it answered: the loop ran nothing of ours until a call arrived.)
-        if self.core.lost:
+        if self.core.lost or self.core.store.superseded:
             self.core.tasks.spawn(self._retire(), "retire")
         else:
             self.core.start()
@@ -110,7 +111,8 @@ class TableActor(PreviousReleaseMethods):
 
     async def _retire(self) -> None:
         """A lost table's incarnation ends for good: its players are told `table_lost` by the
-        tombstone its restore left."""
+        tombstone its restore left. So does one whose table was moved into another actor
+        while it was down (actors/rescue.py): the table is that actor's now."""
         ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
 
     async def _end(self) -> None:
@@ -122,8 +124,9 @@ class TableActor(PreviousReleaseMethods):
         ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
 
     def _moved(self) -> None:
-        """The table moved to another cell: this incarnation ends at once, without `Gone` (the
-        table is not gone: its followers' links drop and they find it in its new cell)."""
+        """The table moved (to another cell, or off a node judged lost: actors/rescue.py): this
+        incarnation ends at once, without `Gone` (the table is not gone: its followers' links
+        drop and they find it where it went)."""
         ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
 
     # -- calls from gateways ------------------------------------------------------------------
@@ -144,6 +147,11 @@ class TableActor(PreviousReleaseMethods):
                 return self._status()
             case Open():
                 return await self._open(call)
+            case Adopt(code=code):
+                adopted = self.core.adopt(code)
+                if adopted.ok:
+                    priority.to_play()
+                return adopted
             case HandOver():
                 return await self.core.saves.hand_over()
             case Renew(gateway=gateway):

@@ -114,7 +114,8 @@ class TableCore:
 
     # -- restore ------------------------------------------------------------------------------
     def _restore(self) -> None:
-        """A restarted incarnation finds its table again."""
+        """A restarted incarnation finds its table again, and gives its players back the time
+        it stood still (`_give_back`)."""
         found = self.store.read()
         if found is None:
             return
@@ -135,6 +136,52 @@ class TableCore:
         self.results.restored(saved.results.get("owed", []), saved.results.get("last"))
         self._set_idle(saved.idle, saved.replay_ttl)
         log.info("table %s restored at seq %d", self.code, self.feed.seq)
+        self._give_back(saved.table)
+
+    # -- a stall given back (issue 37; actors/clock.py says how it is measured) ----------------
+    def _give_back(self, table: Table) -> None:
+        """A restored table stood still from the last time its records knew it alive (its
+        snapshot's time, or a later beat: actors/clock.py) until now: its clocks get that back.
+        Saved and told once the clock starts."""
+        alive = max(table.now, self.store.alive_at or 0)
+        now = self.now()
+        if table.running and now > alive:
+            self.resume(now - alive, now)
+
+    def catch_up(self) -> bool:
+        """Before anything else is judged: a stall of this very process (frozen, or its loop
+        stuck) is given back (`Clock.stalled`). Whether anything was."""
+        t = self.table
+        if t is None:
+            return False
+        stall = self.clock.stalled()
+        return stall > 0 and bool(self.resume(stall, self.now()))
+
+    def resume(self, stalled: int, now: int) -> list[Entry]:
+        """The table stood still `stalled` ms until `now`: every clock of it moves on by as
+        much (`Table.resume`), and everyone is told (in a `change`'s step, or before the clock
+        starts). Nothing when no clock of the table runs (a lobby, a match over)."""
+        t = self.table
+        assert t is not None
+        if not t.running:
+            return []
+        self.clock.given_back += stalled
+        log.warning(
+            "table %s stood still %.1f s (a fault): its clocks get that time back",
+            self.code,
+            stalled / 1000,
+        )
+        return self.commit(t.resume(stalled, now), "")
+
+    async def beat(self, now: int) -> bool:
+        """The table is alive at `now` (actors/clock.py): Redis keeps it for the next
+        incarnation. A beat refused because the table moved away ends this incarnation, as a
+        refused save does: otherwise one cut off and idle would live on, holding a slot and a
+        stale table, until a drain restarted it for nothing."""
+        alive = await self.store.beat(self.code, now)
+        if self.store.fenced and self._on_moved is not None:
+            self._on_moved()
+        return alive
 
     def _set_idle(self, idle: tuple[float, ...], replay_ttl: int) -> None:
         self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s = (*idle, *DEFAULT_IDLE[2:])[:3]
@@ -169,11 +216,12 @@ class TableCore:
         """Every change of the table: `step` judges, applies and commits, synchronously (no
         `await` between reading and changing the table); a change by someone (`touch`) moves
         the idle clock; then the table is persisted and its events published, unless `save`
-        says nothing happened."""
+        says nothing happened. A stall of this process is given back first (`catch_up`)."""
+        resumed = self.catch_up()
         result = step()
         if touch:
             self.touch()
-        if save is None or save(result):
+        if resumed or save is None or save(result):
             await self.saves.persist()
             self.results.kick()
         return result
@@ -341,6 +389,21 @@ class TableCore:
         self.start()
         return Outcome(refused is None, refused, None if refused else 0)
 
+    def adopt(self, code: str) -> Outcome:
+        """This pooled actor takes over the table of `code`, moved here off a lost node
+        (actors/rescue.py, which named this actor in the table's record and `code` in this
+        actor's): restored from its snapshot as a restart would, with the record's count of
+        moves as its fence. The read blocks the loop for a few milliseconds: a pooled actor has
+        nobody else to serve."""
+        if self.table is not None or self._opening:
+            return Outcome(True) if self.code == code and not self.lost else ALREADY_OPEN
+        self._restore()
+        if self.table is None or self.code != code:
+            return Outcome(False, ErrorBody(ErrorCode.NOT_ALLOWED, "nothing to take over"))
+        self.last_activity = time.monotonic()
+        self.start()
+        return Outcome(True)
+
     async def stop(self) -> None:
         """The table stopped (idle): its tasks end first, so that none writes to Redis after
         its records went; every follower is told; then the wrapper ends the actor. (A moved
@@ -404,7 +467,7 @@ class TableCore:
         assert self.table is not None
         return {
             **self.table.view(seat),
-            "table_id": self.name,
+            "table_id": self.table_id,
             "watching": self.watchers.count(),
             # **(ext)** the last match's rating changes, once told (actors/results.py)
             "ratings": self.results.last if self.table.result() is not None else None,
@@ -412,3 +475,8 @@ class TableCore:
 
     def saved_version(self) -> int:
         return self.saves.saved
+
+    @property
+    def table_id(self) -> str:
+        """The table's id (its replay, its matches): the name of the actor that opened it."""
+        return self.store.table_id

@@ -100,13 +100,18 @@ async def test_table_actor_killed_mid_round_plays_on(stack: Stack) -> None:
         )
         assert seen["slot"] == 2
     assert actor_pid(stack, code) != pid
+    # The time the actor was down is given back to the round (docs/rules.md, R22's decision):
+    # every player was told by how much, before the swap the new incarnation judged.
+    shifts = [[e["shift"] for e in p.events if e["type"] == "resumed"] for p in people]
+    assert shifts[0], "no resumed event after the restart"
+    assert all(s == shifts[0] for s in shifts)
     welcome = await host.connect(code, stack.b.url)
     table = welcome["table"]
     assert table["phase"] == "playing"
     assert table["scores"] == [0, 1]
     assert table["hand"] == second[0]["hand"]
     assert table["round"] == 2
-    assert table["deadline"] == second[0]["deadline"]
+    assert table["deadline"] == second[0]["deadline"] + sum(shifts[0])
     await host.ok("contre")
     reveal = await partner.wait_event(lambda e: e["type"] == "reveal" and e["scores"] != [0, 1])
     expected = list(mine["hand"])
