@@ -219,10 +219,10 @@ class RayHead:
 
     def node_env(self) -> dict[str, str]:
         """The whole environment of this head's nodes: a driver's (`ray_env`), and the nodes'
-        own (RAY_NODE_ENV)."""
+        own (RAY_NODE_ENV, RAY_HEALTH_CHECK)."""
         token = self.token_path if self.auth_mode == "token" else None
         env = ray_env(self.auth_mode, token, self.preload)
-        for key, value in RAY_NODE_ENV.items():
+        for key, value in {**RAY_NODE_ENV, **RAY_HEALTH_CHECK}.items():
             env.setdefault(key, value)
         return env
 
@@ -344,6 +344,35 @@ RAY_QUIET = {
 # (docs/performance.md, "Memory"; the chart's ray.nodeEnv). Defaults only: the environment may
 # override each.
 RAY_NODE_ENV = {"MALLOC_ARENA_MAX": "2"}
+
+# How fast the GCS (on the head: Ray's src/ray/gcs/gcs_health_check_manager.cc) declares a Ray
+# node dead, which is when Ray restarts that node's table actors elsewhere. It sends the node's
+# raylet a gRPC health check `period` ms after the last one was answered or failed, gives each
+# `timeout` ms, and declares the node dead after `threshold` failures in a row. A killed raylet
+# refuses at once: dead 2-3 s after (Ray's defaults, 3000/10000/5: 12-15 s). A node that goes
+# silent without refusing (a machine gone, its packets dropped; a raylet stopped) is declared
+# dead after SILENCE_BOUND_S (5 s) to threshold × (period + timeout) (6 s; Ray's: 62-65 s), and
+# one silent for less never is. A live raylet answers from gRPC's own threads: no check of a
+# live node failed in the soak's node losses, nor with both cores saturated by busy loops
+# (tests/cluster/test_node_death.py; docs/operations.md, "A Ray node lost"). The first check
+# still waits Ray's 5 s (health_check_initial_delay_ms): a node just registered, or every node
+# after a GCS restart, is given that time. Read by the GCS; the raylets only quote the
+# threshold when told they were declared dead. Defaults only: the environment may override
+# each. The chart's ray.healthCheckEnv must say the same (tests/helm/test_ray_env.py).
+HEALTH_CHECK_PERIOD_MS = 1000
+HEALTH_CHECK_TIMEOUT_MS = 1000
+HEALTH_CHECK_FAILURE_THRESHOLD = 3
+RAY_HEALTH_CHECK = {
+    "RAY_health_check_period_ms": str(HEALTH_CHECK_PERIOD_MS),
+    "RAY_health_check_timeout_ms": str(HEALTH_CHECK_TIMEOUT_MS),
+    "RAY_health_check_failure_threshold": str(HEALTH_CHECK_FAILURE_THRESHOLD),
+}
+# The shortest silence of a node's raylet that gets it declared dead: `threshold` checks timed out
+# with a period between each. A node silent for less (a stall, a pause) keeps its actors.
+SILENCE_BOUND_S = (
+    HEALTH_CHECK_FAILURE_THRESHOLD * HEALTH_CHECK_TIMEOUT_MS
+    + (HEALTH_CHECK_FAILURE_THRESHOLD - 1) * HEALTH_CHECK_PERIOD_MS
+) / 1000
 
 # Priorities (actors/priority.py). Ray lowers a worker's main thread by `worker_niceness` once
 # its own threads have started; the nice value of the Ray processes we start (QUATRO_RAY_NICE,

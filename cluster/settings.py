@@ -180,9 +180,12 @@ class Settings(BaseSettings):
     # A REST route waits this long for a table actor, then answers 503 `unavailable`.
     actor_timeout_s: float = Field(default=15.0, validation_alias=_env("QUATRO_ACTOR_TIMEOUT"))
     # A REST call to one table (look, seat, act) waits this long, through a restart of its
-    # actor (a lost node: 14-25 s until its tables run elsewhere), as commands over the socket
-    # do (actors.directory.RESTART_WAIT_S); then 503 `unavailable`.
+    # actor (Ray's, on a loaded node; a lost node's tables are moved in seconds: rescue.py), as
+    # commands over the socket do (actors.directory.RESTART_WAIT_S); then 503 `unavailable`.
     table_wait_s: float = Field(default=40.0, validation_alias=_env("QUATRO_TABLE_WAIT"))
+    # A table whose node is lost (its actor and the node's raylet refuse connections) is moved
+    # to a live node at once (actors/rescue.py) instead of waiting for Ray's verdict.
+    node_rescue: bool = Field(default=True, validation_alias=_env("QUATRO_NODE_RESCUE"))
     # The gateway ↔ table traffic of play: `socket` (a TCP connection per table, the data
     # plane) or `ray` (Ray calls and streaming generators, the path before it; for A/B runs).
     data_plane: str = Field(default="socket", validation_alias=_env("QUATRO_DATA_PLANE"))

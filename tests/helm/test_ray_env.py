@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cluster.procs import RAY_HEALTH_CHECK
 from tests.helm.render import CASES, pod_specs, render
 
 QUATRO_CONTAINERS = {"gateway", "ray-head", "ray-worker"}
@@ -32,3 +33,17 @@ def test_the_ray_nodes_keep_two_malloc_arenas_and_the_gateway_its_default(case: 
                 env = {e["name"]: e.get("value") for e in container.get("env", [])}
                 seen[container["name"]] = env.get("MALLOC_ARENA_MAX")
     assert seen == {"gateway": None, "ray-head": "2", "ray-worker": "2"}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_ray_nodes_detect_a_lost_node_as_make_run_does(case: str) -> None:
+    """ray.healthCheckEnv: the GCS on the head declares a lost node dead in seconds, with the
+    settings measured for `make run` and the test stacks (cluster.procs.RAY_HEALTH_CHECK, issue
+    37); the gateway runs no GCS and gets none of them."""
+    seen = {}
+    for _where, spec in pod_specs(render(case)):
+        for container in spec["containers"]:
+            if container["name"] in QUATRO_CONTAINERS:
+                env = {e["name"]: e.get("value") for e in container.get("env", [])}
+                seen[container["name"]] = {k: v for k, v in env.items() if "health_check" in k}
+    assert seen == {"gateway": {}, "ray-head": RAY_HEALTH_CHECK, "ray-worker": RAY_HEALTH_CHECK}

@@ -332,9 +332,10 @@ NetworkPolicy and the Ray pods' QUATRO_TABLE_PORTS must agree. */}}
 {{- dict "first" $first "last" $last | toJson -}}
 {{- end -}}
 
-{{/* The environment of the Ray nodes' containers only (ray.nodeEnv), beside quatro.env. */}}
+{{/* The environment of the Ray nodes' containers only (ray.nodeEnv, ray.healthCheckEnv), beside
+quatro.env. */}}
 {{- define "quatro.rayNodeEnv" -}}
-{{- range $name, $value := .Values.ray.nodeEnv }}
+{{- range $name, $value := merge (dict) .Values.ray.nodeEnv .Values.ray.healthCheckEnv }}
 - name: {{ $name }}
   value: {{ $value | quote }}
 {{- end }}
