@@ -27,6 +27,7 @@ from typing import Any, Protocol, TypeVar
 
 from actors import keys, legacy_keys
 from actors.protocol import TableCall
+from actors.store_scripts import REWRITE
 from cluster.redis_client import AsyncRedis
 from cluster.redis_ops import Pipeline, Script
 
@@ -101,20 +102,15 @@ def place(cells: dict[str, CellInfo], home: str) -> str:
 # a set is removed by whoever finds it stale).
 MOVE = Script(
     "cells.move",
-    """
-local raw = redis.call('GET', KEYS[1])
-if not raw then return 0 end
-local rec = cjson.decode(raw)
+    REWRITE
+    + """
+local rec = record(KEYS[1])
+if not rec then return 0 end
 local cell = rec['cell'] or ''
 if cell ~= ARGV[1] then return 0 end
 rec['cell'] = ARGV[2]
 rec['moves'] = (tonumber(rec['moves']) or 0) + 1
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl > 0 then
-  redis.call('SET', KEYS[1], cjson.encode(rec), 'PX', ttl)
-else
-  redis.call('SET', KEYS[1], cjson.encode(rec))
-end
+rewrite(KEYS[1], rec)
 return 1
 """,
 )

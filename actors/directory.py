@@ -4,6 +4,7 @@
 - `ray_names.RayActors`: table actors by name (the one place that makes a name).
 - `table_records.TableRecords`: tables by invite code, their records in Redis, the handles held.
 - `table_calls.TableCalls`: a call to a table, through its restarts and across cells.
+- `rescue.Rescue`: a table whose node is lost, moved to a live node without waiting for Ray.
 - `pool.Pool`: ready actors started ahead (~0.6 s a start), so that opening a table is quick.
 - `opening.Opening`: a pooled actor given a table.
 - `readiness.Readiness`: whether this gateway reaches table actors (`/readyz`).
@@ -31,6 +32,7 @@ from actors.protocol import TableCall
 from actors.ray_calls import LastAnswer
 from actors.ray_names import Handle, RayActors
 from actors.readiness import Readiness
+from actors.rescue import Rescue
 from actors.slots import Slots
 from actors.snapshot import DEFAULT_REPLAY_TTL_S
 from actors.table_calls import RESTART_WAIT_S as RESTART_WAIT_S
@@ -59,6 +61,7 @@ class DirectorySettings:
     idle: tuple[float, float, float] = (600.0, 600.0, 1800.0)
     replay_ttl_s: int = DEFAULT_REPLAY_TTL_S
     cell: str = ""
+    rescue: bool = True  # tables of a lost node moved at once (actors/rescue.py)
 
     @classmethod
     def of(cls, settings: Settings) -> DirectorySettings:
@@ -78,6 +81,7 @@ class DirectorySettings:
             idle=(settings.over_idle_s, settings.lobby_idle_s, settings.abandoned_idle_s),
             replay_ttl_s=settings.replay_ttl_s,
             cell=settings.cell,
+            rescue=settings.node_rescue,
         )
 
 
@@ -98,7 +102,8 @@ class Directory:
         self.records = TableRecords(redis, actors, cell)
         slots = Slots(settings.slot_reserve, settings.max_slots)
         self.pool = Pool(redis, slots, actors, self.last_answer, settings.pool, cell)
-        self.calls = TableCalls(self.records, self.last_answer, registry, remote)
+        self.rescue = Rescue(redis, actors, self.pool) if settings.rescue else None
+        self.calls = TableCalls(self.records, self.last_answer, registry, remote, self.rescue)
         self.opening = Opening(
             self.records,
             self.pool,

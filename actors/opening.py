@@ -79,7 +79,7 @@ class Opening:
             if opened.ok:
                 # A pooled actor of the release before hash tags keeps its own record.
                 await self.records.older_release(code, record)
-                self.records.opened(code, handle)
+                self.records.opened(code, handle, actor)
                 if self.registry is not None:
                     await self.registry.opened(code)
                 return code

@@ -97,6 +97,11 @@ class Pool:
             if waiter in self._waiters:
                 self._waiters.remove(waiter)
 
+    async def take_ready(self) -> tuple[str, Handle] | None:
+        """A ready actor taken out of the pool now, or None: nothing is waited for."""
+        taken = await self.shared.pop_live()
+        return None if taken is None else self._served(taken)
+
     async def requeue(self, name: str) -> None:
         """A pooled actor that could not answer, back at the far end (`PoolList.requeue`)."""
         await self.shared.requeue(name)

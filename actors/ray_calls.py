@@ -11,7 +11,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any, TypeVar, cast
 
-from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+from ray.exceptions import (
+    ActorDiedError,
+    ActorUnavailableError,
+    ActorUnschedulableError,
+    RayActorError,
+)
 
 from actors import previous_release
 from actors.protocol import Subscribe, TableCall, answer_type
@@ -20,15 +25,19 @@ from actors.ray_names import Handle
 A = TypeVar("A")
 
 # The actor did not answer: its process or node died, or it is restarting (both subclasses of
-# RayActorError, named for the reader).
-ActorGone = (RayActorError, ActorUnavailableError, ActorDiedError)
+# RayActorError, named for the reader), or Ray can place it nowhere (ActorUnschedulableError, not
+# a RayActorError: an actor pinned to a node that died; Ray declares a lost node dead within
+# seconds, before a caller's own timeout, so a call meets it).
+ActorGone = (RayActorError, ActorUnavailableError, ActorDiedError, ActorUnschedulableError)
 
 
 def dead_for_good(exc: BaseException) -> bool:
     """Whether Ray says the actor is stopped for good: `ActorDiedError` (killed without a
-    restart, or out of restarts, which table actors never are). `ActorUnavailableError` is an
-    actor on its way back: its node lost, its process restarting."""
-    return isinstance(exc, ActorDiedError)
+    restart, or out of restarts, which table actors never are), `ActorUnschedulableError` (no
+    node may take it again). `ActorUnavailableError` is an actor on its way back: its node lost,
+    its process restarting. A call that meets a stop with a restart (a drain's) gets
+    `ActorDiedError` too, so callers check the table's record before they give it up."""
+    return isinstance(exc, ActorDiedError | ActorUnschedulableError)
 
 
 def send(handle: Handle, call: TableCall[A]) -> Any:

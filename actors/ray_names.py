@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import ray
 from ray.actor import ActorHandle
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors import keys, previous_release
 from actors.table_actor import actor_class
@@ -41,8 +42,9 @@ def named(name: str, namespace: str) -> Handle | None:
 class Actors(Protocol):
     """What the pool and the directory's rooms ask of Ray about table actors."""
 
-    def start(self, name: str) -> Handle:
-        """The actor named `name`: started, or the one running already under that name."""
+    def start(self, name: str, node: str = "") -> Handle:
+        """The actor named `name`: started (on `node`, when named and able), or the one running
+        already under that name."""
 
     async def lookup(self, name: str) -> Handle | None:
         """The live actor named `name`, None when Ray has none."""
@@ -60,11 +62,16 @@ class RayActors:
         self.cell = cell
         self._cls = actor_class()
 
-    def start(self, name: str) -> Handle:
+    def start(self, name: str, node: str = "") -> Handle:
         """Given an existing table's actor name, the same actor again (it restores itself from
-        Redis). Two gateways doing so at once get one actor."""
+        Redis). Two gateways doing so at once get one actor. `node`: a node known to be alive
+        (actors/rescue.py), preferred over Ray's own choice, which may still count a lost node
+        among the living."""
+        options: dict[str, Any] = {}
+        if node:
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node, soft=True)
         handle: Handle = self._cls.options(
-            name=name, namespace=self.namespace, lifetime="detached", get_if_exists=True
+            name=name, namespace=self.namespace, lifetime="detached", get_if_exists=True, **options
         ).remote(name, self.store.portable(), self.cell)
         previous_release.note(name, handle)  # bridge (2026-12-02): goes in the next release
         return handle

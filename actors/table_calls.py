@@ -2,8 +2,10 @@
 
 Ray never retries a table actor's call here (`max_task_retries=0`); the call is asked again
 instead, through `ask` (actors/ray_calls.py), until the actor is back or `RESTART_WAIT_S` is
-spent: commands are safe to send again because they carry an id. With cells, a table of another
-cell is asked of a gateway of that cell (`RemoteCells`), and moved here when that cell is gone.
+spent: commands are safe to send again because they carry an id. An actor whose node is lost
+is not waited for: its table is moved to a live node (actors/rescue.py). With cells, a table of
+another cell is asked of a gateway of that cell (`RemoteCells`), and moved here when that cell
+is gone.
 """
 
 from __future__ import annotations
@@ -17,19 +19,24 @@ from ray.exceptions import GetTimeoutError
 from actors.cells import CellInfo, CellUnreachable, ForeignTable, Registry, RemoteCells, cell_of
 from actors.protocol import Address, TableCall
 from actors.ray_calls import ActorGone, LastAnswer, ask, dead_for_good
+from actors.ray_names import Handle
+from actors.rescue import UNREACHABLE_S, Rescue
 from actors.table_records import TableGone, TableRecords
 
 log = logging.getLogger("quatro.directory")
 
 A = TypeVar("A")
 
-# How long a call waits for a crashed table actor to come back. A lost node is the slow case:
-# Ray declares it dead only after its health checks have failed for ~15 s (3 s x 5, its
-# defaults), then restarts its actors elsewhere, each a new worker process (seconds more on a
-# loaded node): the soak saw 14-25 s, past the 20 s this was, and commands sent meanwhile were
-# answered `unavailable` although the cluster had room (docs/reliability.md).
+# How long a call waits for a crashed table actor to come back. A lost node was the slow case
+# (Ray's verdict, then a restart: the soak saw 14-76 s); its tables are moved now
+# (actors/rescue.py), and this covers what is left: Ray's own restarts on a loaded node, and a
+# move whose first new actor was lost too (docs/reliability.md).
 RESTART_WAIT_S = 40.0
 LINK_CHECK_S = 1.0  # a table's last known link address answering within this: not lost
+
+
+class _Moved(Exception):
+    """The table moved off its actor's lost node while a call to it waited."""
 
 
 class Patience:
@@ -55,13 +62,16 @@ class TableCalls:
         last_answer: LastAnswer,
         registry: Registry | None = None,
         remote: RemoteCells | None = None,
+        rescue: Rescue | None = None,
     ) -> None:
         """`registry` and `remote`: the cells' records, and how a gateway of another cell is
-        asked (None without cells)."""
+        asked (None without cells); `rescue`: how a table of a lost node is moved (None: it
+        waits for Ray)."""
         self.records = records
         self.last_answer = last_answer
         self.registry = registry
         self.remote = remote
+        self.rescue = rescue
         # The last data-plane address each table answered `Endpoint` with: a table whose cell
         # lost its registry record but whose link still answers (a partition between that cell
         # and Redis, not a death) is not moved.
@@ -100,12 +110,17 @@ class TableCalls:
         while True:
             handle = await self.records.handle(code)
             try:
-                answer = await ask(handle, call)
+                answer = await self._watched(code, handle, call)
+            except _Moved:
+                continue  # the record names a new incarnation: ask it
             except ActorGone as exc:
                 if dead_for_good(exc):
                     self.records.forget(code)
                     if await self.records.record(code) is None:
                         raise TableGone(code) from exc
+                # Ray's own word that the actor is unreachable: its node is judged at once.
+                if await self._rescued(code, handle):
+                    continue
                 if patience.spent:
                     raise
                 log.info("table %s: actor unavailable (%s), retrying", code, type(exc).__name__)
@@ -116,6 +131,43 @@ class TableCalls:
             else:
                 self.last_answer.heard()
                 return answer
+
+    async def _watched(self, code: str, handle: Handle, call: TableCall[A]) -> A:
+        """`ask`, but a call left unanswered for `UNREACHABLE_S` has its actor's node judged,
+        and is dropped (raising _Moved) once the table moved: a call to a machine that vanished
+        may wait for Ray's verdict, not for an error."""
+        if self.rescue is None:
+            return await ask(handle, call)
+        asking = asyncio.ensure_future(ask(handle, call))
+        try:
+            while True:
+                done, _ = await asyncio.wait({asking}, timeout=UNREACHABLE_S)
+                if done:
+                    return asking.result()
+                if await self._rescued(code, handle):
+                    raise _Moved(code)
+        finally:
+            if not asking.done():
+                asking.cancel()
+
+    async def _rescued(self, code: str, handle: Handle) -> bool:
+        """Whether the table was moved off its actor's lost node (by here or another gateway):
+        then its handle is forgotten, and the caller asks the new incarnation."""
+        found = self.records.found(code)
+        if self.rescue is None or found is None:
+            return False
+        try:
+            place = await self.rescue.lost(handle)
+            if place is None:
+                return False
+            name, moves = found
+            moved = await self.rescue.move(code, name, moves, handle, place)
+        except Exception:
+            log.exception("table %s: judging or moving it off its node failed", code)
+            return False
+        if moved:
+            self.records.forget(code)
+        return moved
 
     async def _ask_elsewhere(self, code: str, cell: str, call: TableCall[A]) -> A:
         """Ask a gateway of the table's cell; with that cell gone (no registry record, and the

@@ -65,6 +65,9 @@ class TableRecords:
         self.actors = actors
         self.cell = cell
         self._handles: dict[str, Handle] = {}
+        # code -> the actor name and the moves its record named when its handle was found:
+        # what a move off a lost node must still find there (actors/rescue.py).
+        self._found: dict[str, tuple[str, int]] = {}
 
     async def _raw(self, code: str) -> tuple[str, str | None]:
         """The table's record as stored, and the key it was found under: its own, or the name
@@ -120,12 +123,20 @@ class TableRecords:
         await self.drop(code, record)
         return True
 
-    def opened(self, code: str, handle: Handle) -> None:
+    def opened(self, code: str, handle: Handle, actor: str = "") -> None:
         self._handles[code] = handle
+        if actor:
+            self._found[code] = (actor, 0)  # a new table: moved no time yet
 
     def forget(self, code: str) -> None:
         """Ask Ray again next time: the actor may have been started again."""
         self._handles.pop(code, None)
+        self._found.pop(code, None)
+
+    def found(self, code: str) -> tuple[str, int] | None:
+        """The actor name and the moves the table's record named when its handle was found
+        (None: not found through its record here)."""
+        return self._found.get(code)
 
     def held(self) -> list[Handle]:
         """The actors of the tables this gateway holds handles of (a handle may outlive its
@@ -150,6 +161,7 @@ class TableRecords:
         if handle is None:
             handle = await self._restart(code, actor, raw, key)
         self._handles[code] = handle
+        self._found[code] = (actor, int(record.get("moves", 0)))
         return handle
 
     async def _restart(self, code: str, actor: str, raw: str | bytes, key: str) -> Handle:

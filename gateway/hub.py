@@ -47,6 +47,10 @@ from gateway.table_link import Link
 log = logging.getLogger("quatro.hub")
 
 GAP_WAIT_S = 2.0
+# The pause before a new session after one failed: doubling from the first while sessions keep
+# failing (a table restarting), back to the first once one was followed (the next fault is new).
+RETRY_FIRST_S = 0.1
+RETRY_MAX_S = 2.0
 # Events kept after fanning out, so that a watcher can start from a public view fetched before
 # them; past this many, the next watcher asks the table for a fresh one.
 RECENT = 512
@@ -99,6 +103,8 @@ class TableHub:
         self._session: asyncio.Task[None] | None = None
         self._resyncing: asyncio.Task[None] | None = None
         self._gap_timer: asyncio.Task[None] | None = None
+        self.followed = False  # the running session's first batch came
+        self._broke_at: float | None = None  # loop time the last session failed
 
     # -- life ---------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -121,9 +127,14 @@ class TableHub:
         await self.tasks.close()
 
     async def _follow(self) -> None:
-        """The link's owner: one session after another until the table is gone."""
-        delay = 0.1
+        """The link's owner: one session after another until the table is gone. A pause before
+        each new session after a failed one (`RETRY_FIRST_S`, doubling up to `RETRY_MAX_S`)
+        starts over once a session was followed: a hub that never started over waited 2 s after
+        every fault once its table had lived through five, and a lost node's table is moved
+        when the hub's next session asks for it (actors/rescue.py)."""
+        delay = RETRY_FIRST_S
         while not self.tasks.closed:  # a closed owner cancels each new session at once
+            self.followed = False
             session = self._session = self.tasks.spawn(self.link.session(self), "session")
             try:
                 await asyncio.wait([session])
@@ -136,19 +147,22 @@ class TableHub:
                 session.result()
             except asyncio.CancelledError:
                 log.info("table %s: following again after a gap", self.code)
-                delay = 0.1
+                delay = RETRY_FIRST_S
             except TableGone as exc:
                 await self._closed(exc)
                 return
             except Exception as exc:
                 log.warning("table %s: link broke (%r)", self.code, exc)
+                if self.followed:
+                    delay = RETRY_FIRST_S  # it had worked: a new fault
+                    self._broke_at = asyncio.get_running_loop().time()
                 if dead_for_good(exc):
                     self.directory.forget(self.code)  # look it up again: it may be re-created
                 if await self._stopped():
                     await self._closed(TableGone(self.code))
                     return
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
+                delay = min(delay * 2, RETRY_MAX_S)
             metrics.RESUBSCRIBES.inc()
 
     async def _closed(self, exc: TableGone) -> None:
@@ -175,6 +189,12 @@ class TableHub:
             self.feed(list(batch.events))
             return
         # A new session: the table may be a new incarnation that no longer knows our watchers.
+        self.followed = True
+        if self._broke_at is not None:
+            # When its players see the table again, for whoever reads a recovery in the log.
+            took = asyncio.get_running_loop().time() - self._broke_at
+            log.info("table %s: followed again %.2f s after the link broke", self.code, took)
+            self._broke_at = None
         self.reported = -1
         self.watchers_changed()
         if self.delivered < 0:

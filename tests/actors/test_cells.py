@@ -163,7 +163,7 @@ async def test_each_cell_has_its_own_pool(redis_url: str) -> None:
     class CellB:
         """Cell b's Ray, which knows no actor of cell a (`actors.ray_names.Actors`)."""
 
-        def start(self, name: str) -> Any:
+        def start(self, name: str, node: str = "") -> Any:
             raise AssertionError("no actor may start here")
 
         async def lookup(self, name: str) -> None:

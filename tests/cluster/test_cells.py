@@ -199,18 +199,27 @@ async def test_a_lost_cells_tables_play_on_in_the_other(cells: TwoCells) -> None
     back = {p.seat: await reconnect(p, code3, b, MOVE_LIMIT_S) for p in people3}
     moved3 = loop.time() - killed
     assert cells.record(code3)["cell"] == "b"
+    # Not one event lost or changed: the log goes on from the same events, and what came since
+    # is the time the table stood still given back to its round (`resumed`: docs/rules.md,
+    # R22's decision) and their seats changing connection: the close order of each one's old
+    # connection (its hello replaced it) and the seat's presence (they did nothing else).
+    after3 = cells.log(code3)
+    assert [e for e in after3 if e[0] <= saved3["seq"]] == log3
+    assert {kind(e) for e in after3 if e[0] > saved3["seq"]} <= {"_close", "seat", "resumed"}
+    given_back = sum(
+        int(v["shift"])
+        for e in after3
+        if e[0] > saved3["seq"] and kind(e) == "resumed"
+        for v in e
+        if isinstance(v, dict) and v.get("type") == "resumed"
+    )
     for seat, welcome in back.items():
         before, now = welcome3[seat]["table"], welcome["table"]
         assert welcome["you"]["seat"] == seat
-        for key in ("hand", "center", "scores", "round", "phase", "deadline", "sign"):
+        for key in ("hand", "center", "scores", "round", "phase", "sign"):
             assert now[key] == before[key], (seat, key, before[key], now[key])
+        assert now["deadline"] == before["deadline"] + given_back, (seat, given_back)
         assert seen3[seat]["scores"] == now["scores"]
-    # Not one event lost or changed: the log goes on from the same events, and what came since
-    # is only their seats changing connection: the close order of each one's old connection
-    # (its hello replaced it) and the seat's presence (they did nothing else).
-    after3 = cells.log(code3)
-    assert [e for e in after3 if e[0] <= saved3["seq"]] == log3
-    assert {kind(e) for e in after3 if e[0] > saved3["seq"]} <= {"_close", "seat"}
     # And play resumes there.
     hand = back[1]["table"]["hand"]
     center = back[1]["table"]["center"]

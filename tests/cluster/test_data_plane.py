@@ -5,18 +5,14 @@ restarted on another node is reached again at its new address, with nothing lost
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import os
 import signal
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
-import redis
 
-from actors import keys
 from actors.codec import (
     decode,
     encode,
@@ -32,32 +28,14 @@ from actors.protocol import (
     Message,
     Probe,
     Refused,
-    TableCall,
     Views,
     ViewSet,
     Welcome,
 )
-from actors.ray_calls import answered, send
-from cluster.procs import RayWorkerNode
 from tests.cluster.client import Player, table_with
+from tests.cluster.nodes import ask_now, playing_on_a_new_node, table_actor
 from tests.cluster.test_resilience import open_round
 from tests.conftest import Stack
-
-A = TypeVar("A")
-
-
-def table_actor(stack: Stack, code: str) -> Any:
-    record = json.loads(redis.Redis.from_url(stack.redis.url).get(keys.table(code)) or "{}")
-    return stack.driver().get_actor(record["actor"], namespace=stack.namespace)
-
-
-def ray_get(stack: Stack, ref: Any, timeout: float = 60) -> Any:
-    return stack.driver().get(ref, timeout=timeout)
-
-
-def ask_now(stack: Stack, handle: Any, call: TableCall[A], timeout: float = 60) -> A:
-    """`actors.ray_calls.ask` from this test's thread: a blocking get, with a deadline."""
-    return answered(call, ray_get(stack, send(handle, call), timeout))
 
 
 async def exchange(where: Address, lines: list[bytes], limit: float = 10) -> list[Message]:
@@ -178,55 +156,33 @@ async def test_a_table_actor_that_falls_silent_is_caught_by_heartbeats(
         gw.stop()
 
 
-async def _node_of(stack: Stack, manager_port: int) -> str:
-    """The id of the node whose raylet listens on `manager_port`, once the head knows it."""
-    async with asyncio.timeout(60):
+async def swap_until_acked(player: Player, dealt: dict[str, Any], limit: float) -> None:
+    """`player` swaps their first card for the centre's first until the table acks it (within
+    `limit` s): while its actor is away the answer is `unavailable` (or `cooldown`)."""
+    async with asyncio.timeout(limit):
         while True:
-            for n in stack.driver().nodes():
-                if n["Alive"] and int(n["NodeManagerPort"]) == manager_port:
-                    return str(n["NodeID"])
-            await asyncio.sleep(0.5)
-
-
-async def table_on_node(stack: Stack, node_id: str) -> tuple[str, list[Player], Any]:
-    """A new 4-seat table (2 players) whose actor runs on `node_id`. Tables spread over the
-    nodes (SPREAD): a few new ones are enough to land on it."""
-    for _ in range(8):
-        code, people = await table_with(stack.a.url, 4, 2, deals=2, time_scale=0.2)
-        handle = table_actor(stack, code)
-        if ask_now(stack, handle, Probe()).node == node_id:
-            return code, people, handle
-        for p in people:
-            await p.close()
-    raise AssertionError("no table landed on the new node in 8 tries")
+            answer = await player.request(
+                "swap", card=dealt["hand"][0]["id"], slot=0, expect=dealt["center"][0]["id"]
+            )
+            if answer["type"] == "ack":
+                return
+            assert answer["code"] in ("unavailable", "cooldown"), answer
+            await asyncio.sleep(0.2)
 
 
 @pytest.mark.destructive
 async def test_a_table_restarted_on_another_node_is_reached_at_its_new_address(
     stack: Stack,
 ) -> None:
-    node = RayWorkerNode(stack.head, table_slots=8, num_cpus=1, object_store_mb=80).start()
-    people: list[Player] = []
+    on = await playing_on_a_new_node(stack)
+    code, people, handle, rounds, table_before = on.code, on.people, on.handle, on.rounds, on.before
+    host, other = people
     try:
-        node_id = await _node_of(stack, node.manager_port)
-        code, people, handle = await table_on_node(stack, node_id)
-        rounds = await open_round(code, people)
-        host, other = people
-        await other.connect(code, stack.b.url)  # one player per gateway
-        table_before = (await host.connect(code, stack.a.url))["table"]
         before = ask_now(stack, handle, Endpoint())
-        node.stop()  # the node and every process on it: the actor dies with it
+        on.node.stop()  # the node and every process on it: the actor dies with it
         # Ray restarts it on the head, from its snapshot; the gateways find it there.
         mine = rounds[1]
-        async with asyncio.timeout(90):
-            while True:
-                answer = await other.request(
-                    "swap", card=mine["hand"][0]["id"], slot=0, expect=mine["center"][0]["id"]
-                )
-                if answer["type"] == "ack":
-                    break
-                assert answer["code"] in ("unavailable", "cooldown"), answer
-                await asyncio.sleep(0.5)
+        await swap_until_acked(other, mine, 90)
         seen = await host.wait_event(lambda e: e["type"] == "swapped" and e["seat"] == 1)
         assert seen["placed"]["id"] == mine["hand"][0]["id"]
         after = ask_now(stack, handle, Endpoint())
@@ -234,7 +190,7 @@ async def test_a_table_restarted_on_another_node_is_reached_at_its_new_address(
         assert before is not None
         assert after.incarnation != before.incarnation
         assert (after.host, after.port) != (before.host, before.port)
-        assert ask_now(stack, handle, Probe()).node != node_id
+        assert ask_now(stack, handle, Probe()).node != on.node_id
         # Nothing lost: the host's hand, the scores and the round are what they were.
         table = (await host.connect(code, stack.b.url))["table"]
         assert table["hand"] == table_before["hand"] == rounds[0]["hand"]
@@ -243,7 +199,5 @@ async def test_a_table_restarted_on_another_node_is_reached_at_its_new_address(
         for p in people:
             assert not p.problems
     finally:
-        for p in people:
-            with contextlib.suppress(Exception):
-                await p.close()
-        node.stop()
+        await on.close()
+        on.node.stop()

@@ -38,7 +38,7 @@ from actors.readiness import Readiness
 from actors.slots import Slots
 from actors.table_records import TableRecords
 from tests.cluster.client import Frame, Player, rigged_deal
-from tests.cluster.test_data_plane import ray_get
+from tests.cluster.nodes import ray_get
 from tests.cluster.test_play import card_of, swap_until_ack
 from tests.cluster.test_resilience import open_round
 from tests.conftest import ROOT, Stack

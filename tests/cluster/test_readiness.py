@@ -21,7 +21,7 @@ from actors.protocol import Probe
 from actors.table_actor import record_json
 from cluster.procs import RedisServer
 from cluster.redis_client import async_redis
-from tests.cluster.test_data_plane import ask_now
+from tests.cluster.nodes import ask_now
 from tests.conftest import Stack
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psutil
 import pytest
 import redis
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -30,7 +29,7 @@ from actors.table_records import new_code
 from cluster.procs import RayWorkerNode, RedisServer
 from cluster.redis_client import async_redis
 from tests.cluster.client import Player, table_with
-from tests.cluster.test_data_plane import _node_of, ask_now
+from tests.cluster.nodes import ask_now, kill_node, node_of
 from tests.cluster.test_resilience import actor_pid
 from tests.cluster.test_restore import until
 from tests.conftest import Gateway, Stack
@@ -322,26 +321,12 @@ def actor_on_node(stack: Stack, name: str, node_id: str, redis_url: str) -> None
     assert ask_now(stack, handle, Probe()).node == node_id
 
 
-def kill_node(node: RayWorkerNode) -> None:
-    """SIGKILL of every process of a worker node, as a lost machine: `ray start`, its raylet and
-    its workers (which start sessions of their own, so not one process group)."""
-    assert node.proc is not None
-    procs = [psutil.Process(node.proc.pid)]
-    with contextlib.suppress(psutil.Error):
-        procs += procs[0].children(recursive=True)
-    for p in procs:
-        with contextlib.suppress(psutil.Error):
-            p.kill()
-    node.proc.wait(10)
-    node.proc = None
-
-
 @pytest.mark.destructive
 async def test_a_pooled_actor_whose_node_is_lost_fails_no_creation_nor_readiness(
     stack: Stack, tmp_path: Path
 ) -> None:
     """The pool names live actors whose node then dies (a worker replaced, a machine lost):
-    until Ray declares the node dead and restarts them elsewhere (~15 s), a call to one hangs,
+    until Ray declares the node dead and restarts them elsewhere (2-3 s), a call to one hangs,
     then fails. A creation must take the next actor, and a readiness probe must not wait on
     one: every gateway probing the shared pool would leave traffic at once."""
     node = RayWorkerNode(stack.head, table_slots=4, num_cpus=1, object_store_mb=80).start()
@@ -351,7 +336,7 @@ async def test_a_pooled_actor_whose_node_is_lost_fails_no_creation_nor_readiness
     gw = stack.gateway(tmp_path)  # serves no table: its probe pings the pool's head
     opened: list[str] = []
     try:
-        node_id = await _node_of(stack, node.manager_port)
+        node_id = await node_of(stack, node.manager_port)
         for name in (first, second):
             actor_on_node(stack, name, node_id, stack.redis.url)
         gw.wait_ready()
@@ -406,7 +391,7 @@ async def test_a_pool_of_only_lost_actors_leaves_the_probe_to_a_live_table(stack
         )
         ask_now(stack, handle, Probe())
         node = RayWorkerNode(stack.head, table_slots=4, num_cpus=1, object_store_mb=80).start()
-        node_id = await _node_of(stack, node.manager_port)
+        node_id = await node_of(stack, node.manager_port)
         for name in lost:
             names.append(name)
             actor_on_node(stack, name, node_id, own.url)

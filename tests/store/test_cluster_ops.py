@@ -25,6 +25,8 @@ from actors.pool_list import TRIM_ONE, PoolList
 from actors.protocol import Entry
 from actors.ratings import RatingStore, match_id
 from actors.ray_names import RayActors
+from actors.rescue import HAND_OVER, MOVE_HERE
+from actors.snapshot import record_json
 from actors.table_core import TableCore
 from actors.table_records import TableRecords
 from cluster import redis_ops
@@ -70,7 +72,10 @@ async def table_case(client: AsyncRedis, url: str) -> None:
     core = await open_table(url, "table-0c1", "OPS2")
     try:
         await core.serve(act("p0", "add_bot", seat=1))
+        assert await core.store.beat("OPS2", 1_234)  # the stall's start, for the next one
+        assert await client.get(keys.alive("OPS2")) == "1234"
         again = TableCore("table-0c1", url, now=Clock())  # a restarted incarnation
+        assert again.store.alive_at == 1_234
         assert again.table is not None
         assert again.feed.seq == core.feed.seq
         await again.stop()
@@ -398,6 +403,15 @@ async def leaderboards_case(client: AsyncRedis, url: str) -> None:
     assert await boards.row(4, "p-opsl9") is None
 
 
+async def rescue_case(client: AsyncRedis, url: str) -> None:
+    """A table moved off a lost node into a pooled actor: the count, then the hand-over."""
+    await client.set(keys.table("OPSR"), record_json("table-0r1", 4), ex=60)
+    assert await MOVE_HERE.run(client, [keys.table("OPSR")], ["table-0r1", 0, "table-0r2"]) == 1
+    assert await HAND_OVER.run(client, [keys.table("OPSR")], ["table-0r2", 1, "0"]) == 1
+    record = json.loads(str(await client.get(keys.table("OPSR"))))
+    assert (record["actor"], record["table_id"], record["moves"]) == ("table-0r2", "table-0r1", 1)
+
+
 async def players_scale_case(client: AsyncRedis, url: str) -> None:
     """The 1,000,000-profile script's fill, on a cluster (a few players)."""
     await fill(client, 30, 36)
@@ -414,6 +428,7 @@ CASES: list[Case] = [
     replay_legacy_case,
     records_case,
     cells_case,
+    rescue_case,
     pool_case,
     sessions_case,
     lobbies_case,
