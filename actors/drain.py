@@ -28,7 +28,7 @@ import ray
 from ray.actor import ActorHandle
 
 from actors import keys
-from actors.protocol import HandOver, Probe
+from actors.protocol import HandOver, Probe, Status
 from actors.ray_calls import ask
 from actors.ray_names import named
 from cluster.connect import connect_ray
@@ -50,6 +50,9 @@ class Moves:
     back: int = 0  # answering from another node before the deadline
     slowest_s: float = 0.0  # from the stop to the first answer from elsewhere
     stuck: list[str] = field(default_factory=list)  # not back before the deadline
+    # Cut off while their table moved into another actor (actors/rescue.py): stopped for good,
+    # not moved (their table answers from the actor its record names).
+    superseded: list[str] = field(default_factory=list)
 
 
 def mark_draining(node_id: str, deadline_s: float) -> None:
@@ -71,8 +74,8 @@ def mark_draining(node_id: str, deadline_s: float) -> None:
         log.warning("Ray did not accept draining node %s: %s", node_id, why)
 
 
-async def _where(name: str, namespace: str, gate: asyncio.Semaphore) -> tuple[str, Any] | None:
-    """(node id, handle) of a table actor, or None if it does not answer in time."""
+async def _where(name: str, namespace: str, gate: asyncio.Semaphore) -> tuple[Status, Any] | None:
+    """(status, handle) of a table actor, or None if it does not answer in time."""
     async with gate:
         try:
             handle = named(name, namespace)
@@ -83,31 +86,48 @@ async def _where(name: str, namespace: str, gate: asyncio.Semaphore) -> tuple[st
         except Exception as exc:  # gone, restarting, or unreachable: not ours to move
             log.info("%s: no answer (%s)", name, type(exc).__name__)
             return None
-        return status.node, handle
+        return status, handle
 
 
-async def _move(name: str, handle: ActorHandle[Any], moves: Moves, until: float) -> None:
+async def _move(
+    name: str, handle: ActorHandle[Any], before: Status, moves: Moves, until: float
+) -> None:
     try:
         async with asyncio.timeout(SAVE_WAIT_S):
-            saved = (await ask(handle, HandOver())).saved
+            handed = await ask(handle, HandOver())
+        saved, superseded = handed.saved, getattr(handed, "superseded", False)
     except Exception as exc:
         log.warning("%s: hand-over failed (%s)", name, type(exc).__name__)
-        saved = False
+        saved, superseded = False, False
+    if superseded:
+        log.info("%s: table %s is another actor's now; stopped for good", name, handed.code)
+        moves.superseded.append(name)
+        ray.kill(handle, no_restart=True)
+        return
     if not saved:
         moves.unsaved.append(name)
     stopped = time.monotonic()
     ray.kill(handle, no_restart=False)
+    incarnation = before.incarnation
     delay = 0.1
     while time.monotonic() < until:
         try:
             async with asyncio.timeout(max(0.1, min(ASK_WAIT_S, until - time.monotonic()))):
                 status = await ask(handle, Probe())
+        except Exception as exc:
+            # Restarting: Ray answers "unavailable", or "died" for a call that met the stop.
+            log.debug("%s: not back yet (%s)", name, type(exc).__name__)
+        else:
             if status.node != moves.node:
                 moves.back += 1
                 moves.slowest_s = max(moves.slowest_s, time.monotonic() - stopped)
                 return
-        except Exception:  # restarting: Ray answers "unavailable" until it is back
-            pass
+            if status.incarnation != incarnation:
+                # Started again on this node (Ray placed it before the drain took effect):
+                # stopped once more, so that it goes elsewhere.
+                log.warning("%s: restarted on the draining node; stopped again", name)
+                incarnation = status.incarnation
+                ray.kill(handle, no_restart=False)
         await asyncio.sleep(delay)
         delay = min(delay * 2, 1.0)
     moves.stuck.append(name)
@@ -124,11 +144,15 @@ async def drain(namespace: str, deadline_s: float, node: str | None = None) -> M
     moves.asked = len(names)
     gate = asyncio.Semaphore(ASK_AT_ONCE)
     found = await asyncio.gather(*(_where(n, namespace, gate) for n in names))
-    here = [(n, f[1]) for n, f in zip(names, found, strict=True) if f is not None and f[0] == node]
+    here = [
+        (n, f[0], f[1])
+        for n, f in zip(names, found, strict=True)
+        if f is not None and f[0].node == node
+    ]
     moves.here = len(here)
     async with asyncio.TaskGroup() as group:
-        for name, handle in here:
-            group.create_task(_move(name, handle, moves, until))
+        for name, status, handle in here:
+            group.create_task(_move(name, handle, status, moves, until))
     return moves
 
 

@@ -417,8 +417,21 @@ async def test_a_lost_worker_s_tables_come_back_on_the_other_with_scores_and_han
     workers = {d.ip(w): w for w in d.pods("ray-worker")}
     lost = workers.pop(node)
     (other,) = workers.values()
-    await asyncio.to_thread(d.kill, lost)
+    await asyncio.to_thread(d.kill, lost)  # no preStop: the pod's processes just end
+    killed = time.monotonic()
     try:
+        # A gateway asked for the table moves it at once (actors/rescue.py), unless Ray's
+        # verdict (5-6 s for a pod whose connections go silent) came first: then Ray restarts
+        # it, counting no move.
+        async with httpx.AsyncClient(base_url=d.url(b), timeout=60) as c:
+            r = await c.get(f"/api/tables/{code}")
+        took = time.monotonic() - killed
+        assert r.status_code == 200, r.text
+        record = json.loads(d.redis_get(keys.table(code)))
+        assert record.get("moves", 0) in (0, 1), record
+        how = "moved by a gateway" if record.get("moves") else "restarted by Ray"
+        print(f"a lost worker pod's table answered again {took:.1f} s after the kill, {how}")
+        actor = str(record["actor"])  # a pooled actor that took it over, or the same name
         await asyncio.to_thread(
             d.wait,
             "the table actor lives again, on the other worker",
@@ -472,15 +485,18 @@ async def test_a_worker_stopped_like_kubernetes_moves_its_tables_and_its_players
         assert reports, d.logs(leaving)
         moves = reports[-1]
         print(f"[deploy] worker drained: {json.dumps(moves)}")
+        states: dict[str, str] = {}
         for name in moves["stuck"]:
-            # What Ray says of an actor that did not answer from elsewhere in time.
+            # What Ray says of an actor that did not answer from elsewhere in time, in the
+            # failure's own message (a CI report may show only that).
             try:
-                print(f"[deploy] {name}: {await asyncio.to_thread(d.actor_state, name)}")
+                states[name] = await asyncio.to_thread(d.actor_state, name)
             except DockerError as exc:
-                print(f"[deploy] {name}: no record ({exc})")
+                states[name] = f"no record ({exc})"
         assert moves["here"] >= 1, moves
-        assert moves["back"] == moves["here"], moves
-        assert moves["stuck"] == [], moves
+        # Cut off while their table moved into another actor: stopped, not moved.
+        assert moves["back"] + len(moves["superseded"]) == moves["here"], (moves, states)
+        assert moves["stuck"] == [], (moves, states)
         assert moves["unsaved"] == [], moves
         assert await asyncio.to_thread(d.table_node_ip, actor) == d.ip(other)
         after = await summary(d.url(b), code)
