@@ -5,8 +5,13 @@ recovery took, as seen by the players themselves (their tables' events, their we
     actor_kill     SIGKILL of one table actor's process (Ray restarts it from its snapshot)
     gateway_kill   SIGKILL of the gateway carrying the most players (they come back through the
                    other; the killed one is then started again on its port)
-    node_loss      SIGKILL of the Ray worker node's processes (its tables come back on the head;
-                   a new worker node is then started)
+    node_loss      SIGKILL of the Ray worker node's processes (its tables come back on the other
+                   worker node; a new worker node is then started); `dead_s`: when the GCS
+                   declared the node dead, `answering_s`: when the last of its table actors
+                   answered again (restored elsewhere); `per_table`: each one's, and its players'
+    node_freeze    (only with --faults) SIGSTOP of the same processes, as a machine that vanished:
+                   no socket is reset, only timeouts tell (Ray's health checks, the gateways'
+                   links); they are SIGKILLed once the tables moved on, then a new node started
     redis_restart  redis-server stopped and started again on its port, from its append-only file
     redis_primary_kill  (a Redis Cluster as the store) SIGKILL of the primary that serves a
                    table in play: its replica is promoted, the table's saves wait and resume;
@@ -39,12 +44,14 @@ from cluster.stack import Stack
 
 if TYPE_CHECKING:
     from actors.protocol import Status
+from loadtests.fault_watch import ANSWER_WAIT_S, Answers, Moved, per_table, until
 from loadtests.watch import MOVING, connected, read_tables, welcomes_since
 
 FAULTS = (
     "actor_kill",
     "gateway_kill",
     "node_loss",
+    "node_freeze",
     "redis_restart",
     "redis_primary_kill",
     "actor_stop",
@@ -53,8 +60,9 @@ FAULTS = (
 )
 CLUSTER_ONLY = ("redis_primary_kill",)  # a store that is a Redis Cluster's faults
 SINGLE_ONLY = ("redis_restart",)  # a store that is one redis-server's
+# Only when asked for (--faults): the default cycle's node loss is node_loss.
+OPT_IN = ("node_freeze",)
 RECOVER_LIMIT_S = 120.0  # a fault not recovered from within this is reported as not recovered
-POLL_S = 0.25
 
 # A creation may wait for a ready actor (QUATRO_POOL_WAIT + QUATRO_ACTOR_TIMEOUT, 45 s) and a
 # call to a table through its restart (QUATRO_TABLE_WAIT, 40 s): the soak's own requests wait
@@ -79,15 +87,6 @@ class Fault:
             "target": self.target,
             **self.detail,
         }
-
-
-def until(check: Callable[[], bool], limit: float) -> bool:
-    deadline = time.monotonic() + limit
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(POLL_S)
-    return True
 
 
 class Injector:
@@ -208,6 +207,16 @@ class Injector:
         fault.end = max(fault.end, time.time())
 
     def node_loss(self, fault: Fault) -> None:
+        self._lose_node(fault, freeze=False)
+
+    def node_freeze(self, fault: Fault) -> None:
+        self._lose_node(fault, freeze=True)
+
+    def _lose_node(self, fault: Fault, freeze: bool) -> None:
+        """The worker node carrying the most tables in play lost: its processes SIGKILLed (the
+        kernel resets their sockets: every peer knows at once), or with `freeze` SIGSTOPped (a
+        machine that vanished: nothing answers, nothing is reset, and only timeouts tell), then
+        killed once its tables have moved on."""
         ray = self.stack.driver()
         ids = {int(n["NodeManagerPort"]): str(n["NodeID"]) for n in ray.nodes() if n["Alive"]}
         tables = read_tables(self.dir)
@@ -226,18 +235,48 @@ class Injector:
         fault.detail["tables"] = len(here)
         # Every process of the node: `ray start`, its raylet and the raylet's workers (the
         # table actors), which start sessions of their own, so not one process group.
-        procs = [psutil.Process(node.proc.pid)]
+        start = node.proc
+        procs = [psutil.Process(start.pid)]
         with contextlib.suppress(psutil.Error):
             procs += procs[0].children(recursive=True)
+        node_id = ids.get(node.manager_port, "")
+        dead_at: list[float] = []
+        answers = Answers(ray, here, self.actor)
+
+        def back() -> bool:
+            # Apart from the players' view: when the GCS declared the node dead (detection),
+            # and when each table's actor answered again (restarted and restored).
+            if not dead_at and not any(n["NodeID"] == node_id and n["Alive"] for n in ray.nodes()):
+                dead_at.append(time.time())
+            if dead_at:
+                answers.poll()
+            return bool(dead_at) and moved.check()
+
         fault.start = time.time()
+        moved = Moved(self.dir, here, int(fault.start * 1000))
         for p in procs:
             with contextlib.suppress(psutil.Error):
-                p.kill()
-        with contextlib.suppress(Exception):
-            node.proc.wait(10)
-        node.proc = None
-        ok = until(self.moved_on(here, int(fault.start * 1000)), RECOVER_LIMIT_S)
+                if freeze:
+                    p.send_signal(signal.SIGSTOP)
+                else:
+                    p.kill()
+        if not freeze:
+            with contextlib.suppress(Exception):
+                node.proc.wait(10)
+            node.proc = None
+        ok = until(back, RECOVER_LIMIT_S)
         self._recovered(fault, ok)
+        fault.detail["dead_s"] = round(dead_at[0] - fault.start, 2) if dead_at else None
+        last = answers.last(ANSWER_WAIT_S)
+        fault.detail["answering_s"] = None if last is None else round(last - fault.start, 2)
+        fault.detail["per_table"] = per_table(fault.start, answers, moved)
+        if freeze:  # killed while stopped: it never runs again (a raylet resumed would exit)
+            for p in procs:
+                with contextlib.suppress(psutil.Error):
+                    p.kill()
+            with contextlib.suppress(Exception):
+                start.wait(10)
+            node.proc = None
         self.stack.nodes[i] = self.stack.new_node()  # for the next node loss
         fault.end = max(fault.end, time.time())
 

@@ -31,6 +31,7 @@ ONE JSON line:
                   an exchange overlapping one is left out)
     faults        each fault: kind, when (s from the start), target, time to recover (s; null:
                   not recovered within 120 s)
+    recovery      per kind of fault: n, p50_s, p99_s, max_s of those times, not_recovered
 
 Everything else (Locust's CSV, the samples, the players' ledger, every process's log, a
 longer report with the failures' messages: soak.json) stays in `--out` (default
@@ -58,6 +59,7 @@ from loadtests import cli
 from loadtests.faults import (
     CLUSTER_ONLY,
     FAULTS,
+    OPT_IN,
     RECOVER_LIMIT_S,
     REST_TIMEOUT_S,
     SINGLE_ONLY,
@@ -69,7 +71,13 @@ from loadtests.figures import emit, write_json
 from loadtests.node import machine
 from loadtests.report import read_samples
 from loadtests.runner import locust_command, stop_on_signals
-from loadtests.soak_judge import locust_failures, p99_outside, points_lost, requests
+from loadtests.soak_judge import (
+    locust_failures,
+    p99_outside,
+    points_lost,
+    recovery,
+    requests,
+)
 from loadtests.watch import StuckMonitor, connected, read_ledger, read_tables
 
 # The gateway waits up to 40 s through a fault before it answers `unavailable`
@@ -94,7 +102,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--burst", type=int, default=0, help="tables per burst (0: tables/4, ≥4)")
     p.add_argument("--stop-s", type=float, default=20.0, help="how long a SIGSTOP lasts")
+    p.add_argument(
+        "--pool",
+        type=int,
+        default=2,
+        help="ready table actors the gateways keep (QUATRO_POOL_SIZE): a lost node's tables "
+        "are taken over by them first",
+    )
     p.add_argument("--stuck-s", type=float, default=60.0)
+    p.add_argument(
+        "--log-level",
+        default="warning",
+        help="the gateways' QUATRO_LOG_LEVEL (info: each link's sessions, to read a recovery)",
+    )
     p.add_argument(
         "--answer-timeout",
         type=float,
@@ -132,7 +152,12 @@ def run(argv: list[str] | None = None) -> int:
     # Each node must carry every table alone (a node lost), the bursts' lobbies until they idle
     # out (60 s), and the gateways' pools.
     stack = soak_stack(
-        out / "stack", a.tables + 2 * burst + 16, a.time_scale != 1.0, a.redis_cluster
+        out / "stack",
+        a.tables + 2 * burst + 16,
+        a.time_scale != 1.0,
+        a.redis_cluster,
+        a.pool,
+        a.log_level,
     )
     locust: subprocess.Popen[bytes] | None = None
     monitor = StuckMonitor(players_dir, limit_s=a.stuck_s)
@@ -197,12 +222,20 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def default_faults(a: argparse.Namespace) -> list[str]:
-    """Every fault of the soak's store: a redis-server restarted, or a cluster's primary lost."""
-    skip = SINGLE_ONLY if a.redis_cluster else CLUSTER_ONLY
+    """Every fault of the soak's store (a redis-server restarted, or a cluster's primary lost),
+    but those only run when asked for."""
+    skip = (SINGLE_ONLY if a.redis_cluster else CLUSTER_ONLY) + OPT_IN
     return [k for k in FAULTS if k not in skip]
 
 
-def soak_stack(folder: Path, table_slots: int, test_hooks: bool, cluster: bool = False) -> Stack:
+def soak_stack(
+    folder: Path,
+    table_slots: int,
+    test_hooks: bool,
+    cluster: bool = False,
+    pool: int = 2,
+    log_level: str = "warning",
+) -> Stack:
     """A redis-server (append-only file in the run's folder; with `cluster`, a local Redis
     Cluster of three primaries and a replica each, in it too), a Ray head that carries no table
     (the control plane: its GCS must survive every fault, and the gateways' drivers attach to
@@ -217,9 +250,9 @@ def soak_stack(folder: Path, table_slots: int, test_hooks: bool, cluster: bool =
         gateways=2,
         namespace="quatro-soak",
         object_store_mb=200,
-        pool=2,
+        pool=pool,
         idle_s=60.0,
-        log_level="warning",
+        log_level=log_level,
         test_hooks=test_hooks,
         crowd=True,
     )
@@ -314,6 +347,7 @@ def judge(
         ),
         "p99_swap_ack_ms": p99_outside(samples, faults),
         "faults": [f.row(t_live) for f in faults],
+        "recovery": recovery(faults),
         "not_recovered": sum(1 for f in faults if f.recover_s is None),
         "recover_limit_s": RECOVER_LIMIT_S,
     }

@@ -82,6 +82,35 @@ def p99_outside(samples: list[Sample], faults: list[Fault], name: str = "swap→
     return round(percentile(values, 99), 1) if values else float("nan")
 
 
+def recovery(faults: list[Fault]) -> dict[str, dict[str, Any]]:
+    """Each kind of fault's time to recover, in seconds: how many, p50, p99, max (the nearest
+    rank, so the p99 of fewer than 100 is the slowest), and how many never recovered; for a node
+    loss, when its node was declared dead (`dead_p50_s`, `dead_p99_s`) and when its table actors
+    answered again (`answering_…`)."""
+    by_kind: dict[str, list[Fault]] = defaultdict(list)
+    for f in faults:
+        by_kind[f.kind].append(f)
+    out: dict[str, dict[str, Any]] = {}
+    for kind, these in sorted(by_kind.items()):
+        s = [f.recover_s for f in these if f.recover_s is not None]
+        out[kind] = {
+            "n": len(these),
+            "p50_s": round(percentile(s, 50), 2) if s else None,
+            "p99_s": round(percentile(s, 99), 2) if s else None,
+            "max_s": round(max(s), 2) if s else None,
+            "not_recovered": len(these) - len(s),
+        }
+        # A node loss's steps: the node declared dead, then its actors answering again.
+        for step in ("dead", "answering"):
+            got = [f.detail[f"{step}_s"] for f in these if f.detail.get(f"{step}_s") is not None]
+            if got:
+                out[kind] |= {
+                    f"{step}_p50_s": round(percentile(got, 50), 2),
+                    f"{step}_p99_s": round(percentile(got, 99), 2),
+                }
+    return out
+
+
 @dataclass
 class Points:
     lost: int = 0

@@ -79,7 +79,8 @@ class SoakBoard:
         kind = e.get("type")
         if kind == "welcome":
             w.deadline = e["table"].get("deadline")
-        elif kind in ("signing", "round", "pause"):
+        elif kind in ("signing", "round", "pause", "resumed"):
+            # `resumed`: the table stood still and its clocks moved on (docs/rules.md, R22).
             w.deadline = e.get("deadline")
         elif kind == "over":
             w.deadline = None

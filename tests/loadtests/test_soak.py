@@ -4,7 +4,7 @@ apart: a table actor SIGKILLed, a gateway SIGKILLed (its players come back throu
 the Ray node carrying the most tables lost, Redis restarted from its append-only file, a table
 actor SIGSTOPped, a burst of creations, a reconnect storm. It must end with no point lost, no
 stuck table, every fault recovered from, and no failed exchange, the node loss included: its
-tables come back after Ray declares the node dead (~15 s) and restarts them, within the 40 s a
+tables come back after Ray declares the node dead (2-3 s) and restarts them, within the 40 s a
 command waits through a restart (gateway/table_link.py REQUEST_WAIT_S).
 
 Then the same soak on a Redis Cluster (three primaries, a replica each, issue 35), where
@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from loadtests.faults import CLUSTER_ONLY, FAULTS, SINGLE_ONLY
+from loadtests.faults import CLUSTER_ONLY, FAULTS, OPT_IN, SINGLE_ONLY
 from tests.background import Background
 
 ARGS = ["--tables", "4", "--minutes", "9", "--fault-every", "30", "--once"]
@@ -88,7 +88,7 @@ def why(report: dict[str, Any]) -> str:
 def test_every_fault_was_injected_once_and_recovered_from(soak: dict[str, Any]) -> None:
     faults = soak["line"]["faults"]
     other = CLUSTER_ONLY if soak["store"] == "one-redis" else SINGLE_ONLY
-    kinds = sorted(k for k in FAULTS if k not in other)
+    kinds = sorted(k for k in FAULTS if k not in other and k not in OPT_IN)
     assert sorted(f["kind"] for f in faults) == kinds, why(soak)
     assert all(f["recover_s"] is not None for f in faults), why(soak)
     by_kind = {f["kind"]: f for f in faults}

@@ -8,7 +8,7 @@ from typing import Any
 
 from loadtests.faults import Fault
 from loadtests.report import Sample
-from loadtests.soak_judge import p99_outside, points_lost, requests
+from loadtests.soak_judge import p99_outside, points_lost, recovery, requests
 
 
 def shown(
@@ -80,3 +80,26 @@ def test_p99_leaves_out_exchanges_that_overlap_a_fault() -> None:
     samples = [Sample(float(t), "WS", "swap→ack", 5.0, False) for t in range(10, 90)]
     samples.append(Sample(121.0, "WS", "swap→ack", 20000.0, False))  # sent during the stop
     assert p99_outside(samples, [fault]) == 5.0
+
+
+def test_recovery_gives_each_kind_its_nearest_rank_figures_and_counts_the_unrecovered() -> None:
+    times = [3.0, 9.0, 4.0, 5.0, None]
+    faults = [Fault("node_loss", recover_s=t) for t in times] + [Fault("actor_kill", recover_s=2)]
+    got = recovery(faults)
+    assert got["node_loss"] == {
+        "n": 5,
+        "p50_s": 4.0,  # the 2nd of 4: a time some loss really took, not a mean of two
+        "p99_s": 9.0,
+        "max_s": 9.0,
+        "not_recovered": 1,
+    }
+    assert got["actor_kill"]["n"] == 1
+    assert "dead_p50_s" not in got["actor_kill"]
+    assert recovery([Fault("storm")])["storm"]["p50_s"] is None
+
+
+def test_recovery_puts_a_node_loss_detection_apart() -> None:
+    faults = [Fault("node_loss", recover_s=r, detail={"dead_s": d}) for r, d in [(5, 2), (9, 3)]]
+    faults.append(Fault("node_loss", detail={"dead_s": None}))  # not recovered, not declared
+    got = recovery(faults)["node_loss"]
+    assert (got["dead_p50_s"], got["dead_p99_s"], got["not_recovered"]) == (2, 3, 1)
