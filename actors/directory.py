@@ -150,6 +150,8 @@ class Directory:
             self.sweep.start()
 
     async def close(self) -> None:
+        if self.rescue is not None:  # first: a move under way uses the pool
+            await self.rescue.close()
         await self.pool.close()
         await self.readiness.close()
         if self.sweep is not None:

@@ -51,6 +51,7 @@ from actors.ray_calls import ask
 from actors.ray_names import Actors, Handle
 from actors.store import KEY_TTL_S
 from actors.store_scripts import REWRITE
+from actors.tasks import Tasks
 from cluster.redis_client import AsyncRedis
 from cluster.redis_ops import Script
 
@@ -61,6 +62,10 @@ PROBE_S = 1.0  # a TCP connection not accepted within this: that process does no
 FOLLOW_S = 10.0  # how long a gateway that lost the race waits for the winner's new actor
 ADOPT_S = 10.0  # how long a pooled actor gets to take a table over
 POOLED_TRIES = 8  # pooled actors tried (those on the lost node are passed over)
+# A gateway shutting down lets a move under way finish for this long before cancelling it: one
+# cut between its steps is safe (the record's count fences it) but leaves the table to the next
+# caller's move or to Ray's verdict, seconds later.
+CLOSE_GRACE_S = 3.0
 
 # KEYS[1]: the table's record; ARGV[1]: the actor it must still name, ARGV[2]: the moves it
 # must still count, ARGV[3]: the pooled actor that is to take the table over ('' for none: the
@@ -168,6 +173,9 @@ class Rescue:
         self.actors = actors
         self.pool = pool
         self._moving: dict[str, asyncio.Task[bool]] = {}  # code -> its move from here
+        # The moves' owner: a move outlives the call that started it (shielded: a player who
+        # leaves must not cut it in half), not the gateway (`close`). Its callers see failures.
+        self.tasks = Tasks("rescue", report=False)
 
     async def lost(self, handle: Handle) -> Place | None:
         """Where the actor was, if its node is lost by the rules above; None otherwise."""
@@ -182,10 +190,14 @@ class Rescue:
         True once the record names a new incarnation (by this gateway or another)."""
         running = self._moving.get(code)
         if running is None or running.done():
-            running = asyncio.ensure_future(self._move(code, name, moves, handle, place))
+            running = self.tasks.spawn(self._move(code, name, moves, handle, place), code)
             self._moving[code] = running
             running.add_done_callback(lambda _: self._moving.pop(code, None))
         return await asyncio.shield(running)
+
+    async def close(self) -> None:
+        """The gateway stops: moves under way end (`CLOSE_GRACE_S`), none starts."""
+        await self.tasks.close(CLOSE_GRACE_S)
 
     async def _move(self, code: str, name: str, moves: int, handle: Handle, place: Place) -> bool:
         began = time.monotonic()
