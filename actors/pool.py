@@ -219,7 +219,9 @@ class Pool:
     async def _spread(self) -> bool:
         """Move ready actors from nodes above their share to nodes below: each one claimed
         off the list, stopped, and replaced by a new one on the node below, `at_once` at most
-        side by side. True when moves are left for the next pass."""
+        side by side. True when it started one and moves are left (the watch then goes on
+        once they are placed, rather than a whole period later; never in a loop that starts
+        nothing)."""
         at_once = self.demand.policy.at_once
         if self.starts.count or not await self.shared.lead(SPREAD_TURN_MS):
             return False
@@ -231,6 +233,7 @@ class Pool:
         if self.slots.max_slots > 0:  # Ray's autoscaler at work: its idle nodes are its own
             free = with_tables(free, total, pooled)
         moves = plan(pooled, free)
+        started = 0
         for src, dst in moves[:at_once]:
             name = next((n for n, node in where.items() if node == src), None)
             if name is None:
@@ -244,7 +247,8 @@ class Pool:
                     await asyncio.to_thread(self.shared.actors.kill, handle)
             log.info("pool spread: %s stopped on node %s, one started on %s", name, src, dst)
             self.starts.start(dst)
-        return len(moves) > at_once
+            started += 1
+        return started > 0 and len(moves) > started
 
     async def close(self) -> None:
         await self.tasks.close()
