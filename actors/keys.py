@@ -28,6 +28,12 @@ def pool_targets(cell: str = "") -> str:
     return f"quatro:cell:{cell}:pool:targets" if cell else POOL_TARGETS
 
 
+def pool_spread(cell: str = "") -> str:
+    """Which gateway of a cell spreads its pool over the nodes now (actors/placement.py): one
+    at a time, with a short TTL, so that two never move the same surplus twice."""
+    return f"quatro:cell:{cell}:pool:spread" if cell else "quatro:pool:spread"
+
+
 def cell_tables(name: str) -> str:
     """The codes of the tables a cell runs (a set), so that a lost cell's tables are moved even
     when nobody asks for them (actors.directory's sweep). A code may outlive its table here:

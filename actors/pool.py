@@ -14,10 +14,12 @@ is on its way is it refused `NoRoom`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections import deque
+from collections import Counter, deque
 
+from actors.placement import answering_nodes, plan, with_tables
 from actors.pool_demand import Demand, PoolPolicy
 from actors.pool_list import PoolList
 from actors.pool_starts import Starts
@@ -28,6 +30,14 @@ from actors.tasks import Tasks
 from cluster.redis_client import AsyncRedis
 
 log = logging.getLogger("quatro.pool")
+
+# How often a gateway looks whether the pool's ready actors are spread over the nodes
+# (actors/placement.py): a node that joined is seen without waiting for a creation. One
+# gateway of the cell at a time moves them (its turn lasts SPREAD_TURN_MS, renewed while it
+# lives), and never while its refill runs: the refill's pacing (its quiet time after
+# creations) is left alone.
+WATCH_S = 5.0
+SPREAD_TURN_MS = 15_000
 
 
 class NoRoom(Exception):
@@ -57,6 +67,7 @@ class Pool:
         self._refill: asyncio.Task[None] | None = None
         self._pace: asyncio.Task[None] | None = None
         self._later: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[None] | None = None
 
     # -- for metrics (read from any thread) ----------------------------------------------------
     @property
@@ -138,6 +149,15 @@ class Pool:
         self._wake.set()
         if self._refill is None or self._refill.done():
             self._refill = self.tasks.spawn(self._refill_logged(), "refill")
+        if self._watch is None or self._watch.done():
+            self._watch = self.tasks.spawn(self._watching(), "watch")
+
+    async def _watching(self) -> None:
+        while True:
+            await asyncio.sleep(WATCH_S)
+            # Moves left: go on as soon as the last ones are placed, not a whole period later.
+            while (self._refill is None or self._refill.done()) and await self._spread():
+                await self.starts.none.wait()
 
     async def _refill_after(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
@@ -194,6 +214,41 @@ class Pool:
                     return  # nothing asked meanwhile (refill_soon only wakes a running pass)
                 continue
             await self._wake.wait()
+
+    # -- where the ready actors run (actors/placement.py) ------------------------------------
+    async def _spread(self) -> bool:
+        """Move ready actors from nodes above their share to nodes below: each one claimed
+        off the list, stopped, and replaced by a new one on the node below, `at_once` at most
+        side by side. True when it started one and moves are left (the watch then goes on
+        once they are placed, rather than a whole period later; never in a loop that starts
+        nothing)."""
+        at_once = self.demand.policy.at_once
+        if self.starts.count or not await self.shared.lead(SPREAD_TURN_MS):
+            return False
+        free, total = await answering_nodes()
+        if len(free) < 2:
+            return False
+        where = await self.shared.nodes()
+        pooled = dict(Counter(where.values()))
+        if self.slots.max_slots > 0:  # Ray's autoscaler at work: its idle nodes are its own
+            free = with_tables(free, total, pooled)
+        moves = plan(pooled, free)
+        started = 0
+        for src, dst in moves[:at_once]:
+            name = next((n for n, node in where.items() if node == src), None)
+            if name is None:
+                return False
+            del where[name]
+            if not await self.shared.claim(name):
+                continue  # taken for a table meanwhile
+            handle = await self.shared.actors.lookup(name)
+            if handle is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(self.shared.actors.kill, handle)
+            log.info("pool spread: %s stopped on node %s, one started on %s", name, src, dst)
+            self.starts.start(dst)
+            started += 1
+        return started > 0 and len(moves) > started
 
     async def close(self) -> None:
         await self.tasks.close()

@@ -14,6 +14,7 @@ import logging
 import uuid
 
 from actors import keys
+from actors.placement import place_of
 from actors.pool_demand import DEMAND_WINDOW_S
 from actors.ray_names import Actors, Handle
 from cluster.redis_client import AsyncRedis
@@ -67,6 +68,7 @@ class PoolList:
         self.actors = actors
         self.key = keys.pool(cell)
         self.targets_key = keys.pool_targets(cell)
+        self.spread_key = keys.pool_spread(cell)
         self._alive: dict[str, float] = {}  # pooled name -> loop time last seen alive
         self._id = uuid.uuid4().hex[:10]  # this gateway's entry among the announced targets
 
@@ -115,6 +117,32 @@ class PoolList:
         self._alive.pop(name, None)
         if await self.redis.lrem(self.key, 1, name):
             log.warning("pooled actor %s is gone (unknown to Ray): dropped from the pool", name)
+
+    async def claim(self, name: str) -> bool:
+        """Take one named actor off the list, if it is still there: then it is ours alone
+        (a gateway that popped it first serves a table with it)."""
+        return bool(await self.redis.lrem(self.key, 1, name))
+
+    async def nodes(self) -> dict[str, str]:
+        """Where each pooled actor runs: name -> Ray's node id (those Ray does not count alive
+        left out)."""
+        found = {}
+        for name in [str(n) for n in await self.redis.lrange(self.key, 0, -1)]:
+            handle = await self.actors.lookup(name)
+            place = None if handle is None else await asyncio.to_thread(place_of, handle)
+            if place is not None and place.state == "ALIVE" and place.node:
+                found[name] = place.node
+        return found
+
+    async def lead(self, ttl_ms: int) -> bool:
+        """Whether this gateway may spread the pool now: it holds the cell's turn for `ttl_ms`
+        (taken when free, renewed when its own)."""
+        if await self.redis.set(self.spread_key, self._id, nx=True, px=ttl_ms):
+            return True
+        if await self.redis.get(self.spread_key) == self._id:
+            await self.redis.pexpire(self.spread_key, ttl_ms)
+            return True
+        return False
 
     async def live(self) -> int:
         """How many actors of the shared pool are alive; dead names are dropped on the way."""

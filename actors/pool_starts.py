@@ -49,17 +49,21 @@ class Starts:
         self._placed = placed
         self._ended = ended
         self.count = 0  # started and not yet placed
+        self.none = asyncio.Event()  # set while `count` is 0
+        self.none.set()
         self.last_end = float("-inf")  # monotonic: when the last start ended
         self.full = False  # the last start was not placed in time, or no room was granted
 
-    def start(self) -> None:
+    def start(self, node: str = "") -> None:
+        """One new actor, on `node` when it can (actors/placement.py), else where Ray says."""
         self.count += 1
-        self.tasks.spawn(self._start(), "start")
+        self.none.clear()
+        self.tasks.spawn(self._start(node), "start")
 
-    async def _start(self) -> None:
+    async def _start(self, node: str) -> None:
         try:
             name = new_name()
-            handle = self.actors.start(name)
+            handle = self.actors.start(name, node)
             if not await self._answers(name, handle):
                 self.full = True
                 return
@@ -69,6 +73,8 @@ class Starts:
             self.full = True
         finally:
             self.count -= 1
+            if self.count == 0:
+                self.none.set()
             self.last_end = time.monotonic()
             self._ended()
 

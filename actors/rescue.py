@@ -28,23 +28,19 @@ safe:
   one that Ray restarts meanwhile finds another actor named `moving` (or the table's actor) and
   ends too (actors/store.py).
 
-Ray's actor table and node list are read through `ray._private.state` and `ray.nodes()`: the
-public state API needs the dashboard, which our nodes do not run.
+Where Ray says an actor and its node are, and whether they answer: actors/placement.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import random
 import time
-from dataclasses import dataclass
-
-import ray
 
 from actors import keys
+from actors.placement import PROBE_S, Place, actor_id, answers, place_of, raylets
 from actors.pool import Pool
 from actors.protocol import Adopt, Probe
 from actors.ray_calls import ask
@@ -58,7 +54,6 @@ from cluster.redis_ops import Script
 log = logging.getLogger("quatro.directory")
 
 UNREACHABLE_S = 2.0  # a call unanswered this long has its actor's process and node probed
-PROBE_S = 1.0  # a TCP connection not accepted within this: that process does not answer
 FOLLOW_S = 10.0  # how long a gateway that lost the race waits for the winner's new actor
 ADOPT_S = 10.0  # how long a pooled actor gets to take a table over
 POOLED_TRIES = 8  # pooled actors tried (those on the lost node are passed over)
@@ -109,60 +104,6 @@ rewrite(KEYS[1], rec)
 return 1
 """,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Place:
-    """Where Ray says an actor runs: its state, its worker's address, its node and raylet."""
-
-    state: str
-    worker: tuple[str, int] | None
-    node: str
-    raylet: tuple[str, int] | None
-
-
-def actor_id(handle: Handle) -> str:
-    return str(handle._actor_id.hex())
-
-
-def place_of(handle: Handle) -> Place | None:
-    """Ray's word on the actor behind `handle` (blocking calls to Ray's control store)."""
-    info = ray._private.state.state.actor_table(actor_id(handle))
-    if not info:
-        return None
-    address = info.get("Address") or {}
-    node = str(address.get("NodeID") or "")
-    worker = None
-    if address.get("IPAddress") and address.get("Port"):
-        worker = (str(address["IPAddress"]), int(address["Port"]))
-    return Place(str(info.get("State", "")), worker, node, raylets().get(node))
-
-
-def raylets(table_slots_only: bool = False) -> dict[str, tuple[str, int]]:
-    """Every node Ray counts alive: its id -> its raylet's address."""
-    found = {}
-    for n in ray.nodes():  # type: ignore[no-untyped-call]
-        if not n.get("Alive"):
-            continue
-        if table_slots_only and not n.get("Resources", {}).get("table_slot"):
-            continue
-        found[str(n["NodeID"])] = (str(n["NodeManagerAddress"]), int(n["NodeManagerPort"]))
-    return found
-
-
-async def answers(address: tuple[str, int] | None, wait_s: float = PROBE_S) -> bool:
-    """Whether something accepts a TCP connection at `address` within `wait_s`."""
-    if address is None:
-        return False
-    try:
-        async with asyncio.timeout(wait_s):
-            _, writer = await asyncio.open_connection(*address)
-    except (OSError, TimeoutError):
-        return False
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-    return True
 
 
 class Rescue:

@@ -16,7 +16,8 @@ import redis
 import redis.asyncio as aioredis
 
 from actors import keys
-from actors.rescue import HAND_OVER, MOVE_HERE, answers
+from actors.placement import answers
+from actors.rescue import HAND_OVER, MOVE_HERE
 from actors.snapshot import record_json
 from actors.store import TableMoved
 from actors.table_core import TableCore
