@@ -15,9 +15,13 @@ document.addEventListener(
 );
 document.addEventListener("keydown", () => (blurredOnPurpose = false), true);
 
+// A focused element that a render disabled, hid or made inert counts as lost already: Chromium
+// moves focus off it to the body only in a task of its own after the next layout, which may run
+// after this render's effects, and no render may follow to rescue it then.
 function focusLost() {
   const el = document.activeElement;
-  return !el || el === document.body || !el.isConnected;
+  if (!el || el === document.body || !el.isConnected) return true;
+  return el.disabled === true || !!el.closest("[inert]") || el.checkVisibility?.() === false;
 }
 
 // After each render: if focus was lost, focus what `pick()` returns (an element, or null).
