@@ -18,6 +18,7 @@ from tests.cluster.nodes import ask_now, node_of
 from tests.conftest import Stack
 
 SPREAD_WITHIN_S = 40.0  # a pass every 5 s (pool.WATCH_S), and a new worker process to start
+POOL = 2  # the session stack's pool (tests/conftest.py)
 
 
 def pooled_nodes(stack: Stack, r: redis.Redis) -> dict[str, str]:
@@ -35,11 +36,17 @@ def pooled_nodes(stack: Stack, r: redis.Redis) -> dict[str, str]:
 @pytest.mark.destructive
 async def test_a_node_that_joins_gets_its_share_of_the_ready_actors(stack: Stack) -> None:
     r = redis.Redis.from_url(stack.redis.url, decode_responses=True)
+    # The test before may have emptied the pool (tables created, actors killed): the refill
+    # puts it back first, or "moved, not added" below would compare with nothing; and before
+    # the node joins, so that the refill cannot be what places an actor there.
+    deadline = time.monotonic() + SPREAD_WITHIN_S
+    while len(before := pooled_nodes(stack, r)) < POOL:
+        assert time.monotonic() < deadline, f"the pool never refilled: {before}"
+        await asyncio.sleep(0.5)
     # More slots than the session's node: its share of a pool of two is over one actor.
     node = RayWorkerNode(stack.head, table_slots=160, num_cpus=1, object_store_mb=80).start()
     try:
         node_id = await node_of(stack, node.manager_port)
-        before = pooled_nodes(stack, r)
         assert node_id not in before.values()
         deadline = time.monotonic() + SPREAD_WITHIN_S
         while node_id not in (now := pooled_nodes(stack, r)).values():
