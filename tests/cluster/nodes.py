@@ -12,10 +12,12 @@ from typing import Any, TypeVar
 
 import psutil
 import redis
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors import keys
 from actors.protocol import Probe, TableCall
 from actors.ray_calls import answered, send
+from actors.table_actor import actor_class
 from cluster.procs import RayWorkerNode
 from tests.cluster.client import Frame, Player, table_with
 from tests.cluster.test_resilience import open_round
@@ -31,6 +33,26 @@ def table_actor(stack: Stack, code: str) -> Any:
 
 def ray_get(stack: Stack, ref: Any, timeout: float = 60) -> Any:
     return stack.driver().get(ref, timeout=timeout)
+
+
+def actor_on(
+    stack: Stack, name: str, node_id: str, redis_url: str | None = None, soft: bool = False
+) -> Any:
+    """A detached table actor named `name`, started on the node `node_id` and answering there.
+    `soft`: Ray may restart it on another node once that one is dead (a hard affinity leaves
+    it unschedulable instead, as a record naming a lost node's actor finds it)."""
+    handle = (
+        actor_class()
+        .options(
+            name=name,
+            namespace=stack.namespace,
+            lifetime="detached",
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=soft),
+        )
+        .remote(name, redis_url or stack.redis.url)
+    )
+    assert ask_now(stack, handle, Probe()).node == node_id
+    return handle
 
 
 def ask_now(stack: Stack, handle: Any, call: TableCall[A], timeout: float = 60) -> A:

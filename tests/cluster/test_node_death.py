@@ -17,17 +17,15 @@ from typing import Any
 
 import psutil
 import pytest
-from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors.protocol import Probe
-from actors.table_actor import actor_class
 from cluster.procs import (
     HEALTH_CHECK_PERIOD_MS,
     HEALTH_CHECK_TIMEOUT_MS,
     SILENCE_BOUND_S,
     RayWorkerNode,
 )
-from tests.cluster.nodes import ask_now, kill_node
+from tests.cluster.nodes import actor_on, ask_now, kill_node
 from tests.cluster.test_stale_records import ghost
 from tests.conftest import Stack
 
@@ -70,21 +68,6 @@ def burning(seconds: float) -> Iterator[None]:
         for b in burners:
             b.kill()
             b.wait(10)
-
-
-def actor_on(stack: Stack, name: str, node_id: str) -> Any:
-    """A detached table actor started on `node_id`, which Ray may restart on another node once
-    that one is dead (a soft affinity: a hard one would leave it unschedulable)."""
-    return (
-        actor_class()
-        .options(
-            name=name,
-            namespace=stack.namespace,
-            lifetime="detached",
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=True),
-        )
-        .remote(name, stack.redis.url)
-    )
 
 
 INITIAL_DELAY_S = 5.0  # Ray's health_check_initial_delay_ms, which cluster.procs leaves as it is
@@ -132,7 +115,7 @@ def test_a_silent_raylet_is_not_declared_dead_and_a_killed_node_is_within_the_bo
     name = ghost()
     try:
         node_id = node_id_of(stack, node.manager_port)
-        handle = actor_on(stack, name, node_id)
+        handle = actor_on(stack, name, node_id, soft=True)
         before = status(stack, handle)
         assert before[2] == node_id
 

@@ -17,7 +17,6 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors import keys
 from actors.directory import Directory, DirectorySettings
@@ -29,7 +28,7 @@ from actors.table_records import new_code
 from cluster.procs import RayWorkerNode, RedisServer
 from cluster.redis_client import async_redis
 from tests.cluster.client import Player, table_with
-from tests.cluster.nodes import ask_now, kill_node, node_of
+from tests.cluster.nodes import actor_on, ask_now, kill_node, node_of
 from tests.cluster.test_resilience import actor_pid
 from tests.cluster.test_restore import until
 from tests.conftest import Gateway, Stack
@@ -306,21 +305,6 @@ async def test_a_pooled_name_whose_actor_already_serves_a_table_is_passed_over(
             forget_table(stack, c)
 
 
-def actor_on_node(stack: Stack, name: str, node_id: str, redis_url: str) -> None:
-    """A detached table actor named `name`, started on the node `node_id` (and answering)."""
-    handle = (
-        actor_class()
-        .options(
-            name=name,
-            namespace=stack.namespace,
-            lifetime="detached",
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
-        )
-        .remote(name, redis_url)
-    )
-    assert ask_now(stack, handle, Probe()).node == node_id
-
-
 @pytest.mark.destructive
 async def test_a_pooled_actor_whose_node_is_lost_fails_no_creation_nor_readiness(
     stack: Stack, tmp_path: Path
@@ -338,7 +322,7 @@ async def test_a_pooled_actor_whose_node_is_lost_fails_no_creation_nor_readiness
     try:
         node_id = await node_of(stack, node.manager_port)
         for name in (first, second):
-            actor_on_node(stack, name, node_id, stack.redis.url)
+            actor_on(stack, name, node_id)
         gw.wait_ready()
         r.lpush(keys.POOL, first)  # at the head: the next creation takes it
         kill_node(node)
@@ -394,7 +378,7 @@ async def test_a_pool_of_only_lost_actors_leaves_the_probe_to_a_live_table(stack
         node_id = await node_of(stack, node.manager_port)
         for name in lost:
             names.append(name)
-            actor_on_node(stack, name, node_id, own.url)
+            actor_on(stack, name, node_id, own.url)
         await client.rpush(keys.POOL, *lost)
         await client.set(keys.table("LOST22"), record_json(live, 4))
         # A pool that may start no actor (its slot reserve is more than any cluster has).
