@@ -28,6 +28,7 @@ import ray
 from ray.actor import ActorHandle
 
 from actors import keys
+from actors.placement import gone_for_good
 from actors.protocol import HandOver, Probe, Status
 from actors.ray_calls import ask
 from actors.ray_names import named
@@ -48,6 +49,9 @@ class Moves:
     here: int = 0  # table actors found on this node (pooled ones included)
     unsaved: list[str] = field(default_factory=list)  # moved although Redis lacked their latest
     back: int = 0  # answering from another node before the deadline
+    # Pooled ones (no table) that another stopped for good meanwhile, as the pool's spread
+    # does: nothing to move, and the pool starts others.
+    retired: list[str] = field(default_factory=list)
     slowest_s: float = 0.0  # from the stop to the first answer from elsewhere
     stuck: list[str] = field(default_factory=list)  # not back before the deadline
     # Cut off while their table moved into another actor (actors/rescue.py): stopped for good,
@@ -89,7 +93,16 @@ async def _where(name: str, namespace: str, gate: asyncio.Semaphore) -> tuple[St
         return status, handle
 
 
-async def _move(
+async def _retired(name: str, handle: ActorHandle[Any], before: Status, moves: Moves) -> bool:
+    """A pooled actor stopped for good by someone else since it said where it ran."""
+    if before.code or not await asyncio.to_thread(gone_for_good, handle):
+        return False
+    log.info("%s: a pooled actor stopped for good meanwhile; nothing to move", name)
+    moves.retired.append(name)
+    return True
+
+
+async def move_actor(
     name: str, handle: ActorHandle[Any], before: Status, moves: Moves, until: float
 ) -> None:
     try:
@@ -97,6 +110,8 @@ async def _move(
             handed = await ask(handle, HandOver())
         saved, superseded = handed.saved, getattr(handed, "superseded", False)
     except Exception as exc:
+        if await _retired(name, handle, before, moves):
+            return
         log.warning("%s: hand-over failed (%s)", name, type(exc).__name__)
         saved, superseded = False, False
     if superseded:
@@ -116,6 +131,8 @@ async def _move(
                 status = await ask(handle, Probe())
         except Exception as exc:
             # Restarting: Ray answers "unavailable", or "died" for a call that met the stop.
+            if await _retired(name, handle, before, moves):
+                return
             log.debug("%s: not back yet (%s)", name, type(exc).__name__)
         else:
             if status.node != moves.node:
@@ -152,7 +169,7 @@ async def drain(namespace: str, deadline_s: float, node: str | None = None) -> M
     moves.here = len(here)
     async with asyncio.TaskGroup() as group:
         for name, status, handle in here:
-            group.create_task(_move(name, handle, status, moves, until))
+            group.create_task(move_actor(name, handle, status, moves, until))
     return moves
 
 

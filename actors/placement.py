@@ -102,14 +102,30 @@ def slots() -> tuple[dict[str, float], dict[str, float]]:
     )
 
 
+def draining() -> set[str]:
+    """The nodes Ray was told are going (`actors.drain`, or its autoscaler): nothing new is
+    placed there, and the drain moves what runs there."""
+    return set(ray._private.state.state.get_draining_nodes())
+
+
+def gone_for_good(handle: Handle) -> bool:
+    """Whether Ray will never run the actor behind `handle` again (stopped without a restart,
+    or its record gone)."""
+    place = place_of(handle)
+    return place is None or place.state == "DEAD"
+
+
 async def answering_nodes() -> tuple[dict[str, float], dict[str, float]]:
-    """`slots` of the nodes whose raylet accepts a connection now (none when Ray's control
-    store is out of reach: no plan then, Ray places alone)."""
+    """`slots` of the nodes whose raylet accepts a connection now and that are not draining
+    (none when Ray's control store is out of reach: no plan then, Ray places alone). A draining
+    node's actors are the drain's to move: a second mover could stop one it waits for."""
     try:
-        nodes, (free, total) = await asyncio.to_thread(lambda: (raylets(True), slots()))
+        nodes, (free, total), going = await asyncio.to_thread(
+            lambda: (raylets(True), slots(), draining())
+        )
     except Exception:
         return {}, {}
-    ids = list(nodes)
+    ids = [i for i in nodes if i not in going]
     alive = await asyncio.gather(*(answers(nodes[i]) for i in ids))
     up = [i for i, ok in zip(ids, alive, strict=True) if ok]
     return {i: free.get(i, 0.0) for i in up}, {i: total.get(i, 0.0) for i in up}

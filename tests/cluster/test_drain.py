@@ -16,8 +16,13 @@ import redis
 from ray.exceptions import ActorDiedError
 
 from actors import keys
+from actors.drain import Moves, mark_draining, move_actor
+from actors.placement import answering_nodes
 from actors.protocol import Probe
-from tests.cluster.nodes import ask_now, playing_on_a_new_node, table_on_node
+from actors.table_actor import actor_class
+from cluster.procs import RayWorkerNode
+from tests.cluster.nodes import ask_now, node_of, playing_on_a_new_node, table_on_node
+from tests.cluster.test_stale_records import ghost
 from tests.conftest import ROOT, Stack
 
 
@@ -68,7 +73,9 @@ async def test_a_drained_node_hands_its_tables_over_without_a_lost_point(stack: 
         assert moves["node"] == node_id
         assert moves["superseded"] == [cut_off["actor"]], moves
         assert int(str(moves["here"])) >= 2, moves
-        assert moves["back"] == int(str(moves["here"])) - 1, moves
+        retired = moves["retired"]
+        assert isinstance(retired, list)
+        assert int(str(moves["back"])) + len(retired) == int(str(moves["here"])) - 1, moves
         assert moves["stuck"] == [], moves
         assert moves["unsaved"] == [], moves
         where = ask_now(stack, handle, Probe())
@@ -96,3 +103,44 @@ async def test_a_drained_node_hands_its_tables_over_without_a_lost_point(stack: 
         r.close()
         await on.close()
         on.node.stop()
+
+
+async def test_a_pooled_actor_stopped_for_good_meanwhile_is_retired_not_stuck(
+    stack: Stack,
+) -> None:
+    """The pool's spread may stop a ready actor for good between the drain's look and its move
+    (a pass begun before the node was marked draining). Nothing is left to move: the drain says
+    `retired` at once, rather than `unsaved`, then `stuck` at its deadline (the hook's exit 1)."""
+    ray = stack.driver()  # joined first: a bare .remote() would start a Ray of its own
+    name = ghost()
+    handle = (
+        actor_class()
+        .options(name=name, namespace=stack.namespace, lifetime="detached")
+        .remote(name, stack.redis.url)
+    )
+    before = ask_now(stack, handle, Probe())
+    assert before.code == ""  # pooled: no table yet
+    ray.kill(handle, no_restart=True)
+    moves = Moves(node=before.node)
+    started = time.monotonic()
+    await move_actor(name, handle, before, moves, until=started + 20)
+    assert (moves.retired, moves.stuck, moves.unsaved, moves.back) == ([name], [], [], 0)
+    assert time.monotonic() - started < 10  # not at the deadline
+
+
+@pytest.mark.destructive
+async def test_the_spread_leaves_a_draining_node_alone(stack: Stack) -> None:
+    """A node marked draining is no node of the pool's spread (neither to move ready actors
+    from, nor to): they are the drain's to move."""
+    node = RayWorkerNode(stack.head, table_slots=4, num_cpus=1, object_store_mb=80).start()
+    try:
+        node_id = await node_of(stack, node.manager_port)
+        free, _ = await answering_nodes()
+        assert node_id in free, free
+        await asyncio.to_thread(mark_draining, node_id, 60.0)
+        free, total = await answering_nodes()
+        assert node_id not in free, (free, total)
+        assert node_id not in total, (free, total)
+        assert free, "the other nodes are still the spread's"
+    finally:
+        node.stop()
