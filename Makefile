@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check lint typecheck unit deps system-deps helm-tools bench load clean test-deploy deploy-deps bytecode
+.PHONY: run test check lint typecheck unit deps system-deps helm-tools bench load clean test-deploy deploy-deps deploy-image bytecode
 
 $(STAMP): requirements.lock pyproject.toml
 	@# Debian's own Python keeps venv in a separate package: install it when venv is missing.
@@ -72,6 +72,10 @@ deploy-deps:
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
+
+# The deployment test's images, built on their own daemon: CI makes them beside `make test`.
+deploy-image: deps deploy-deps bytecode
+	$(PY) -m tests.deploy.image
 
 # Not part of `make test`: pytest's default run leaves the `deploy` marker out (pyproject.toml).
 # The first test's timeout covers building the image on a cold cache (.cache/deploy).

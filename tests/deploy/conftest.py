@@ -21,18 +21,13 @@ import pytest
 
 from tests.deploy import netpol, pods
 from tests.deploy.deployment import Deployment
-from tests.deploy.docker import BASE_TAG, Dockerd, build_project_image
+from tests.deploy.docker import Dockerd
+from tests.deploy.image import IMAGE_REPO, IMAGE_TAG, REDIS_REPO, REDIS_TAG, build_images
 from tests.helm.render import Rendered, render_values
 
 RELEASE = "quatro"
-IMAGE_REPO = "quatro-deploy-test"
-IMAGE_TAG = "local"
 WORKERS = 2
 GATEWAYS = 2
-# The base carries Debian bookworm's redis-server (7.0.15): the chart's schema wants a patch
-# version as the tag, and the test's own base, so tagged, is that version.
-REDIS_REPO = "quatro-test-redis"
-REDIS_TAG = "7.0.15"
 # The load test's results: a claim of the values' own, so the HTML that Locust writes as the
 # master exits is still there to read (a docker volume here).
 LOADTEST_RESULTS = "quatro-loadtest-results"
@@ -112,8 +107,7 @@ def deployment(rendered: Rendered, request: pytest.FixtureRequest) -> Iterator[D
         docker = dockerd.start()
         # Containers an interrupted earlier run left in this daemon's data root.
         docker.run("container", "prune", "--force", check=False)
-        build_project_image(docker, f"{IMAGE_REPO}:{IMAGE_TAG}")
-        docker.run("tag", BASE_TAG, f"{REDIS_REPO}:{REDIS_TAG}")
+        build_images(docker)  # at once when `make deploy-image` made them (CI, beside the suite)
         _log(f"image ready after {time.monotonic() - started:.0f} s")
         plans = pods.plans(rendered.docs, worker_replicas=WORKERS, gateway_replicas=GATEWAYS)
         deployed = Deployment(docker, {p.name: p for p in plans})
