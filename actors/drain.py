@@ -95,7 +95,13 @@ async def _where(name: str, namespace: str, gate: asyncio.Semaphore) -> tuple[St
 
 async def _retired(name: str, handle: ActorHandle[Any], before: Status, moves: Moves) -> bool:
     """A pooled actor stopped for good by someone else since it said where it ran."""
-    if before.code or not await asyncio.to_thread(gone_for_good, handle):
+    if before.code:
+        return False
+    try:
+        gone = await asyncio.to_thread(gone_for_good, handle)
+    except Exception:  # Ray's control store out of reach: no word, so not retired
+        return False
+    if not gone:
         return False
     log.info("%s: a pooled actor stopped for good meanwhile; nothing to move", name)
     moves.retired.append(name)
