@@ -29,7 +29,9 @@ def seconds_left(page: Page) -> int:
     return int(minutes) * 60 + int(seconds)
 
 
-@pytest.mark.parametrize(("lang", "name"), [("ht", "Woslò"), ("ar", "ليلى")])
+@pytest.mark.parametrize(
+    ("lang", "name"), [("ht", "Woslò"), ("ar", "ليلى"), ("fr", "Élodie"), ("en", "Rosa")]
+)
 def test_the_countdown_keeps_the_time_a_frozen_table_stood_still(
     browser: Any, stack: Stack, stack_url: str, tmp_path: Path, lang: str, name: str
 ) -> None:
