@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.deploy.cpu_group import CpuGroup
+
 REPO = Path(__file__).resolve().parents[2]
 # Resolved: runc refuses a container's root under a symbolic link, and .cache may be one (a git
 # worktree sharing another checkout's cache).
@@ -101,6 +103,7 @@ class Dockerd:
         self.exec_root = Path(tempfile.mkdtemp(prefix="qd-", dir="/tmp"))
         self.proc: subprocess.Popen[bytes] | None = None
         self.client = Docker(self.socket)
+        self.cpu = CpuGroup("quatro-deploy")
 
     def start(self, timeout: float = 90) -> Docker:
         dockerd = shutil.which("dockerd")
@@ -113,10 +116,12 @@ class Dockerd:
                 raise DockerError(f"a dockerd of an earlier run is still up: see {self.pidfile}")
             self.pidfile.unlink()
         self.socket.unlink(missing_ok=True)
+        parent = self.cpu.create()
         log = open(self.log, "ab")  # noqa: SIM115 - the daemon owns it
         self.proc = subprocess.Popen(
             [
                 dockerd,
+                *([f"--cgroup-parent={parent}"] if parent else []),
                 f"--data-root={self.data_root}",
                 f"--exec-root={self.exec_root}",
                 f"--host=unix://{self.socket}",
@@ -164,6 +169,7 @@ class Dockerd:
                 if point.startswith(f"{self.exec_root}/"):
                     subprocess.run(["umount", "-l", point], check=False, timeout=30)
         shutil.rmtree(self.exec_root, ignore_errors=True)
+        self.cpu.remove()
 
 
 # -- the base image --------------------------------------------------------------------------

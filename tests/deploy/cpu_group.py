@@ -1,0 +1,85 @@
+"""A CPU cgroup of the test's own for its daemon's containers, with a low weight when asked.
+
+CI runs the deployment test beside the main suite (.ci/run). Docker puts every container in a
+cgroup under one parent, and that parent competes with the suite's processes as a single entity
+of the default weight: the pods of a starting deployment (a Ray head, workers, gateways, six
+Redis) then take half of the machine from the suite's tables and browsers whenever they are busy,
+and four browser tests timed out beside them. With `QUATRO_DEPLOY_CPU_SHARES` set, the daemon's
+containers go under a parent of that weight (cgroup v1 `cpu.shares`; cgroup v2 `cpu.weight`, the
+same ratio): they take what the suite leaves idle, as Kubernetes' BestEffort pods do. Unset, or
+where the cgroup cannot be made (no permission, no cpu controller), containers go where Docker
+puts them by default and the test runs as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from pathlib import Path
+
+SHARES_ENV = "QUATRO_DEPLOY_CPU_SHARES"
+ROOT = Path("/sys/fs/cgroup")
+DEFAULT_SHARES = 1024
+
+log = logging.getLogger("quatro.deploy")
+
+
+def shares_asked() -> int | None:
+    raw = os.environ.get(SHARES_ENV, "").strip()
+    if not raw:
+        return None
+    # cgroup v1's range for cpu.shares.
+    return max(2, min(262144, int(raw)))
+
+
+def v2_weight(shares: int) -> int:
+    """cgroup v2's weight for a v1 share (the mapping runc and systemd use)."""
+    return 1 + ((shares - 2) * 9999) // 262142
+
+
+class CpuGroup:
+    """`/<name>` in the cpu hierarchy; `parent` is what `dockerd --cgroup-parent` takes, None
+    when no group was made."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.path: Path | None = None
+
+    @property
+    def parent(self) -> str | None:
+        return f"/{self.name}" if self.path is not None else None
+
+    def create(self, shares: int | None = None) -> str | None:
+        shares = shares_asked() if shares is None else shares
+        if shares is None:
+            return None
+        v1 = ROOT / "cpu"
+        try:
+            if (v1 / "cpu.shares").exists():
+                path = v1 / self.name
+                path.mkdir(exist_ok=True)
+                (path / "cpu.shares").write_text(str(shares))
+            elif (ROOT / "cgroup.controllers").exists():
+                path = ROOT / self.name
+                path.mkdir(exist_ok=True)
+                (path / "cpu.weight").write_text(str(v2_weight(shares)))
+            else:
+                log.warning("no cpu cgroup here: the containers keep Docker's default weight")
+                return None
+        except OSError as exc:
+            log.warning("cpu cgroup %s not made (%s): Docker's default weight", self.name, exc)
+            return None
+        self.path = path
+        return self.parent
+
+    def remove(self) -> None:
+        """Once the daemon stopped (its containers gone, so the group is empty). Docker made the
+        same parent in every other hierarchy (memory, pids, …) and leaves it behind: those go
+        too."""
+        if self.path is None:
+            return
+        for group in (self.path, *(d / self.name for d in ROOT.iterdir() if d.is_dir())):
+            with contextlib.suppress(OSError):
+                group.rmdir()
+        self.path = None
