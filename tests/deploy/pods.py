@@ -31,6 +31,12 @@ KUBERAY_METRICS_PORT = "8080"
 KUBERAY_AGENT_PORT = "52365"
 KUBERAY_WORKER_GCS_RECONNECT_S = "600"
 KUBERAY_SHELL = ["/bin/bash", "-lc", "--"]
+# The loopback ports the pods are published on: Kubernetes' NodePort range, below the kernel's
+# ephemeral range (32768-60999), where every `bind(port 0)` of a suite running beside this test
+# lands, and outside Ray's worker ports and the tables' (10002-29999). Docker would otherwise
+# take its own pick of that ephemeral range without asking the kernel: a suite's server on it
+# makes a pod fail to start, and a port it just freed can be ours before it binds it again.
+HOST_PORTS = "30000-32767"
 
 
 @dataclass
@@ -96,7 +102,7 @@ class PodPlan:
             args += ["--cpus", self.cpus]
         for port in self.ports.values():
             # Loopback only: the test's traffic never leaves this machine.
-            args += ["--publish", f"127.0.0.1::{port}"]
+            args += ["--publish", f"127.0.0.1:{HOST_PORTS}:{port}"]
         if self.restart:
             args.append(f"--restart={self.restart}")
         args += ["--stop-timeout", str(self.stop_grace_s)]
