@@ -63,7 +63,10 @@ class Starts:
     async def _start(self, node: str) -> None:
         try:
             name = new_name()
-            handle = self.actors.start(name, node)
+            # Ray asks its control store by name, then registers a named actor, both blocking
+            # calls: off the event loop, which serves every player of this gateway (a busy or
+            # stalled control store would stall them all).
+            handle = await asyncio.to_thread(self.actors.start, name, node)
             if not await self._answers(name, handle):
                 self.full = True
                 return
@@ -87,7 +90,7 @@ class Starts:
                 await ask(handle, Probe())
         except BaseException as exc:
             with contextlib.suppress(Exception):  # the control store out of reach: nothing to do
-                self.actors.kill(handle)
+                await asyncio.to_thread(self.actors.kill, handle)
             log.warning("new table actor %s not placed: killed (%s)", name, type(exc).__name__)
             if isinstance(exc, TimeoutError):
                 return False

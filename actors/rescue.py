@@ -170,7 +170,7 @@ class Rescue:
         how = f"taken over by pooled actor {into}"
         if not adopted:
             await self.redis.set(keys.actor(name), code, ex=KEY_TTL_S)
-            self.actors.start(name, node)
+            await asyncio.to_thread(self.actors.start, name, node)
             how = "restarted under its name on a live node"
         log.warning(
             "table %s: node %s lost (its actor and raylet do not answer); %s (move %d), in %.2f s",

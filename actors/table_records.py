@@ -10,6 +10,7 @@ here: `ForeignTable`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import secrets
@@ -180,7 +181,8 @@ class TableRecords:
         # The new incarnation learns its table from actor -> code: that record may be lost or
         # stale too (it is written with the snapshot, not with the code -> actor one).
         await self.redis.set(keys.actor(actor), code, ex=KEY_TTL_S)
-        return self.actors.start(actor)
+        # Blocking calls to Ray's control store (actors/pool_starts.py): off the event loop.
+        return await asyncio.to_thread(self.actors.start, actor)
 
     async def actor_names(self, rounds: int) -> AsyncGenerator[str, None]:
         """Actor names of table records, from at most `rounds` SCAN calls on each primary (a
