@@ -1,14 +1,16 @@
-"""A CPU cgroup of the test's own for its daemon's containers, with a low weight when asked.
+"""A CPU cgroup of the test's own for its daemon's containers, of a low weight when asked.
 
 CI runs the deployment test beside the main suite (.ci/run). Docker puts every container in a
 cgroup under one parent, and that parent competes with the suite's processes as a single entity
-of the default weight: the pods of a starting deployment (a Ray head, workers, gateways, six
-Redis) then take half of the machine from the suite's tables and browsers whenever they are busy,
-and four browser tests timed out beside them. With `QUATRO_DEPLOY_CPU_SHARES` set, the daemon's
-containers go under a parent of that weight (cgroup v1 `cpu.shares`; cgroup v2 `cpu.weight`, the
-same ratio): they take what the suite leaves idle, as Kubernetes' BestEffort pods do. Unset, or
-where the cgroup cannot be made (no permission, no cpu controller), containers go where Docker
-puts them by default and the test runs as before.
+of the default weight, whatever the nice value of the processes in it: the pods of a starting
+deployment (a Ray head, workers, gateways, six Redis) then took half of the machine from the
+suite's tables and browsers, and four browser tests timed out beside them. With
+`QUATRO_DEPLOY_CPU_SHARES` set, the daemon's containers go under a parent of that weight (cgroup
+v1 `cpu.shares`; cgroup v2 `cpu.weight`, the same ratio), or, set to `idle`, under a SCHED_IDLE
+parent (`cpu.idle`): they take what the suite leaves idle, and a task of the suite that wakes
+takes its core back at once. A weight of 32 was not enough: a browser test still timed out while
+the pods started (tests/README.md). Unset, or where the cgroup cannot be made (no permission, no
+cpu controller), containers go where Docker puts them by default and the test runs as before.
 """
 
 from __future__ import annotations
@@ -20,15 +22,20 @@ from pathlib import Path
 
 SHARES_ENV = "QUATRO_DEPLOY_CPU_SHARES"
 ROOT = Path("/sys/fs/cgroup")
-DEFAULT_SHARES = 1024
+# The group's weight: cgroup v1 shares, or IDLE: the group is SCHED_IDLE (`cpu.idle`, Linux 5.15),
+# so every other task preempts its pods at once on waking, not only once their share is spent.
+IDLE = "idle"
+Weight = int | str
 
 log = logging.getLogger("quatro.deploy")
 
 
-def shares_asked() -> int | None:
+def shares_asked() -> Weight | None:
     raw = os.environ.get(SHARES_ENV, "").strip()
     if not raw:
         return None
+    if raw == IDLE:
+        return IDLE
     # cgroup v1's range for cpu.shares.
     return max(2, min(262144, int(raw)))
 
@@ -50,7 +57,7 @@ class CpuGroup:
     def parent(self) -> str | None:
         return f"/{self.name}" if self.path is not None else None
 
-    def create(self, shares: int | None = None) -> str | None:
+    def create(self, shares: Weight | None = None) -> str | None:
         shares = shares_asked() if shares is None else shares
         if shares is None:
             return None
@@ -59,11 +66,19 @@ class CpuGroup:
             if (v1 / "cpu.shares").exists():
                 path = v1 / self.name
                 path.mkdir(exist_ok=True)
-                (path / "cpu.shares").write_text(str(shares))
+                if shares == IDLE:
+                    (path / "cpu.idle").write_text("1")
+                else:
+                    (path / "cpu.idle").write_text("0")
+                    (path / "cpu.shares").write_text(str(shares))
             elif (ROOT / "cgroup.controllers").exists():
                 path = ROOT / self.name
                 path.mkdir(exist_ok=True)
-                (path / "cpu.weight").write_text(str(v2_weight(shares)))
+                if shares == IDLE:
+                    (path / "cpu.idle").write_text("1")
+                else:
+                    (path / "cpu.idle").write_text("0")
+                    (path / "cpu.weight").write_text(str(v2_weight(int(shares))))
             else:
                 log.warning("no cpu cgroup here: the containers keep Docker's default weight")
                 return None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.cpu_group import ROOT, CpuGroup, shares_asked, v2_weight
+from tests.deploy.cpu_group import IDLE, ROOT, CpuGroup, Weight, shares_asked, v2_weight
 from tests.deploy.deployment import Deployment
 
 
@@ -32,6 +32,13 @@ def expected(shares: int, group: Path) -> int:
     return shares if (group / "cpu.shares").exists() else v2_weight(shares)
 
 
+def has_weight(group: Path, asked: Weight) -> bool:
+    idle = (group / "cpu.idle").read_text().strip() == "1"
+    if asked == IDLE:
+        return idle
+    return not idle and weight_of(group) == expected(int(asked), group)
+
+
 def test_a_group_is_made_with_its_weight_and_removed() -> None:
     group = CpuGroup(f"quatro-deploy-test-{os.getpid()}")
     parent = group.create(77)
@@ -39,11 +46,25 @@ def test_a_group_is_made_with_its_weight_and_removed() -> None:
     try:
         assert group.path is not None
         made = group.path
-        assert weight_of(made) == expected(77, made)
+        assert has_weight(made, 77)
+        assert not has_weight(made, IDLE)
     finally:
         group.remove()
     assert not made.exists()
     assert group.parent is None
+
+
+def test_an_idle_group_is_sched_idle_and_removed() -> None:
+    group = CpuGroup(f"quatro-deploy-test-{os.getpid()}")
+    assert group.create(IDLE) is not None, "no cpu cgroup could be made here"
+    try:
+        assert group.path is not None
+        made = group.path
+        assert has_weight(made, IDLE)
+        assert not has_weight(made, 1024)
+    finally:
+        group.remove()
+    assert not made.exists()
 
 
 def test_no_group_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -80,4 +101,4 @@ def test_every_running_pod_is_in_the_group_asked_and_on_our_ports(
     if shares is not None:
         v1 = ROOT / "cpu" / "quatro-deploy"
         made = v1 if v1.exists() else ROOT / "quatro-deploy"
-        assert weight_of(made) == expected(shares, made)
+        assert has_weight(made, shares)
