@@ -1,16 +1,14 @@
 """A CPU cgroup of the test's own for its daemon's containers, of a low weight when asked.
 
-CI runs the deployment test beside the main suite (.ci/run). Docker puts every container in a
-cgroup under one parent, and that parent competes with the suite's processes as a single entity
-of the default weight, whatever the nice value of the processes in it: the pods of a starting
-deployment (a Ray head, workers, gateways, six Redis) then took half of the machine from the
-suite's tables and browsers, and four browser tests timed out beside them. With
-`QUATRO_DEPLOY_CPU_SHARES` set, the daemon's containers go under a parent of that weight (cgroup
-v1 `cpu.shares`; cgroup v2 `cpu.weight`, the same ratio), or, set to `idle`, under a SCHED_IDLE
-parent (`cpu.idle`): they take what the suite leaves idle, and a task of the suite that wakes
-takes its core back at once. A weight of 32 was not enough: a browser test still timed out while
-the pods started (tests/README.md). Unset, or where the cgroup cannot be made (no permission, no
-cpu controller), containers go where Docker puts them by default and the test runs as before.
+Docker puts every container in a cgroup under one parent, and that parent competes with the
+machine's other processes as a single entity of the default weight, whatever the nice value of
+the processes in it. With `QUATRO_DEPLOY_CPU_SHARES` set, the daemon's containers go under a
+parent of that weight (cgroup v1 `cpu.shares`; cgroup v2 `cpu.weight`, the same ratio), or, set
+to `idle`, under a SCHED_IDLE parent (`cpu.idle`): they take what the rest leaves idle. For an
+engineer who wants `make test-deploy` to yield to other work; CI does not use it (it was tried
+to run this test beside the suite on 2 cores, and neither fitted: tests/README.md). Unset, or
+where the cgroup cannot be made (no permission, no cpu controller), containers go where Docker
+puts them by default.
 """
 
 from __future__ import annotations

@@ -32,10 +32,11 @@ KUBERAY_AGENT_PORT = "52365"
 KUBERAY_WORKER_GCS_RECONNECT_S = "600"
 KUBERAY_SHELL = ["/bin/bash", "-lc", "--"]
 # The loopback ports the pods are published on: Kubernetes' NodePort range, below the kernel's
-# ephemeral range (32768-60999), where every `bind(port 0)` of a suite running beside this test
-# lands, and outside Ray's worker ports and the tables' (10002-29999). Docker would otherwise
-# take its own pick of that ephemeral range without asking the kernel: a suite's server on it
-# makes a pod fail to start, and a port it just freed can be ours before it binds it again.
+# ephemeral range (32768-60999), where every `bind(port 0)` of any other process lands (a test
+# run meanwhile), and outside Ray's worker ports and the tables' (10002-29999). Docker would
+# otherwise take its own pick of that ephemeral range without asking the kernel: a server of
+# theirs on it makes a pod fail to start, and a port one just freed can be ours before it binds
+# it again.
 HOST_PORTS = "30000-32767"
 
 

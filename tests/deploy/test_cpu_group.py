@@ -1,5 +1,5 @@
-"""The pods take only the CPU a suite running beside them leaves (tests/deploy/cpu_group.py), and
-are published where no suite's `bind(port 0)` lands (tests/deploy/pods.py)."""
+"""The pods go under the CPU cgroup asked for, if any (tests/deploy/cpu_group.py), and are
+published where no other process's `bind(port 0)` lands (tests/deploy/pods.py)."""
 
 from __future__ import annotations
 
