@@ -82,7 +82,10 @@ async def _where(name: str, namespace: str, gate: asyncio.Semaphore) -> tuple[St
     """(status, handle) of a table actor, or None if it does not answer in time."""
     async with gate:
         try:
-            handle = named(name, namespace)
+            # A blocking lookup in Ray's control store: in a thread, or each would hold up the
+            # loop, and with it the deadlines of the probes already sent (an actor on this node
+            # that answered in time was then left out, its probe's time spent on the lookups).
+            handle = await asyncio.to_thread(named, name, namespace)
             if handle is None:
                 return None
             async with asyncio.timeout(ASK_WAIT_S):
