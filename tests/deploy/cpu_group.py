@@ -60,26 +60,19 @@ class CpuGroup:
         if shares is None:
             return None
         v1 = ROOT / "cpu"
+        if (v1 / "cpu.shares").exists():
+            path, weight = v1 / self.name, ("cpu.shares", str(shares))
+        elif (ROOT / "cgroup.controllers").exists():
+            path = ROOT / self.name
+            weight = ("cpu.weight", str(v2_weight(int(shares))) if shares != IDLE else "")
+        else:
+            log.warning("no cpu cgroup here: the containers keep Docker's default weight")
+            return None
         try:
-            if (v1 / "cpu.shares").exists():
-                path = v1 / self.name
-                path.mkdir(exist_ok=True)
-                if shares == IDLE:
-                    (path / "cpu.idle").write_text("1")
-                else:
-                    (path / "cpu.idle").write_text("0")
-                    (path / "cpu.shares").write_text(str(shares))
-            elif (ROOT / "cgroup.controllers").exists():
-                path = ROOT / self.name
-                path.mkdir(exist_ok=True)
-                if shares == IDLE:
-                    (path / "cpu.idle").write_text("1")
-                else:
-                    (path / "cpu.idle").write_text("0")
-                    (path / "cpu.weight").write_text(str(v2_weight(int(shares))))
-            else:
-                log.warning("no cpu cgroup here: the containers keep Docker's default weight")
-                return None
+            path.mkdir(exist_ok=True)
+            (path / "cpu.idle").write_text("1" if shares == IDLE else "0")
+            if shares != IDLE:
+                (path / weight[0]).write_text(weight[1])
         except OSError as exc:
             log.warning("cpu cgroup %s not made (%s): Docker's default weight", self.name, exc)
             return None
