@@ -65,9 +65,9 @@ async def test_a_start_while_the_gcs_stalls_leaves_the_loop_free(stack: Stack) -
         finally:
             os.kill(gcs.pid, signal.SIGCONT)
         await asyncio.wait_for(starts.none.wait(), 60)
-        await tasks.close()
         assert longest < 0.5, f"the loop stood still {longest:.2f} s while the GCS stalled"
         assert len(placed) == 1, "the actor started once the GCS answered again"
     finally:
+        await tasks.close()
         for _, handle in placed:
             await asyncio.to_thread(actors.kill, handle)

@@ -61,18 +61,23 @@ class CpuGroup:
             return None
         v1 = ROOT / "cpu"
         if (v1 / "cpu.shares").exists():
-            path, weight = v1 / self.name, ("cpu.shares", str(shares))
+            path, weight_file = v1 / self.name, "cpu.shares"
         elif (ROOT / "cgroup.controllers").exists():
-            path = ROOT / self.name
-            weight = ("cpu.weight", str(v2_weight(int(shares))) if shares != IDLE else "")
+            path, weight_file = ROOT / self.name, "cpu.weight"
         else:
             log.warning("no cpu cgroup here: the containers keep Docker's default weight")
             return None
         try:
             path.mkdir(exist_ok=True)
-            (path / "cpu.idle").write_text("1" if shares == IDLE else "0")
-            if shares != IDLE:
-                (path / weight[0]).write_text(weight[1])
+            if shares == IDLE:
+                (path / "cpu.idle").write_text("1")
+            else:
+                # A group left by an interrupted run may still be idle; a kernel before 5.15 has
+                # no cpu.idle at all.
+                if (path / "cpu.idle").exists():
+                    (path / "cpu.idle").write_text("0")
+                value = shares if weight_file == "cpu.shares" else v2_weight(int(shares))
+                (path / weight_file).write_text(str(value))
         except OSError as exc:
             log.warning("cpu cgroup %s not made (%s): Docker's default weight", self.name, exc)
             return None
