@@ -10,7 +10,9 @@ time counts all the CPU it used since it started, one seen before the CPU it use
 sample. So a process that starts and ends between two samples is missed (keep the interval
 short next to the lifetimes that matter), and what ran before the command is left out.
 Every process started meanwhile is counted, the command's children or not: run it on a quiet
-machine.
+machine. `--tree` counts only the command and its descendants, for a machine that is not quiet;
+a daemon that left its parent before a sample saw it is missed then (`ray start`'s raylet and
+GCS are), so a stack's own processes are only all counted without it.
 """
 
 from __future__ import annotations
@@ -73,9 +75,12 @@ def kind_of(cmdline: str) -> str:
     return "other"
 
 
-def sample() -> dict[tuple[int, int], int]:
-    """(pid, start time) → CPU ticks (user + system) of every process now."""
-    out: dict[tuple[int, int], int] = {}
+Key = tuple[int, int]  # (pid, start time): a pid the kernel gave again is another process
+
+
+def sample() -> dict[Key, tuple[int, int]]:
+    """(pid, start time) → (CPU ticks (user + system), parent's pid) of every process now."""
+    out: dict[Key, tuple[int, int]] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -84,7 +89,10 @@ def sample() -> dict[tuple[int, int], int]:
             fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        out[(int(entry.name), int(fields[19]))] = int(fields[11]) + int(fields[12])
+        out[(int(entry.name), int(fields[19]))] = (
+            int(fields[11]) + int(fields[12]),
+            int(fields[1]),
+        )
     return out
 
 
@@ -96,18 +104,24 @@ def cmdline(pid: int) -> str:
         return ""
 
 
-def measure(argv: list[str], interval: float) -> dict[str, object]:
-    """Run `argv` to its end, sampling every `interval` s; CPU seconds by kind."""
-    ticks_then = sample()
+def measure(argv: list[str], interval: float, tree: bool = False) -> dict[str, object]:
+    """Run `argv` to its end, sampling every `interval` s; CPU seconds by kind (of the command
+    and its descendants only, with `tree`)."""
+    ticks_then = {key: ticks for key, (ticks, _) in sample().items()}
     kinds = {key: "" for key in ticks_then}  # "": running before the command, not counted
     by_kind: Counter[str] = Counter()
     started = time.monotonic()
     proc = subprocess.Popen(argv)
+    ours = {proc.pid}
     while True:
         done = proc.poll() is not None
-        for key, ticks in sample().items():
+        for key, (ticks, parent) in sample().items():
             if key not in kinds:
-                kinds[key] = kind_of(cmdline(key[0]))
+                if tree and parent not in ours and key[0] != proc.pid:
+                    kinds[key] = ""  # another's: never counted
+                else:
+                    ours.add(key[0])
+                    kinds[key] = kind_of(cmdline(key[0]))
                 ticks_then[key] = 0  # all it used since it started
             elif kinds[key] in RENAMED:
                 kinds[key] = kind_of(cmdline(key[0]))
@@ -132,9 +146,10 @@ def measure(argv: list[str], interval: float) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> None:
     p = cli.command("lab.cpu_by_process", __doc__)
     p.add_argument("--interval", type=float, default=0.5, help="seconds between samples")
+    p.add_argument("--tree", action="store_true", help="only the command and its descendants")
     p.add_argument("command", nargs="+", help="the command to run (after --)")
     a = p.parse_args(argv)
-    emit(measure(a.command, a.interval))
+    emit(measure(a.command, a.interval, a.tree))
 
 
 if __name__ == "__main__":
