@@ -93,8 +93,11 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy cluster actors gateway loadtests lab tests
 
 # pytest exits 5 when it collects nothing: that is a failure of the suite, so say it plainly.
+# Two lanes side by side, a pytest-xdist worker each (tests/README.md, "Two lanes"); LANES=
+# runs the suite in one process.
+LANES ?= -n 2 --dist loadgroup
 unit: deps helm-tools bytecode
-	@set +e; $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	@set +e; $(PY) -m pytest $(LANES) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc = 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
 test: deps helm-tools lint unit

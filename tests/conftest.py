@@ -23,6 +23,7 @@ from cluster.gateway_process import GatewayProcess
 from cluster.stack import Spec
 from cluster.stack import Stack as Stack
 from tests.background import Background
+from tests.lanes import lane_of
 
 Gateway = GatewayProcess  # the tests' name for it
 
@@ -34,6 +35,7 @@ def _interrupted(signum: int, frame: FrameType | None) -> None:
 
 BACKGROUND = pytest.StashKey[dict[str, Background]]()
 BACKGROUND_DIR = pytest.StashKey[Path]()
+STARTED = pytest.StashKey[bool]()  # this xdist worker has started its lane's background runs
 
 
 def _order(item: pytest.Item) -> int:
@@ -54,15 +56,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=_order)  # stable: each group keeps the files' order
 
 
+def in_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")  # an xdist worker
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start each module's background run (its `background_run(out)`) once the session knows
-    one of its tests will run: it then runs beside the whole session."""
-    if session.config.option.collectonly:
+    one of its tests will run: it then runs beside the whole session. An xdist worker collects
+    every test but runs one lane: it starts its lane's runs when its first test arrives."""
+    if session.config.option.collectonly or in_worker(session.config):
         return
+    _start_background(session, None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> None:
+    config = item.config
+    if in_worker(config) and STARTED not in config.stash:
+        config.stash[STARTED] = True
+        _start_background(item.session, lane_of(item.nodeid))
+
+
+def _start_background(session: pytest.Session, only: str | None) -> None:
     runs = session.config.stash.setdefault(BACKGROUND, {})
     for item in session.items:
         module = getattr(item, "module", None)
         if not item.get_closest_marker("background") or module is None:
+            continue
+        if only is not None and lane_of(item.nodeid) != only:
             continue
         if module.__name__ not in runs:
             start: Callable[[Path], Background] = module.background_run
@@ -102,6 +123,10 @@ def pytest_configure(config: pytest.Config) -> None:
     browser, a test's own stack — instead of dying and leaving all of it running."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupted)
+    if config.pluginmanager.hasplugin("xdist"):
+        from tests.lanes import Lanes
+
+        config.pluginmanager.register(Lanes(), "quatro-lanes")
 
 
 def suite_spec(namespace: str) -> Spec:
