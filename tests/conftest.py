@@ -14,7 +14,6 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import FrameType
 
 import pytest
 
@@ -23,14 +22,9 @@ from cluster.gateway_process import GatewayProcess
 from cluster.stack import Spec
 from cluster.stack import Stack as Stack
 from tests.background import Background
-from tests.lanes import lane_of
+from tests.lanes import lane_of, on_sigterm
 
 Gateway = GatewayProcess  # the tests' name for it
-
-
-def _interrupted(signum: int, frame: FrameType | None) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the teardown below runs once, to its end
-    raise KeyboardInterrupt(f"pytest got signal {signum}")
 
 
 BACKGROUND = pytest.StashKey[dict[str, Background]]()
@@ -122,9 +116,9 @@ def pytest_configure(config: pytest.Config) -> None:
     what the tests started — the session's stack (redis-server, Ray head, gateways), the
     browser, a test's own stack — instead of dying and leaving all of it running."""
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _interrupted)
+        signal.signal(signal.SIGTERM, on_sigterm)
     if config.pluginmanager.hasplugin("xdist"):
-        from tests.lanes import Lanes
+        from tests.lanes import Lanes  # xdist present: its hooks are known
 
         config.pluginmanager.register(Lanes(), "quatro-lanes")
 

@@ -13,6 +13,11 @@ xdist's load-by-scope with a lane for a scope.
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -31,6 +36,30 @@ def lane_of(nodeid: str) -> str:
     return "cluster"
 
 
+# A worker's stack stops in seconds, up to a minute on a loaded machine (its Ray head, gateways,
+# Chromium, a soak's stack).
+WORKERS_STOP_S = 120.0
+TERMINATED: list[int] = []  # the SIGTERM this process got, if it got one
+
+
+def on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """A SIGTERM (a CI's timeout, `kill`) ends the run as Ctrl-C does: pytest then tears down
+    what the tests started instead of dying and leaving all of it running."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the teardown runs once, to its end
+    TERMINATED.append(signum)
+    raise KeyboardInterrupt(f"pytest got signal {signum}")
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found += [int(c) for c in task.read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
 class LaneScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no types
     def _split_scope(self, nodeid: str) -> str:
         return lane_of(nodeid)
@@ -45,3 +74,20 @@ class Lanes:
         if config.getvalue("dist") == "loadgroup":
             return LaneScheduling(config, log)
         return None
+
+    @pytest.hookimpl(tryfirst=True)  # before xdist's, which kills workers 10 s after asking
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """An interrupted run waits for its workers to stop what their tests started. A Ctrl-C
+        at the terminal reaches the workers too (they are in its process group); a SIGTERM to
+        pytest (a CI's timeout, `kill`) only this process, which passes it on."""
+        if hasattr(session.config, "workerinput") or exitstatus != pytest.ExitCode.INTERRUPTED:
+            return
+        workers = children(os.getpid())
+        for pid in workers if TERMINATED else []:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                continue
+        deadline = time.monotonic() + WORKERS_STOP_S
+        while any(children(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from subprocess import STDOUT
+
 import pytest
 
+from cluster.gateway_process import ROOT
 from tests.lanes import Lanes, LaneScheduling, lane_of
 
 
@@ -29,3 +38,64 @@ def test_the_scheduler_s_scopes_are_the_lanes_and_only_loadgroup_uses_it(
         assert Lanes().pytest_xdist_make_scheduler(pytestconfig, None) is None
     finally:
         pytestconfig.option.dist = saved
+
+
+SUITE_CONFTEST = """
+import os, signal, subprocess, threading, time
+from pathlib import Path
+import pytest
+from tests.lanes import Lanes, on_sigterm
+
+OUT = Path(os.environ["LANES_OUT"])
+
+def pytest_configure(config):
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_sigterm)
+    config.pluginmanager.register(Lanes(), "quatro-lanes")
+
+@pytest.fixture(scope="session")
+def child():
+    proc = subprocess.Popen(["sleep", "300"])
+    (OUT / f"up-{proc.pid}").touch()
+    yield proc
+    time.sleep(12)  # longer than xdist gives a worker it asked to end (10 s)
+    proc.terminate()
+    proc.wait()
+    (OUT / f"down-{proc.pid}").touch()
+"""
+WAITING_TEST = """
+import time
+
+def test_waits(child):
+    time.sleep(300)
+"""
+
+
+def test_a_stopped_run_waits_for_each_lane_to_stop_what_it_started(tmp_path: Path) -> None:
+    """A SIGTERM to pytest reaches its workers, and pytest waits while they tear their session
+    fixtures down (a stack's processes) instead of killing them 10 s later, as xdist would."""
+    suite, out = tmp_path / "suite", tmp_path / "out"
+    out.mkdir()
+    (suite / "tests" / "cluster").mkdir(parents=True)
+    (suite / "tests" / "browser").mkdir(parents=True)
+    (suite / "conftest.py").write_text(SUITE_CONFTEST)
+    (suite / "tests" / "cluster" / "test_a.py").write_text(WAITING_TEST)
+    (suite / "tests" / "browser" / "test_b.py").write_text(WAITING_TEST)
+    env = {**os.environ, "LANES_OUT": str(out), "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    argv += ["--import-mode=importlib", "-n", "2", "--dist", "loadgroup", "-o", "timeout=0"]
+    proc = subprocess.Popen(argv, cwd=suite, env=env, stdout=subprocess.PIPE, stderr=STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(out.glob("up-*"))) < 2 and proc.poll() is None:
+            assert time.monotonic() < deadline, "the two lanes' fixtures did not start in 60 s"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        output = proc.communicate(timeout=90)[0].decode(errors="replace")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    up = sorted(p.name[3:] for p in out.glob("up-*"))
+    down = sorted(p.name[5:] for p in out.glob("down-*"))
+    assert len(up) == 2, output
+    assert down == up, output
