@@ -23,11 +23,15 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-# Besides tests/cluster, the kit's (the short soak's run among them); the launchers started
-# whole (test_leftovers) go beside the browser's, which would otherwise end 6 minutes before
-# the cluster's (a clean run's per-test durations, added up by lane: tests/README.md).
+# Besides tests/cluster, the kit's (the short soak's run among them). Three cluster tests that
+# start stacks of their own go to the browser's lane, which otherwise ended 5-6 minutes before
+# the cluster's (tests/README.md, "Two lanes").
 CLUSTER_LANE = ("tests/cluster/", "tests/loadtests/")
-PAGES_LANE = ("tests/cluster/test_leftovers.py",)
+PAGES_LANE = (
+    "tests/cluster/test_leftovers.py",
+    "tests/cluster/test_exposure.py",
+    "tests/cluster/test_autoscaling.py",
+)
 
 
 def lane_of(nodeid: str) -> str:
