@@ -71,7 +71,28 @@ class LaneScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships 
 
 class Lanes:
     """Registered by tests/conftest.py when xdist runs (a plugin, since a conftest defining an
-    xdist hook would fail to load without xdist)."""
+    xdist hook would fail to load without xdist). In the controller it also notes when each
+    lane's last test ended, and says so after the run: the figure to balance the lanes by."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.tests: dict[str, int] = {}
+        self.ended: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":
+            lane = lane_of(report.nodeid)
+            self.tests[lane] = self.tests.get(lane, 0) + 1
+            self.ended[lane] = time.monotonic() - self.started
+
+    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
+        if hasattr(config, "workerinput") or config.getvalue("dist") != "loadgroup":
+            return
+        for lane in sorted(self.ended, key=self.ended.__getitem__):
+            terminalreporter.write_line(
+                f"lane {lane}: {self.tests[lane]} tests, its last ended {self.ended[lane]:.0f} s"
+                " after the start"
+            )
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:

@@ -100,3 +100,25 @@ def test_a_stopped_run_waits_for_each_lane_to_stop_what_it_started(tmp_path: Pat
     down = sorted(p.name[5:] for p in out.glob("down-*"))
     assert len(up) == 2, output
     assert down == up, output
+
+
+def test_a_run_in_lanes_says_when_each_lane_ended(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    for folder in ("cluster", "browser"):
+        (suite / "tests" / folder).mkdir(parents=True)
+        (suite / "tests" / folder / f"test_{folder}.py").write_text(
+            "def test_one():\n    pass\n\ndef test_two():\n    pass\n"
+        )
+    (suite / "conftest.py").write_text(
+        "from tests.lanes import Lanes\n\n"
+        "def pytest_configure(config):\n"
+        '    config.pluginmanager.register(Lanes(), "quatro-lanes")\n'
+    )
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    argv += ["--import-mode=importlib", "-n", "2", "--dist", "loadgroup"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(argv, cwd=suite, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    ended = [line for line in done.stdout.splitlines() if line.startswith("lane ")]
+    assert sorted(line.split(":")[0] for line in ended) == ["lane cluster", "lane pages"], ended
+    assert all(": 2 tests, its last ended " in line for line in ended), ended
