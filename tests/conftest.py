@@ -22,7 +22,7 @@ from cluster.gateway_process import GatewayProcess
 from cluster.stack import Spec
 from cluster.stack import Stack as Stack
 from tests.background import Background
-from tests.lanes import lane_of, on_sigterm
+from tests.lanes import in_lane_worker, in_worker, lane_of, on_sigterm
 
 Gateway = GatewayProcess  # the tests' name for it
 
@@ -50,10 +50,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=_order)  # stable: each group keeps the files' order
 
 
-def in_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")  # an xdist worker
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start each module's background run (its `background_run(out)`) once the session knows
     one of its tests will run: it then runs beside the whole session. An xdist worker collects
@@ -66,7 +62,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item) -> None:
     config = item.config
-    if in_worker(config) and STARTED not in config.stash:
+    # In a worker of another distribution (plain `-n 2`) its module's tests start it when they
+    # come: the first test says nothing of which tests this worker will get.
+    if in_lane_worker(config) and STARTED not in config.stash:
         config.stash[STARTED] = True
         _start_background(item.session, lane_of(item.nodeid))
 

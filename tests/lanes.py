@@ -40,6 +40,14 @@ def lane_of(nodeid: str) -> str:
     return "cluster"
 
 
+def in_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")  # xdist gives its workers this, and only them
+
+
+def in_lane_worker(config: pytest.Config) -> bool:
+    return in_worker(config) and bool(config.getvalue("loadgroup"))
+
+
 # A worker's stack stops in seconds, up to a minute on a loaded machine (its Ray head, gateways,
 # Chromium, a soak's stack).
 WORKERS_STOP_S = 120.0
@@ -86,7 +94,7 @@ class Lanes:
             self.ended[lane] = time.monotonic() - self.started
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
-        if hasattr(config, "workerinput") or config.getvalue("dist") != "loadgroup":
+        if in_worker(config) or config.getvalue("dist") != "loadgroup":
             return
         for lane in sorted(self.ended, key=self.ended.__getitem__):
             terminalreporter.write_line(
@@ -105,7 +113,7 @@ class Lanes:
         """An interrupted run waits for its workers to stop what their tests started. A Ctrl-C
         at the terminal reaches the workers too (they are in its process group); a SIGTERM to
         pytest (a CI's timeout, `kill`) only this process, which passes it on."""
-        if hasattr(session.config, "workerinput") or exitstatus != pytest.ExitCode.INTERRUPTED:
+        if in_worker(session.config) or exitstatus != pytest.ExitCode.INTERRUPTED:
             return
         workers = children(os.getpid())
         for pid in workers if TERMINATED else []:
