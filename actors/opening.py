@@ -13,6 +13,7 @@ from actors.cells import CellUnreachable, Registry, RemoteCells, place
 from actors.pool import Pool
 from actors.protocol import Open
 from actors.ray_calls import ActorGone, ask, dead_for_good
+from actors.ray_names import new_table_id
 from actors.table_records import TableRecords
 from engine.errors import ErrorCode
 
@@ -62,7 +63,13 @@ class Opening:
             actor, handle = await self.pool.take(self.wait_s)
             code, record = await self.records.claim(actor, players)
             call = Open(
-                code, {"players": players, **config}, host, name, self.idle, self.replay_ttl_s
+                code,
+                {"players": players, **config},
+                host,
+                name,
+                self.idle,
+                self.replay_ttl_s,
+                new_table_id(),
             )
             try:
                 opened = await ask(handle, call)

@@ -209,7 +209,7 @@ class Pool:
             if starts.count == 0:
                 starts.full = False  # the next creation asks the slot gate again
                 if needed <= 0:
-                    await self.shared.trim(target, live)
+                    await self.shared.trim(self.demand.keep(time.monotonic()), live)
                 if not self._wake.is_set():
                     return  # nothing asked meanwhile (refill_soon only wakes a running pass)
                 continue

@@ -9,7 +9,9 @@ of CPU) on the cores the tables in play use, hence two settings that spare them:
 was started ahead and starts only for creations that find it empty; with `start_gap_s`, the
 buffer grows one actor at a time, each start that long after the last one ended, so that what
 play loses to starts is one process now and then, never a flock of them. A creation that finds
-the pool empty is never held back by either: it waits for the next start.
+the pool empty is never held back by either: it waits for the next start. A surplus (actors of
+ended tables come back, actors/reuse.py) is stopped down to the maximum while creations come,
+down to the target only after a quiet window (`keep`).
 """
 
 from __future__ import annotations
@@ -61,6 +63,14 @@ class Demand:
             self._takes.popleft()
         self.last_target = min(self.policy.maximum, self.policy.minimum + len(self._takes))
         return self.last_target
+
+    def keep(self, now: float) -> int:
+        """How many ready actors this gateway lets the pool hold at `now` before it stops the
+        surplus: its maximum while creations come (within the window), since the actors of
+        tables that end come back to the pool (actors/reuse.py) and stopping them then only
+        means starting others; its target once a window passed without any."""
+        target = self.target(now)
+        return self.policy.maximum if self._takes else target
 
     def in_ramp(self, now: float) -> bool:
         """Whether creations are coming in (the last one within `quiet_s`)."""

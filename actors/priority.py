@@ -50,6 +50,12 @@ def to_play() -> bool:
     nice = play_nice()
     if nice is None:
         return False
+    return to(nice)
+
+
+def to(nice: int) -> bool:
+    """Every thread of this process at `nice`: lowering a priority is always allowed (an actor
+    back in the pool, actors/reuse.py), raising it may not be (False then)."""
     try:
         threads = [int(t) for t in os.listdir("/proc/self/task")]
     except OSError:  # no /proc: this thread only (it runs the table's loop)

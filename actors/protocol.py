@@ -14,7 +14,7 @@ gateway cannot act for a seat its player does not hold (R30).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, NamedTuple, TypeVar, get_args, get_origin
 
 from engine.commands import Command
@@ -253,6 +253,26 @@ class TableCall(Generic[A]):
     __slots__ = ()
 
 
+class TableNotHere(Exception):
+    """Raised by a table actor for a call addressed to a table it does not hold (any more): its
+    table stopped and the actor went back to the pool, or serves another table now
+    (`TableActor`: actors are used for table after table). The caller asks the table's record
+    again, as it would after the actor's death."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def addressed(call: TableCall[A], code: str) -> TableCall[A]:
+    """`call` addressed to the table of `code`, when it is one of the calls about a table
+    (`table`: a field of theirs); a call about the actor itself (`Probe`, `Open`, `Adopt`,
+    `HandOver`) is sent as it is."""
+    if "table" not in getattr(type(call), "__dataclass_fields__", {}):
+        return call
+    return replace(call, table=code)  # type: ignore[type-var]
+
+
 def answer_type(call: TableCall[Any]) -> Any:
     """The type `call` is answered with (for `isinstance`: a class or a union of classes)."""
     for base in getattr(type(call), "__orig_bases__", ()):
@@ -329,10 +349,14 @@ class Endpoint(TableCall[Address | None]):
     """Where the table's data plane listens (None: no table here). Listening starts with the
     first ask, so pooled actors hold no port."""
 
+    table: str = ""  # the code it is about (`addressed`): "" from an older gateway
+
 
 @dataclass(frozen=True, slots=True)
 class Summary(TableCall[Overview | None]):
     """The table's summary (None: no table here)."""
+
+    table: str = ""  # the code it is about (`addressed`): "" from an older gateway
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,6 +364,7 @@ class SeatOf(TableCall[Seated | None]):
     """Where `player_id` sits (None: no seat of theirs, or no table)."""
 
     player_id: str
+    table: str = ""  # the code it is about (`addressed`): "" from an older gateway
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,6 +373,7 @@ class Serve(TableCall[Reply]):
     on this gateway, and play itself with `QUATRO_DATA_PLANE=ray`."""
 
     request: Request
+    table: str = ""  # the code it is about (`addressed`): "" from an older gateway
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,6 +387,8 @@ class Open(TableCall[Outcome]):
     name: str
     idle: tuple[float, ...]  # how long it lives once over, in its lobby, with nobody there
     replay_ttl: int
+    # Its replay's name and its matches' ids ("" from an older gateway: the actor's name).
+    table_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,11 +409,13 @@ class Renew(TableCall[bool]):
     """Keep `gateway`'s Ray subscription (`Subscribe`) alive; False when it has none."""
 
     gateway: str
+    table: str = ""  # the code it is about (`addressed`): "" from an older gateway
 
 
 @dataclass(frozen=True, slots=True)
 class Unsubscribe(TableCall[None]):
     gateway: str
+    table: str = ""  # the code it is about (`addressed`): "" from an older gateway
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,3 +425,4 @@ class Subscribe:
 
     gateway: str
     after: int
+    table: str = ""  # the code it is about: "" from an older gateway

@@ -28,6 +28,13 @@ def new_name() -> str:
     return f"{keys.ACTOR_PREFIX}{uuid.uuid4().hex[:16]}"
 
 
+def new_table_id() -> str:
+    """A new table's id (its replay's name, its matches' ids), never its actor's name: an
+    actor serves table after table (actors/reuse.py). Shaped as a name, as table ids were when
+    they were the actor's (`gateway/routes/replays.py` checks that shape)."""
+    return new_name()
+
+
 def named(name: str, namespace: str) -> Handle | None:
     """The live actor named `name` in `namespace`, None when Ray has none (a blocking call to
     Ray's control store)."""

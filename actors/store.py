@@ -24,7 +24,7 @@ from actors import keys, legacy_keys
 from actors.orders import is_order
 from actors.protocol import Entry
 from actors.snapshot import DEFAULT_REPLAY_TTL_S, record_json
-from actors.store_scripts import BEAT, BURY, DURABLE_SAVE, RESTORE, RETIRE, SAVE
+from actors.store_scripts import BEAT, BURY, DURABLE_SAVE, FORGET, RESTORE, RETIRE, SAVE
 from cluster.redis_client import (
     AsyncRedis,
     RedisSettings,
@@ -395,6 +395,31 @@ class TableStore:
             old = await self.redis.get(legacy_keys.table(code))
             if old is not None and f'"{self.name}"' in str(old):
                 await self.redis.delete(legacy_keys.table(code))
+
+    async def release(self, code: str) -> bool:
+        """The stopped table `code` is not this actor's any more (it serves another next,
+        actors/reuse.py): its record naming `code` goes, so that a restart finds no table, and
+        this store's connections close. Only for a table whose id is not the actor's name: the
+        replay is found by that record then. False when Redis did not answer."""
+        assert self.table_id != self.name
+        try:
+            await FORGET.run(self.redis, [keys.actor(self.name)], [code])
+            return True
+        except (redis.RedisError, OSError, TimeoutError) as exc:
+            log.warning("table actor %s: its record of %s not released (%s)", self.name, code, exc)
+            return False
+        finally:
+            await self.close()
+
+    async def pooled(self) -> bool:
+        """This table-less actor joins its cell's pool again (at the far end, as a new one
+        does: `actors/pool_list.py`). False when Redis did not answer."""
+        try:
+            await self.redis.rpush(keys.pool(self.cell), self.name)
+            return True
+        except (redis.RedisError, OSError, TimeoutError) as exc:
+            log.warning("table actor %s: not back in the pool (%s)", self.name, exc)
+            return False
 
 
 def move_key(r: SyncRedis, old: str, new: str) -> bool:

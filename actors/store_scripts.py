@@ -151,3 +151,15 @@ return 1
 )
 # A save that scores a point or ends a match, then WAIT for a replica, on one connection.
 DURABLE_SAVE = Pipeline("table.save-durable")
+
+# KEYS[1]: an actor's record (actor name -> code); ARGV[1]: the code it must still name. Deleted
+# only then: a record rewritten meanwhile (a move named this actor for another table) stays.
+FORGET = Script(
+    "store.forget",
+    """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+""",
+)

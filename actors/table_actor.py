@@ -23,7 +23,7 @@ from typing import Any
 
 import ray
 
-from actors import priority
+from actors import priority, reuse
 from actors.link_server import LinkServer, port_range
 from actors.previous_release import PreviousReleaseMethods
 from actors.protocol import (
@@ -42,6 +42,7 @@ from actors.protocol import (
     Subscribe,
     Summary,
     TableCall,
+    TableNotHere,
     Unsubscribe,
 )
 from actors.snapshot import SnapshotUnreadable, migrate, record_json
@@ -92,7 +93,13 @@ class TableActor(PreviousReleaseMethods):
         actors/cells.py)."""
         self.name = name
         self.store = settings_of(store)
-        self.core = TableCore(name, self.store, on_stop=self._end, cell=cell, on_moved=self._moved)
+        self.cell = cell
+        self.core = self._new_core()
+        # Where Ray started this process: a pooled actor's priority (actors/priority.py).
+        self.start_nice = priority.current()
+        self.tables = 0  # tables this process served to their end (actors/reuse.py)
+        # Asked without a table's code (a gateway of an older release): never reused.
+        self.one_table = False
         # Which process this is: a gateway that reaches another (a port reused after a
         # restart) is refused and asks Ray again.
         self.incarnation = secrets.token_hex(8)
@@ -115,13 +122,45 @@ class TableActor(PreviousReleaseMethods):
         while it was down (actors/rescue.py): the table is that actor's now."""
         ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
 
+    def _new_core(self) -> TableCore:
+        return TableCore(
+            self.name, self.store, on_stop=self._end, cell=self.cell, on_moved=self._moved
+        )
+
     async def _end(self) -> None:
-        """The table stopped by itself (the core's tasks are closed, its records gone)."""
+        """The table stopped by itself (the core's tasks are closed, its records gone): the
+        actor goes back to the pool for the next table, or ends (actors/reuse.py)."""
         if self.link is not None:
             # Each link's pusher now says `Gone` to its gateway; let those lines leave.
             await self.link.close()
             await asyncio.sleep(GONE_WAIT_S)
-        ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+        if not await self._pooled_again():
+            ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+
+    async def _pooled_again(self) -> bool:
+        """A fresh core, incarnation and priority, then this actor's name at the pool's far
+        end. False when it must end instead: asked the older way, opened under its own name (its
+        replay is found by the actor's record, which a next table would overwrite), served its
+        count of tables, or Redis did not answer."""
+        old = self.core
+        self.tables += 1
+        if (
+            self.one_table
+            or old.lost
+            or old.store.table_id == self.name
+            or self.tables >= reuse.tables_per_actor()
+        ):
+            return False
+        if not await old.store.release(old.code):
+            return False
+        # From here on a call meets the new, empty core; a data-plane hello, a new incarnation.
+        self.core = self._new_core()
+        self.incarnation = secrets.token_hex(8)
+        self.link = None
+        self._listening = None
+        priority.to(self.start_nice)
+        log.info("table actor %s: table %s ended; back in the pool", self.name, old.code)
+        return await self.core.store.pooled()
 
     def _moved(self) -> None:
         """The table moved (to another cell, or off a node judged lost: actors/rescue.py): this
@@ -132,7 +171,9 @@ class TableActor(PreviousReleaseMethods):
     # -- calls from gateways ------------------------------------------------------------------
     async def ask(self, call: TableCall[Any]) -> object:
         """Every call of a gateway over Ray (actors/protocol.py), answered as its type says.
-        Each starts the table's clock if it is not running (a restarted table's is already)."""
+        Each starts the table's clock if it is not running (a restarted table's is already).
+        A call about a table this actor does not hold raises `TableNotHere`."""
+        self._check(call)
         self.core.start()
         match call:
             case Serve(request=request):
@@ -160,6 +201,19 @@ class TableActor(PreviousReleaseMethods):
                 self.core.leases.unsubscribe(gateway)
                 return None
         raise TypeError(f"not a call this table actor answers: {type(call).__name__}")
+
+    def _check(self, call: object) -> None:
+        """A call about a table (`table`, actors/protocol.py `addressed`) reaches only the
+        actor holding that table; one without the code comes from an older gateway, which may
+        remember this actor for a table that ended: then it is never reused (actors/reuse.py).
+        """
+        if "table" not in getattr(type(call), "__dataclass_fields__", {}):
+            return
+        table = getattr(call, "table", None)  # unset in a call pickled by an older release
+        if not table:
+            self.one_table = True
+        elif table != self.core.code or self.core.table is None:
+            raise TableNotHere(table)
 
     def _status(self) -> Status:
         if self.core.lost:
@@ -191,8 +245,10 @@ class TableActor(PreviousReleaseMethods):
 
     async def _open(self, call: Open) -> Outcome:
         """Give this pooled actor its table (`TableCore.open`), and the priority of play."""
+        # Unset in an `Open` pickled by an older release.
+        table_id = getattr(call, "table_id", "")
         opened = await self.core.open(
-            call.code, call.config, call.host, call.name, call.idle, call.replay_ttl
+            call.code, call.config, call.host, call.name, call.idle, call.replay_ttl, table_id
         )
         if opened.ok:
             priority.to_play()
@@ -203,6 +259,7 @@ class TableActor(PreviousReleaseMethods):
         """The control plane's way to follow the table (a Ray streaming generator, renewed
         every few seconds): what gateways used before the data plane, kept for A/B runs
         (`QUATRO_DATA_PLANE=ray`). A lease that runs out means its gateway died."""
+        self._check(sub)
         self.core.start()
         async for batch in self.core.follow(sub.gateway, sub.after, True):
             yield batch

@@ -17,7 +17,7 @@ from typing import TypeVar
 from ray.exceptions import GetTimeoutError
 
 from actors.cells import CellInfo, CellUnreachable, ForeignTable, Registry, RemoteCells, cell_of
-from actors.protocol import Address, TableCall
+from actors.protocol import Address, TableCall, TableNotHere, addressed
 from actors.ray_calls import ActorGone, LastAnswer, ask, dead_for_good
 from actors.ray_names import Handle
 from actors.rescue import UNREACHABLE_S, Rescue
@@ -107,12 +107,20 @@ class TableCalls:
         """`ask` with this gateway's own Ray: ForeignTable when the table is of another cell
         (what another cell's gateway asks here must not bounce on)."""
         patience = Patience()
+        call = addressed(call, code)
         while True:
             handle = await self.records.handle(code)
+            found = self.records.found(code)
             try:
                 answer = await self._watched(code, handle, call)
             except _Moved:
                 continue  # the record names a new incarnation: ask it
+            except TableNotHere as exc:
+                # The actor serves another table now, or none: the table stopped (its record
+                # went first), or moved into another actor (ask that one).
+                self.records.forget(code)
+                if await self.records.left(code, found[0] if found else "") or patience.spent:
+                    raise TableGone(code) from exc
             except ActorGone as exc:
                 if dead_for_good(exc):
                     self.records.forget(code)

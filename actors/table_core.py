@@ -360,15 +360,18 @@ class TableCore:
         name: str,
         idle: tuple[float, ...],
         replay_ttl: int = DEFAULT_REPLAY_TTL_S,
+        table_id: str = "",
     ) -> Outcome:
         """Give this pooled actor its table; the creator takes seat 0 and hosts. `idle`: how
         long the table lives once over, in its lobby, and with nobody connected; `replay_ttl`:
-        how long its replay is kept after its last event. Refused `not_allowed` when the actor
-        has a table (another `open` may have won while this one claimed the code)."""
+        how long its replay is kept after its last event; `table_id`: its replay's name and its
+        matches' ids ("" from an older gateway: the actor's name). Refused `not_allowed` when
+        the actor has a table (another `open` may have won while this one claimed the code)."""
         if self.table is not None or self._opening:
             return ALREADY_OPEN
         self._opening = True  # a second `open` meanwhile must not claim a code of its own
         try:
+            self.store.table_id = table_id or self.name
             config = dict(config)
             policy = str(config.pop("bot_policy", "smart"))
             table = Table(TableConfig(code=code, **config))

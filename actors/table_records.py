@@ -124,6 +124,18 @@ class TableRecords:
         await self.drop(code, record)
         return True
 
+    async def left(self, code: str, actor: str) -> bool:
+        """The table's actor `actor` says it does not hold the table: whether the table is gone.
+        It is when it has no record, or one that still names `actor` (its stop could not delete
+        it: a Redis outage), which goes then. False: the record names another actor now."""
+        key, raw = await self._raw(code)
+        if raw is None:
+            return True
+        if str(json.loads(raw).get("actor")) != actor:
+            return False
+        await self.drop(code, raw, key=key)
+        return True
+
     def opened(self, code: str, handle: Handle, actor: str = "") -> None:
         self._handles[code] = handle
         if actor:

@@ -277,7 +277,7 @@ class RayLink:
 
     async def session(self, follower: Follower) -> None:
         handle = await self.directory.handle(self.code)
-        gen = follow(handle, Subscribe(self.gateway, follower.delivered))
+        gen = follow(handle, Subscribe(self.gateway, follower.delivered, self.code))
         renewing = Tasks(f"ray link {self.code}", report=False)  # lives as long as the session
         renewing.spawn(self._renew(handle), "renew")
         try:
@@ -295,9 +295,9 @@ class RayLink:
         while True:
             await asyncio.sleep(RENEW_S)
             with contextlib.suppress(Exception):
-                await ask(handle, Renew(self.gateway))
+                await ask(handle, Renew(self.gateway, self.code))
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
             handle = await self.directory.handle(self.code)
-            await ask(handle, Unsubscribe(self.gateway))
+            await ask(handle, Unsubscribe(self.gateway, self.code))

@@ -70,8 +70,7 @@ async def fuzz(
     async with httpx.AsyncClient(base_url=base, timeout=30) as c:
         lanes_by_table = [await fuzzer.table(c, PHASES[i % len(PHASES)], i) for i in range(tables)]
         codes = [ls[0].code for ls in lanes_by_table]
-        ids = [ls[0].table_id for ls in lanes_by_table]
-        pids_before = [await asyncio.to_thread(pid_of, i) for i in ids] if pid_of else None
+        pids_before = [await asyncio.to_thread(pid_of, c) for c in codes] if pid_of else None
         lanes = [lane for ls in lanes_by_table for lane in ls]
         shares = [specs[i :: len(lanes)] for i in range(len(lanes))]
         started = time.monotonic()
@@ -83,7 +82,7 @@ async def fuzz(
             code: await fuzzer.playable(c, ls)
             for code, ls in zip(codes, lanes_by_table, strict=True)
         }
-        pids_after = [await asyncio.to_thread(pid_of, i) for i in ids] if pid_of else None
+        pids_after = [await asyncio.to_thread(pid_of, c) for c in codes] if pid_of else None
         for lane in lanes:
             await fuzzer.drop(lane)
     crashes = (
@@ -123,12 +122,11 @@ async def fuzz(
 
 
 def ray_pids(address: str, namespace: str, token_path: str | None) -> Callable[[str], int]:
-    """table_id (the actor's Ray name) -> the table actor's pid, through its `ping`. Joins Ray
-    as the gateway does (loopback kept, the cluster's token)."""
+    """A table's code -> the pid of the table actor holding it (each table actor asked `Probe`:
+    an actor serves table after table, so no name tells which). Joins Ray as the gateway does
+    (loopback kept, the cluster's token)."""
     import ray
 
-    from actors.protocol import Probe
-    from actors.ray_calls import answered, send
     from cluster.connect import connect_ray
     from cluster.settings import Settings
 
@@ -141,11 +139,33 @@ def ray_pids(address: str, namespace: str, token_path: str | None) -> Callable[[
         )
     )
 
-    def pid_of(table_id: str) -> int:
-        handle = ray.get_actor(table_id, namespace=namespace)
-        return answered(Probe(), ray.get(send(handle, Probe()), timeout=60)).pid
+    def pid_of(code: str) -> int:
+        return holder_pid(ray, namespace, code)
 
     return pid_of
+
+
+def holder_pid(ray: Any, namespace: str, code: str) -> int:
+    """The pid of the table actor of `namespace` that holds the table `code` (its `Probe`)."""
+    from actors import keys
+    from actors.protocol import Probe
+    from actors.ray_calls import answered, send
+
+    named = ray.util.list_named_actors(all_namespaces=True)
+    names = [
+        a["name"]
+        for a in named
+        if a["namespace"] == namespace and a["name"].startswith(keys.ACTOR_PREFIX)
+    ]
+    for name in names:
+        try:
+            handle = ray.get_actor(name, namespace=namespace)
+            status = answered(Probe(), ray.get(send(handle, Probe()), timeout=60))
+        except Exception:  # gone meanwhile: not the one
+            continue
+        if status.code == code:
+            return status.pid
+    raise LookupError(f"no table actor holds {code}")
 
 
 def main(argv: list[str] | None = None) -> int:

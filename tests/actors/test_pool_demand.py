@@ -29,6 +29,15 @@ def test_the_target_is_the_minimum_plus_the_creations_of_the_window_at_most_the_
     assert demand.last_target == 2
 
 
+def test_while_creations_come_the_pool_keeps_up_to_its_maximum_then_its_target() -> None:
+    demand = Demand(PoolPolicy(minimum=2, maximum=6))
+    assert demand.keep(100.0) == 2  # no creation yet: the target
+    demand.served(100.0)
+    assert demand.target(105.0) == 3
+    assert demand.keep(105.0) == 6  # ended tables' actors come back: none stopped for a start
+    assert demand.keep(100.0 + DEMAND_WINDOW_S + 0.1) == 2  # a quiet window: back to the target
+
+
 def test_a_ramp_lasts_while_creations_come_within_the_quiet_time() -> None:
     demand = Demand(PoolPolicy(quiet_s=3.0))
     assert not demand.in_ramp(10.0)  # no creation yet

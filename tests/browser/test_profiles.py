@@ -252,15 +252,20 @@ def lost_match(stack: Stack, base: str) -> tuple[dict[str, Any], str]:
         scenario = {"seed": 5, "time_scale": 1.0, "bot_policy": "idle"}
         r = c.post("/api/tables", json={"players": 4, "scenario": scenario}, headers=auth)
         assert r.status_code == 201, r.text
-        code, table_id = r.json()["code"], r.json()["table_id"]
+        code = r.json()["code"]
         assert c.post(f"/api/tables/{code}/fill", headers=auth).is_success
         assert c.post(f"/api/tables/{code}/start", headers=auth).is_success
+    store = redis.Redis.from_url(stack.redis.url, decode_responses=True)
+    try:
+        record = json.loads(str(store.get(keys.table(code))))
+    finally:
+        store.close()
     ray = stack.driver()
-    handle = ray.get_actor(table_id, namespace=stack.namespace)
+    handle = ray.get_actor(record["actor"], namespace=stack.namespace)
     for n in range(9):
         kind = "next_round" if n % 2 else "quatro"
         act = Act.of(f"lose-{n}", "gw-test", who["player_id"], kind, {})
-        answer = ray.get(send(handle, Serve(act)), timeout=30)
+        answer = ray.get(send(handle, Serve(act, code)), timeout=30)
         assert isinstance(answer, Outcome)
         assert answer.ok, answer
     return who, code

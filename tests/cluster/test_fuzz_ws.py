@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import json
 
-from actors.protocol import Probe
-from actors.ray_calls import answered, send
-from loadtests.fuzz_ws import fuzz
+from loadtests.fuzz_ws import fuzz, holder_pid
 from tests.conftest import Stack
 
 
 async def test_2000_fuzzed_frames_break_nothing(stack: Stack) -> None:
     ray = stack.driver()
 
-    def pid_of(table_id: str) -> int:
-        handle = ray.get_actor(table_id, namespace=stack.namespace)
-        return answered(Probe(), ray.get(send(handle, Probe()), timeout=60)).pid
+    def pid_of(code: str) -> int:
+        return holder_pid(ray, stack.namespace, code)
 
     summary = await fuzz(stack.a.url, 2_000, seed=7, tables=4, log=stack.a.log, pid_of=pid_of)
     report = json.dumps(summary, indent=2, ensure_ascii=False)

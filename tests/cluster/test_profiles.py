@@ -68,7 +68,8 @@ async def test_a_match_is_rated_once_through_a_retried_call_and_an_actor_killed_
     hear the change once."""
     code, (host, other) = await table_with(stack.a.url, 4, 2, time_scale=0.05)
     r = store(stack)
-    table_id = json.loads(r.get(keys.table(code)) or "{}")["table_id"]
+    record = json.loads(r.get(keys.table(code)) or "{}")
+    actor, table_id = record["actor"], record["table_id"]
     await to_four_nil(code, host, other)
     # Ratings of 4-seat tables out of reach (a key of the wrong type): the table owes them.
     saved_ratings: dict[Any, Any] = dict(r.hgetall(keys.ratings(4)))
@@ -76,10 +77,10 @@ async def test_a_match_is_rated_once_through_a_retried_call_and_an_actor_killed_
     r.set(keys.ratings(4), "broken")
     try:
         ray = stack.driver()
-        handle = ray.get_actor(table_id, namespace=stack.namespace)
+        handle = ray.get_actor(actor, namespace=stack.namespace)
         act = Act.of("retried-quatro", "gw-test", host.player_id, "quatro", {})
-        first = await asyncio.to_thread(ray.get, send(handle, Serve(act)), timeout=30)
-        again = await asyncio.to_thread(ray.get, send(handle, Serve(act)), timeout=30)
+        first = await asyncio.to_thread(ray.get, send(handle, Serve(act, code)), timeout=30)
+        again = await asyncio.to_thread(ray.get, send(handle, Serve(act, code)), timeout=30)
         assert isinstance(first, Outcome)
         assert isinstance(again, Outcome)
         assert first.ok

@@ -1,0 +1,120 @@
+"""A table actor serves table after table (actors/reuse.py): when its table stops it goes back to
+the pool with a fresh incarnation, and reaches the next table only. A call about the ended
+table, from a gateway that remembers the actor, finds that table gone; each table keeps its own
+id, replay and record; an actor asked the older way (no table code) ends with its table."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from actors import keys
+from actors.protocol import Probe, Status, Summary, TableNotHere
+from tests.cluster.client import Player
+from tests.cluster.nodes import ask_now
+from tests.cluster.test_restore import until
+from tests.conftest import Gateway, Stack
+
+CREATIONS = 24  # tables created, at most, until one lands on the reused actor
+
+
+@pytest.fixture(scope="module")
+def gateway_r(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """A gateway whose empty lobbies stop a second after their last call."""
+    gw = stack.gateway(tmp_path_factory.mktemp("gateway-r"), QUATRO_LOBBY_IDLE="1")
+    try:
+        gw.wait_ready()
+        yield gw
+    finally:
+        gw.stop()
+
+
+def record(r: redis.Redis, code: str) -> dict[str, Any] | None:
+    raw = r.get(keys.table(code))
+    return None if raw is None else dict(json.loads(raw))
+
+
+def pooled(r: redis.Redis) -> list[str]:
+    return [str(n) for n in r.lrange(keys.pool(), 0, -1)]
+
+
+async def lobby(host: Player) -> str:
+    r = await host.rest("POST", "/api/tables", json={"players": 4})
+    assert r.status_code == 201, r.text
+    return str(r.json()["code"])
+
+
+async def stopped(host: Player, code: str) -> None:
+    """Until the lobby `code` stopped by itself (nobody called it for a second)."""
+    async with asyncio.timeout(30):
+        while True:
+            if (await host.rest("GET", f"/api/tables/{code}")).status_code == 404:
+                return
+            await asyncio.sleep(0.5)
+
+
+async def test_an_ended_tables_actor_serves_the_next_table_and_only_it(
+    stack: Stack, gateway_r: Gateway
+) -> None:
+    r = redis.Redis.from_url(stack.redis.url, decode_responses=True)
+    driver = stack.driver()
+    host = await Player(gateway_r.url, "Again").register()
+    first = await lobby(host)
+    rec = record(r, first)
+    assert rec is not None
+    actor, first_id = str(rec["actor"]), str(rec["table_id"])
+    assert first_id != actor  # a table's id is its own: the actor's name outlives the table
+    assert r.get(keys.actor(first_id)) == first  # its replay's way to its code
+    handle = driver.get_actor(actor, namespace=stack.namespace)
+    before: Status = ask_now(stack, handle, Probe())
+    assert before.code == first
+
+    await stopped(host, first)
+    await until(lambda: actor in pooled(r), 15, "the actor back in the pool")
+    again: Status = ask_now(stack, handle, Probe())
+    assert (again.pid, again.code) == (before.pid, "")  # the same process, with no table
+    assert again.incarnation != before.incarnation  # the last table's links are refused
+    assert r.get(keys.actor(actor)) is None  # a restart now finds no table
+    assert r.get(keys.actor(first_id)) == first  # the ended table's replay is still found
+
+    # Tables until one lands on it (the pool hands out its head; it went to the tail).
+    second = ""
+    for _ in range(CREATIONS):
+        code = await lobby(host)
+        found = record(r, code)
+        if found is not None and found["actor"] == actor:
+            second, second_id = code, str(found["table_id"])
+            break
+    assert second, f"no table landed on {actor} in {CREATIONS} creations"
+    assert second_id not in (first_id, actor)
+    assert r.get(keys.actor(actor)) == second
+
+    # The ended table, asked of the actor that held it: refused, never answered by the next.
+    with pytest.raises(TableNotHere):
+        ask_now(stack, handle, Summary(table=first))
+    # And through a gateway that remembers the actor for it: gone, not the next table.
+    assert (await host.rest("GET", f"/api/tables/{first}")).status_code == 404
+    summary = ask_now(stack, handle, Summary(table=second))
+    assert summary is not None
+    assert summary.wire["code"] == second
+
+    # Asked the older way (a call without a code, as a gateway of the release before sends):
+    # this actor ends with its table instead of going back to the pool.
+    assert ask_now(stack, handle, Summary()) is not None
+    await stopped(host, second)
+    await until(lambda: r.get(keys.table(second)) is None, 15, "the second table's record gone")
+
+    def ended() -> bool:
+        try:
+            ask_now(stack, handle, Probe(), timeout=5)
+        except Exception:
+            return True
+        return False
+
+    await until(ended, 15, "the actor asked the older way ends with its table")
+    assert actor not in pooled(r)
