@@ -59,9 +59,10 @@ def table(code: str) -> str:
 
 
 def actor(name: str) -> str:
-    """actor name -> code: how a restarted actor learns which table it serves, and how a
-    replay (named by its table id, the actor's name) finds its table's slot. Named by the actor,
-    so it is not in its table's slot: written and read in a step of its own."""
+    """actor name -> code: how a restarted actor learns which table it serves (deleted when the
+    actor goes back to the pool, actors/reuse.py); and table id -> code: how a replay (named by
+    its table id, the actor's name before actors served table after table) finds its table's
+    slot. Not in its table's slot: written and read in a step of its own."""
     return f"quatro:actor:{name}"
 
 

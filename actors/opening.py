@@ -61,7 +61,8 @@ class Opening:
         time)."""
         for _ in range(OPEN_TRIES):
             actor, handle = await self.pool.take(self.wait_s)
-            code, record = await self.records.claim(actor, players)
+            table_id = new_table_id()
+            code, record = await self.records.claim(actor, players, table_id)
             call = Open(
                 code,
                 {"players": players, **config},
@@ -69,7 +70,7 @@ class Opening:
                 name,
                 self.idle,
                 self.replay_ttl_s,
-                new_table_id(),
+                table_id,
             )
             try:
                 opened = await ask(handle, call)

@@ -45,9 +45,10 @@ def record_json(
 ) -> str:
     """The directory's record of a table: how gateways find its actor, and (with cells) which
     cell's Ray runs it and how many times it was moved there. No cell: the record is byte for
-    byte what it was before cells. `table_id` (its replay's name, its matches' ids) is the name
-    of the actor that opened it; a table moved off a lost node into a pooled actor keeps it
-    (actors/rescue.py)."""
+    byte what it was before cells. `table_id` (its replay's name, its matches' ids) is the
+    table's own (`actors.ray_names.new_table_id`; the name of the actor that opened it when an
+    older gateway did, the default here); a table moved off a lost node into a pooled actor
+    keeps it (actors/rescue.py)."""
     record: dict[str, Any] = {
         "table_id": table_id or actor_name,
         "actor": actor_name,

@@ -83,8 +83,9 @@ class TableStore:
 
     def __init__(self, name: str, store: str | RedisSettings, cell: str = "") -> None:
         self.name = name
-        # The table's id (its replay's name, its matches' ids): the name of the actor that
-        # opened it, kept by one that took it over off a lost node (actors/rescue.py).
+        # The table's id (its replay's name, its matches' ids): given by `open` (the actor's
+        # name when an older gateway opened it), read back by a restore, kept by an actor that
+        # took it over off a lost node (actors/rescue.py).
         self.table_id = name
         # The table's record names another actor: this incarnation's table was moved into a
         # pooled actor while it was cut off or dead. It serves nothing, and ends.

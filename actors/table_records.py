@@ -92,11 +92,12 @@ class TableRecords:
         pipe.exists(legacy_keys.lost(code))
         return any(await LOOK.run(pipe))
 
-    async def claim(self, actor: str, players: int) -> tuple[str, str]:
-        """A new code for a table of `actor`, its record written: (code, record)."""
+    async def claim(self, actor: str, players: int, table_id: str = "") -> tuple[str, str]:
+        """A new code for a table of `actor` (of id `table_id`, by default the actor's name),
+        its record written: (code, record)."""
         for _ in range(CODE_TRIES):
             code = new_code()
-            record = record_json(actor, players, self.cell)
+            record = record_json(actor, players, self.cell, table_id=table_id)
             if await self.redis.set(keys.table(code), record, nx=True, ex=RECORD_TTL_S):
                 if not await self.redis.exists(legacy_keys.table(code)):
                     return code, record

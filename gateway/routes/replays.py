@@ -26,7 +26,8 @@ from gateway.replay_cache import Built
 
 router = APIRouter(prefix="/api/replays", tags=["replays"])
 
-# A table id is its actor's name (`keys.ACTOR_PREFIX` and hex): anything else names no replay.
+# A table id is shaped as an actor's name (`keys.ACTOR_PREFIX` and hex; before actors served table
+# after table it was the actor's name, `actors/ray_names.py`): anything else names no replay.
 # (The prefix is letters and a dash, literal in a regular expression as the OpenAPI's pattern.)
 TABLE_ID = re.compile(rf"^{keys.ACTOR_PREFIX}[0-9a-f]{{6,32}}$")
 

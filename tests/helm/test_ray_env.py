@@ -47,3 +47,16 @@ def test_the_ray_nodes_detect_a_lost_node_as_make_run_does(case: str) -> None:
                 env = {e["name"]: e.get("value") for e in container.get("env", [])}
                 seen[container["name"]] = {k: v for k, v in env.items() if "health_check" in k}
     assert seen == {"gateway": {}, "ray-head": RAY_HEALTH_CHECK, "ray-worker": RAY_HEALTH_CHECK}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_ray_nodes_say_how_many_tables_an_actor_serves(case: str) -> None:
+    """ray.nodeEnv.QUATRO_ACTOR_TABLES: read by the table actors (actors/reuse.py), so set on
+    the Ray nodes, whose workers inherit it; the gateway has no use for it."""
+    seen = {}
+    for _where, spec in pod_specs(render(case)):
+        for container in spec["containers"]:
+            if container["name"] in QUATRO_CONTAINERS:
+                env = {e["name"]: e.get("value") for e in container.get("env", [])}
+                seen[container["name"]] = env.get("QUATRO_ACTOR_TABLES")
+    assert seen == {"gateway": None, "ray-head": "25", "ray-worker": "25"}

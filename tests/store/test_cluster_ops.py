@@ -85,6 +85,27 @@ async def table_case(client: AsyncRedis, url: str) -> None:
         await core.stop()
 
 
+async def reuse_case(client: AsyncRedis, url: str) -> None:
+    """Its table stopped, the actor goes on to the next (actors/reuse.py): its record of the
+    table goes (`store.forget`), the table id's stays for the replay, its name joins the pool."""
+    core = TableCore("table-0c9", url, now=Clock())
+    settings = {"players": 4, "seed": 7}
+    opened = await core.open("OPS9", settings, "p0", "Ann", (600.0, 600.0), table_id="table-0t9")
+    assert opened.ok, opened
+    await core.stop()
+    assert await client.get(keys.actor("table-0c9")) == "OPS9"
+    assert await core.store.release("OPS9")
+    assert await client.get(keys.actor("table-0c9")) is None
+    assert await client.get(keys.actor("table-0t9")) == "OPS9"
+    fresh = TableCore("table-0c9", url, now=Clock())
+    assert fresh.table is None  # a restart of the pooled actor finds no table
+    try:
+        assert await fresh.store.pooled()
+        assert "table-0c9" in await client.lrange(keys.pool(), 0, -1)
+    finally:
+        await fresh.store.close()
+
+
 async def durable_case(client: AsyncRedis, url: str) -> None:
     """A save that scores a point waits for a replica, on the slot's primary."""
     core = await open_table(url, "table-0c2", "OPS3")
@@ -421,6 +442,7 @@ async def players_scale_case(client: AsyncRedis, url: str) -> None:
 
 CASES: list[Case] = [
     table_case,
+    reuse_case,
     durable_case,
     heal_case,
     bury_case,
