@@ -40,7 +40,7 @@ import httpx
 import websockets
 
 from cluster.stack import Launched, Spec
-from loadtests import cli
+from loadtests import cli, tls
 from loadtests.burst_plan import TABLE_SIZE, Failed, Outcome, Plan, plan
 from loadtests.burst_report import report, summary
 from loadtests.figures import emit
@@ -74,7 +74,7 @@ class Burst:
         if self.shared is not None:
             yield self.shared
             return
-        async with httpx.AsyncClient(base_url=self.url, timeout=None) as c:
+        async with httpx.AsyncClient(base_url=self.url, timeout=None, verify=tls.context()) as c:
             yield c  # no timeout here: each request is given its player's time left
 
     async def call(
@@ -246,6 +246,7 @@ async def burst(
     """Run one burst against `url`; the report, every player's outcome, and the tables used."""
     plans = plan(players, window, table_share, quick_share, seed)
     b = Burst(url.rstrip("/"), deadline_s, think_s=think_s, rng=random.Random(seed + 1))
+    tls.context()  # made once, before the first arrival (loadtests/tls.py)
     t0 = time.monotonic()
     if shared_client:
         limits = httpx.Limits(max_connections=players, max_keepalive_connections=players)

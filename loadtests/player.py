@@ -26,6 +26,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 from engine.cards import ranks_for
+from loadtests import tls
 from loadtests.frames import Frame, Order, hello, kind_of, ws_url
 
 WAIT_S = 15.0
@@ -82,7 +83,9 @@ class Player:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
     async def rest(self, method: str, path: str, **kw: Any) -> httpx.Response:
-        async with httpx.AsyncClient(base_url=self.base, timeout=REST_TIMEOUT_S) as c:
+        async with httpx.AsyncClient(
+            base_url=self.base, timeout=REST_TIMEOUT_S, verify=tls.context()
+        ) as c:
             return await c.request(method, path, headers=self.auth, **kw)
 
     async def register(self) -> Player:
