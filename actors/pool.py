@@ -14,7 +14,6 @@ is on its way is it refused `NoRoom`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import Counter, deque
@@ -242,9 +241,8 @@ class Pool:
             if not await self.shared.claim(name):
                 continue  # taken for a table meanwhile
             handle = await self.shared.actors.lookup(name)
-            if handle is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.to_thread(self.shared.actors.kill, handle)
+            if handle is not None and not await self.shared.stop(name, handle):
+                continue  # it holds a table: not the pool's to move
             log.info("pool spread: %s stopped on node %s, one started on %s", name, src, dst)
             self.starts.start(dst)
             started += 1

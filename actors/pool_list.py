@@ -16,6 +16,8 @@ import uuid
 from actors import keys
 from actors.placement import place_of
 from actors.pool_demand import DEMAND_WINDOW_S
+from actors.protocol import Probe
+from actors.ray_calls import ask
 from actors.ray_names import Actors, Handle
 from cluster.redis_client import AsyncRedis
 from cluster.redis_ops import Script
@@ -23,6 +25,7 @@ from cluster.redis_ops import Script
 log = logging.getLogger("quatro.pool")
 
 POOLED_FRESH_S = 30.0  # a pooled name seen alive this recently is not looked up again
+STOP_PROBE_S = 2.0  # a pooled actor about to be stopped says within this whether it holds a table
 
 # KEYS[1]: hash gateway -> "target:until_ms"; ARGV: this gateway's id, its target, for how long
 # (ms). Records ours, forgets what has expired (a gateway gone), returns the highest target.
@@ -174,7 +177,21 @@ class PoolList:
                 return
             self._alive.pop(str(name), None)
             handle = await self.actors.lookup(str(name))
-            if handle is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.to_thread(self.actors.kill, handle)
-            log.info("pool above its target (%d): stopped %s", highest, name)
+            if handle is not None and await self.stop(str(name), handle):
+                log.info("pool above its target (%d): stopped %s", highest, name)
+
+    async def stop(self, name: str, handle: Handle) -> bool:
+        """Stop a pooled actor taken off the list, unless it says it holds a table: a name on
+        the list by mistake (pushed twice, put back by a caller that did not know its table)
+        must not cost a table. One that does not answer in time is stopped."""
+        try:
+            async with asyncio.timeout(STOP_PROBE_S):
+                status = await ask(handle, Probe())
+        except Exception:
+            status = None
+        if status is not None and status.code:
+            log.warning("pooled actor %s holds table %s: left running", name, status.code)
+            return False
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(self.actors.kill, handle)
+        return True

@@ -23,15 +23,11 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-# Besides tests/cluster, the kit's (the short soak's run among them). Three cluster tests that
-# start stacks of their own go to the browser's lane, which otherwise ended 5-6 minutes before
-# the cluster's (tests/README.md, "Two lanes").
+# Besides tests/cluster, the kit's (the short soak's run among them). A cluster test that starts
+# stacks of its own goes to the browser's lane, to even the lanes' ends (tests/README.md, "Two
+# lanes": the figures each move came from).
 CLUSTER_LANE = ("tests/cluster/", "tests/loadtests/")
-PAGES_LANE = (
-    "tests/cluster/test_leftovers.py",
-    "tests/cluster/test_exposure.py",
-    "tests/cluster/test_autoscaling.py",
-)
+PAGES_LANE = ("tests/cluster/test_leftovers.py",)
 
 
 def lane_of(nodeid: str) -> str:

@@ -16,11 +16,11 @@ from cluster.gateway_process import ROOT
 from tests.lanes import Lanes, LaneScheduling, lane_of
 
 
-def test_the_cluster_lane_holds_the_cluster_and_kit_tests_but_the_launchers() -> None:
+def test_the_cluster_lane_holds_the_cluster_and_kit_tests_but_one_launcher_test() -> None:
     assert lane_of("tests/cluster/test_r30_property.py::test_r30[1]") == "cluster"
     assert lane_of("tests/loadtests/test_soak.py::test_no_table_stuck[redis]") == "cluster"
     assert lane_of("tests/cluster/test_leftovers.py::test_x") == "pages"
-    assert lane_of("tests/cluster/test_autoscaling.py::test_x") == "pages"
+    assert lane_of("tests/cluster/test_autoscaling.py::test_x") == "cluster"
     assert lane_of("tests/browser/test_replay.py::test_x") == "pages"
     assert lane_of("tests/engine/test_wire.py::test_x") == "pages"
     assert lane_of("tests/store/test_failover.py::test_x") == "pages"

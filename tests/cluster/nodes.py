@@ -70,17 +70,22 @@ async def node_of(stack: Stack, manager_port: int) -> str:
             await asyncio.sleep(0.5)
 
 
+TRIES = 40  # tables opened, at most, until one lands on the node
+
+
 async def table_on_node(stack: Stack, node_id: str) -> tuple[str, list[Player], Any]:
-    """A new 4-seat table (2 players) whose actor runs on `node_id`. Tables spread over the
-    nodes (SPREAD): a few new ones are enough to land on it."""
-    for _ in range(8):
+    """A new 4-seat table (2 players) whose actor runs on `node_id`. New actors spread over the
+    nodes (SPREAD), and the pool's spread moves ready ones there; but the pool hands out the
+    ready actors it holds first, and after tests that ended many tables it holds many of the
+    other nodes' (actors serve table after table, actors/reuse.py): up to `TRIES` tables."""
+    for _ in range(TRIES):
         code, people = await table_with(stack.a.url, 4, 2, deals=2, time_scale=0.2)
         handle = table_actor(stack, code)
         if ask_now(stack, handle, Probe()).node == node_id:
             return code, people, handle
         for p in people:
             await p.close()
-    raise AssertionError("no table landed on the new node in 8 tries")
+    raise AssertionError(f"no table landed on the new node in {TRIES} tries")
 
 
 @dataclass

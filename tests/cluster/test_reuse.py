@@ -14,7 +14,10 @@ import pytest
 import redis
 
 from actors import keys
+from actors.pool_list import PoolList
 from actors.protocol import Probe, Status, Summary, TableNotHere
+from actors.ray_names import RayActors
+from cluster.redis_client import async_redis
 from tests.cluster.client import Player
 from tests.cluster.nodes import ask_now
 from tests.cluster.test_restore import until
@@ -118,3 +121,26 @@ async def test_an_ended_tables_actor_serves_the_next_table_and_only_it(
 
     await until(ended, 15, "the actor asked the older way ends with its table")
     assert actor not in pooled(r)
+
+
+async def test_a_table_actor_on_the_pools_list_by_mistake_is_never_stopped_as_pooled(
+    stack: Stack, gateway_r: Gateway
+) -> None:
+    """The pool stops actors it holds too many of (its trim, its spread): one whose name is on
+    the list while it holds a table (pushed twice, put back by a caller that did not know) is
+    left running, its table with it."""
+    host = await Player(gateway_r.url, "Kept").register()
+    code = await lobby(host)
+    r = redis.Redis.from_url(stack.redis.url, decode_responses=True)
+    rec = record(r, code)
+    assert rec is not None
+    actor = str(rec["actor"])
+    handle = stack.driver().get_actor(actor, namespace=stack.namespace)
+    client = async_redis(stack.redis.url)
+    try:
+        pool = PoolList(client, RayActors(stack.namespace, stack.redis.url))
+        assert not await pool.stop(actor, handle)
+        assert ask_now(stack, handle, Probe()).code == code
+        assert (await host.rest("GET", f"/api/tables/{code}")).status_code == 200
+    finally:
+        await client.aclose()
