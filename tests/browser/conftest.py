@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from tests.browser.bot_match import FinishedMatch, finished_bot_match
+
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "gateway" / "static"
 CHROMIUM = "/usr/bin/chromium"
@@ -123,3 +125,26 @@ def stack_url(request: pytest.FixtureRequest) -> str:
         return given.rstrip("/")
     stack = request.getfixturevalue("stack")
     return str(stack.a.url)
+
+
+@pytest.fixture(scope="session")
+def finished_match(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[FinishedMatch]:
+    """One finished bot match for the session's tests that only read what it left (its
+    end-of-match screen, its replay). Opened through a gateway of the shared stack whose
+    finished tables stay an hour (`QUATRO_OVER_IDLE=3600`; the stack's own keep them 60 s), so
+    that its table still shows its end to the last of them, minutes of other tests later; its
+    pages are then visited through `stack_url` as any other. With QUATRO_STACK_URL, played
+    there."""
+    given = os.environ.get("QUATRO_STACK_URL")
+    if given:
+        yield FinishedMatch(*finished_bot_match(given.rstrip("/")))
+        return
+    stack = request.getfixturevalue("stack")
+    gw = stack.gateway(tmp_path_factory.mktemp("gateway-matches"), QUATRO_OVER_IDLE="3600")
+    try:
+        gw.wait_ready()
+        yield FinishedMatch(*finished_bot_match(gw.url))
+    finally:
+        gw.stop()

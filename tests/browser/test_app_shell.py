@@ -16,9 +16,9 @@ from typing import Any
 
 from playwright.sync_api import ConsoleMessage, Page, Request, Response, expect
 
+from tests.browser.bot_match import FinishedMatch
 from tests.browser.conftest import STATIC, serving_client
 from tests.browser.players import PHONE, create_table, new_player
-from tests.browser.test_replay import finished_bot_match
 
 EN = json.loads((STATIC / "i18n" / "en.json").read_text("utf-8"))
 LANGS = ("en", "fr", "ht", "ar")
@@ -86,8 +86,10 @@ def cached_urls(page: Page) -> list[str]:
     return urls
 
 
-def test_no_console_error_nor_missing_file_on_any_page(browser: Any, stack_url: str) -> None:
-    session, code, table_id = finished_bot_match(stack_url)
+def test_no_console_error_nor_missing_file_on_any_page(
+    browser: Any, stack_url: str, finished_match: FinishedMatch
+) -> None:
+    session, code, table_id = finished_match.session, finished_match.code, finished_match.table_id
     host = new_player(browser, "Ana", viewport=PHONE)
     guest = new_player(browser, "Marie", viewport=PHONE)
     finished = new_player(browser, "Ana", viewport=PHONE)
@@ -95,8 +97,7 @@ def test_no_console_error_nor_missing_file_on_any_page(browser: Any, stack_url: 
         f"localStorage.setItem('quatro.session', {json.dumps(json.dumps(session))});"
     )
     try:
-        # First: a finished table stops QUATRO_OVER_IDLE (60 s in tests) after its last
-        # command, and the pages below take longer than that on a loaded machine.
+        # The session's finished match (its table stays an hour once over: conftest).
         with problems(finished.page) as seen:
             finished.page.goto(f"{stack_url}/t/{code}")  # the end of a match
             expect(finished.page.locator("#watch-replay")).to_be_visible(timeout=FIRST_LOAD_MS)

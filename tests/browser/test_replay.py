@@ -8,7 +8,6 @@ on a desktop."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, ViewportSize, expect
 
+from tests.browser.bot_match import FinishedMatch, finished_bot_match
 from tests.browser.emoji_fonts import all_drawn
 from tests.browser.players import new_player
 from tests.browser.test_match import severe_violations
@@ -24,31 +24,6 @@ PHONE: ViewportSize = {"width": 390, "height": 664}
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 CATALOGS = Path(__file__).resolve().parents[2] / "gateway" / "static" / "i18n"
 PLAY, PAUSE = "25b6", "23f8"  # the play and pause pictures (vendor/twemoji/)
-
-
-def finished_bot_match(base: str, watchers: bool = True) -> tuple[dict[str, Any], str, str]:
-    """A 4-seat table, its host and three smart bots, played to its end on a fast clock with
-    nobody at the keyboard (deals, signs and pauses run on their deadlines). Returns the host's
-    session, the table's code and its id."""
-    with httpx.Client(base_url=base, timeout=30) as c:
-        session = c.post("/api/sessions", json={"name": "Ana"}).json()
-        auth = {"Authorization": f"Bearer {session['token']}"}
-        scenario = {"seed": 11, "time_scale": 0.02, "bot_policy": "smart"}
-        r = c.post("/api/tables", json={"players": 4, "scenario": scenario}, headers=auth)
-        assert r.status_code == 201, r.text
-        code, table_id = r.json()["code"], r.json()["table_id"]
-        for seat in (1, 2, 3):
-            assert c.post(f"/api/tables/{code}/bots", json={"seat": seat}, headers=auth).is_success
-        if not watchers:
-            closing = {"watchers": False}
-            r = c.patch(f"/api/tables/{code}/settings", json=closing, headers=auth)
-            assert r.is_success, r.text
-        assert c.post(f"/api/tables/{code}/start", headers=auth).is_success
-        deadline = time.monotonic() + 120
-        while c.get(f"/api/tables/{code}").json()["phase"] != "over":
-            assert time.monotonic() < deadline, "the bot match did not end within 120 s"
-            time.sleep(0.5)
-    return session, code, table_id
 
 
 def scrub(page: Page, pos: int) -> None:
@@ -72,9 +47,14 @@ def shown_scores(page: Page) -> list[int]:
     ("locale", "lang", "view"), [("ar", "ar", PHONE), ("en-US", "en", DESKTOP)]
 )
 def test_the_end_of_a_match_links_to_its_replay_which_plays_it_back(
-    browser: Any, stack_url: str, locale: str, lang: str, view: ViewportSize
+    browser: Any,
+    stack_url: str,
+    finished_match: FinishedMatch,
+    locale: str,
+    lang: str,
+    view: ViewportSize,
 ) -> None:
-    session, code, _ = finished_bot_match(stack_url)
+    session, code = finished_match.session, finished_match.code
     words = json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
     host = new_player(browser, "Ana", locale=locale, viewport=view)
     host.context.add_init_script(

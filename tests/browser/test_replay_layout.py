@@ -13,10 +13,11 @@ import pytest
 from playwright.sync_api import ViewportSize, expect
 
 from gateway.emoji_vendor import emoji_code
+from tests.browser.bot_match import FinishedMatch
 from tests.browser.players import new_player
 from tests.browser.test_match import severe_violations
 from tests.browser.test_one_screen import seats_over_centre
-from tests.browser.test_replay import finished_bot_match, scrub
+from tests.browser.test_replay import scrub
 
 SIZES: list[tuple[str, ViewportSize, bool]] = [
     ("ar", {"width": 390, "height": 844}, True),
@@ -27,9 +28,9 @@ SIZES: list[tuple[str, ViewportSize, bool]] = [
 
 
 @pytest.fixture(scope="module")
-def replay(stack_url: str) -> tuple[str, list[dict[str, Any]]]:
-    """One finished bot match, its table id and its public events."""
-    _, _, table_id = finished_bot_match(stack_url)
+def replay(stack_url: str, finished_match: FinishedMatch) -> tuple[str, list[dict[str, Any]]]:
+    """The session's finished bot match: its table id and its public events."""
+    table_id = finished_match.table_id
     with httpx.Client(base_url=stack_url, timeout=30) as c:
         events = c.get(f"/api/replays/{table_id}").json()["events"]
     return table_id, events
