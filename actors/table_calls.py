@@ -117,9 +117,11 @@ class TableCalls:
                 continue  # the record names a new incarnation: ask it
             except TableNotHere as exc:
                 # The actor serves another table now, or none: the table stopped (its record
-                # went first), or moved into another actor (ask that one).
+                # went first), moved into another actor (ask that one), or was taken back.
                 self.records.forget(code)
-                if await self.records.left(code, found[0] if found else "") or patience.spent:
+                if await self.records.left(code, found[0] if found else "", handle):
+                    raise TableGone(code) from exc
+                if patience.spent:
                     raise TableGone(code) from exc
             except ActorGone as exc:
                 if dead_for_good(exc):

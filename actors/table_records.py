@@ -19,6 +19,8 @@ from typing import Any
 
 from actors import keys, legacy_keys
 from actors.cells import ForeignTable, cell_of
+from actors.protocol import Adopt
+from actors.ray_calls import ask
 from actors.ray_names import Actors, Handle
 from actors.snapshot import record_json
 from actors.store import KEY_TTL_S
@@ -125,17 +127,37 @@ class TableRecords:
         await self.drop(code, record)
         return True
 
-    async def left(self, code: str, actor: str) -> bool:
+    async def left(self, code: str, actor: str, handle: Handle) -> bool:
         """The table's actor `actor` says it does not hold the table: whether the table is gone.
-        It is when it has no record, or one that still names `actor` (its stop could not delete
-        it: a Redis outage), which goes then. False: the record names another actor now."""
+        It is not when the record names another actor now (moved: ask that one), nor when the
+        record still names `actor` and its snapshot is there: the actor lost track of its table
+        (restarted after Redis lost its own record, `keys.actor`) and takes it back from the
+        snapshot, as a move's actor does (`Adopt`), if it is still table-less. Otherwise the
+        table is gone (no record, or a stale one, which goes: its stop could not delete it)."""
         key, raw = await self._raw(code)
         if raw is None:
             return True
         if str(json.loads(raw).get("actor")) != actor:
             return False
+        if await self.redis.exists(keys.snapshot(code)) and await self._taken_back(
+            code, actor, handle
+        ):
+            log.warning("table %s: its actor %s had lost it; taken back from Redis", code, actor)
+            return False
         await self.drop(code, raw, key=key)
         return True
+
+    async def _taken_back(self, code: str, actor: str, handle: Handle) -> bool:
+        """`actor` restores the table `code` (`Adopt`). Its own record is written only where
+        there is none (NX): an actor that got another table meanwhile keeps its record of that
+        one, and refuses."""
+        if not await self.redis.set(keys.actor(actor), code, ex=KEY_TTL_S, nx=True):
+            return False
+        try:
+            adopted = await ask(handle, Adopt(code))
+        except Exception:  # gone or unreachable: the caller's next try finds out
+            return False
+        return adopted.ok
 
     def opened(self, code: str, handle: Handle, actor: str = "") -> None:
         self._handles[code] = handle

@@ -73,7 +73,7 @@ async def test_a_drained_node_hands_its_tables_over_without_a_lost_point(stack: 
 
         moves = await asyncio.to_thread(_drain, stack, node_id, 60.0)
         assert moves["node"] == node_id
-        # What the cut-off actor was before the drain, and whether a pool lists it (it must
+        # What the cut-off actor was before the drain, and whether the pool lists it (it must
         # not: a pooled name is the pool's to stop), for the report of a failure.
         listed = cut_off["actor"] in r.lrange(keys.pool(), 0, -1)
         assert moves["superseded"] == [cut_off["actor"]], (moves, cut_status, listed)

@@ -144,3 +144,40 @@ async def test_a_table_actor_on_the_pools_list_by_mistake_is_never_stopped_as_po
         assert (await host.rest("GET", f"/api/tables/{code}")).status_code == 200
     finally:
         await client.aclose()
+
+
+async def test_an_actor_that_lost_track_of_its_table_takes_it_back_at_the_next_call(
+    stack: Stack,
+) -> None:
+    """Redis lost the actor's own record of its table (`keys.actor`: a failover can lose a
+    write its replica never got) and then the actor restarted: it comes back table-less. The
+    next call finds that out (`TableNotHere`), and the actor takes the table back from its
+    snapshot rather than the table being given up."""
+    host = await Player(stack.a.url, "Lost").register()
+    code = await lobby(host)
+    assert (await host.rest("POST", f"/api/tables/{code}/bots", json={"seat": 2})).is_success
+    r = redis.Redis.from_url(stack.redis.url, decode_responses=True)
+    rec = record(r, code)
+    assert rec is not None
+    actor = str(rec["actor"])
+    driver = stack.driver()
+    handle = driver.get_actor(actor, namespace=stack.namespace)
+    before: Status = ask_now(stack, handle, Probe())
+    r.delete(keys.actor(actor))
+    driver.kill(handle, no_restart=False)  # Ray restarts it: it finds no record of a table
+
+    def restarted() -> Status | None:
+        try:
+            status = ask_now(stack, handle, Probe(), timeout=5)
+        except Exception:
+            return None
+        return status if status.incarnation != before.incarnation else None
+
+    empty: Status = await until(restarted, 30, "the actor restarted")
+    assert empty.code == ""
+    answer = await host.rest("GET", f"/api/tables/{code}")
+    assert answer.status_code == 200, answer.text
+    seats = {row["seat"]: row["kind"] for row in answer.json()["seats"]}
+    assert (seats[0], seats[2]) == ("human", "bot")  # the table as it was
+    assert ask_now(stack, handle, Probe()).code == code
+    assert r.get(keys.actor(actor)) == code
