@@ -22,6 +22,7 @@ from actors.protocol import Probe
 from actors.table_actor import actor_class
 from cluster.procs import RayWorkerNode
 from tests.cluster.nodes import ask_now, node_of, playing_on_a_new_node, table_on_node
+from tests.cluster.test_restore import until
 from tests.cluster.test_stale_records import ghost
 from tests.conftest import ROOT, Stack
 
@@ -64,6 +65,13 @@ async def test_a_drained_node_hands_its_tables_over_without_a_lost_point(stack: 
         await p.close()
     r = redis.Redis.from_url(stack.redis.url, decode_responses=True)
     try:
+        # Its players' departures saved first: a save after the move below is refused by the
+        # fence and ends the actor before the drain can find it (seen in CI, 2026-12-05).
+        await until(
+            lambda: json.loads(str(r.get(keys.snapshot(cut_code))))["conns"] == {},
+            20,
+            "the cut-off table's players disconnected",
+        )
         incarnation = ask_now(stack, handle, Probe()).incarnation
         cut_status = ask_now(stack, cut_handle, Probe())
         assert cut_status.code == cut_code, cut_status
@@ -73,10 +81,7 @@ async def test_a_drained_node_hands_its_tables_over_without_a_lost_point(stack: 
 
         moves = await asyncio.to_thread(_drain, stack, node_id, 60.0)
         assert moves["node"] == node_id
-        # What the cut-off actor was before the drain, and whether the pool lists it (it must
-        # not: a pooled name is the pool's to stop), for the report of a failure.
-        listed = cut_off["actor"] in r.lrange(keys.pool(), 0, -1)
-        assert moves["superseded"] == [cut_off["actor"]], (moves, cut_status, listed)
+        assert moves["superseded"] == [cut_off["actor"]], (moves, cut_status)
         assert int(str(moves["here"])) >= 2, moves
         retired = moves["retired"]
         assert isinstance(retired, list)

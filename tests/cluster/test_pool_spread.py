@@ -6,7 +6,9 @@ crowded node finds ready actors elsewhere (actors/rescue.py)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from pathlib import Path
 
 import pytest
 import redis
@@ -18,7 +20,7 @@ from tests.cluster.nodes import ask_now, node_of
 from tests.conftest import Stack
 
 SPREAD_WITHIN_S = 40.0  # a pass every 5 s (pool.WATCH_S), and a new worker process to start
-POOL = 2  # the session stack's pool (tests/conftest.py)
+POOL = 2  # this test's own pool
 
 
 def pooled_nodes(stack: Stack, r: redis.Redis) -> dict[str, str]:
@@ -34,18 +36,27 @@ def pooled_nodes(stack: Stack, r: redis.Redis) -> dict[str, str]:
 
 
 @pytest.mark.destructive
-async def test_a_node_that_joins_gets_its_share_of_the_ready_actors(stack: Stack) -> None:
-    r = redis.Redis.from_url(stack.redis.url, decode_responses=True)
-    # The test before may have emptied the pool (tables created, actors killed): the refill
-    # puts it back first, or "moved, not added" below would compare with nothing; and before
-    # the node joins, so that the refill cannot be what places an actor there.
-    deadline = time.monotonic() + SPREAD_WITHIN_S
-    while len(before := pooled_nodes(stack, r)) < POOL:
-        assert time.monotonic() < deadline, f"the pool never refilled: {before}"
-        await asyncio.sleep(0.5)
-    # More slots than the session's node: its share of a pool of two is over one actor.
-    node = RayWorkerNode(stack.head, table_slots=160, num_cpus=1, object_store_mb=80).start()
+async def test_a_node_that_joins_gets_its_share_of_the_ready_actors(
+    stack: Stack, tmp_path: Path
+) -> None:
+    # A pool of its own (a gateway with its keys in Redis database 3): the session's shared
+    # list also takes back the actors of the session's tables as they end (actors/reuse.py),
+    # so its size says nothing of what the spread did.
+    own_db = stack.redis.url.rsplit("/", 1)[0] + "/3"
+    r = redis.Redis.from_url(own_db, decode_responses=True)
+    r.flushdb()
+    gw = stack.gateway(tmp_path, REDIS_URL=own_db, QUATRO_POOL_MIN=str(POOL))
+    node: RayWorkerNode | None = None
     try:
+        gw.wait_ready()
+        # The pool filled first, before the node joins, so that the refill cannot be what
+        # places an actor there, and "moved, not added" below compares with a full pool.
+        deadline = time.monotonic() + SPREAD_WITHIN_S
+        while len(before := pooled_nodes(stack, r)) < POOL:
+            assert time.monotonic() < deadline, f"the pool never filled: {before}"
+            await asyncio.sleep(0.5)
+        # More slots than the session's node: its share of a pool of two is over one actor.
+        node = RayWorkerNode(stack.head, table_slots=160, num_cpus=1, object_store_mb=80).start()
         node_id = await node_of(stack, node.manager_port)
         assert node_id not in before.values()
         deadline = time.monotonic() + SPREAD_WITHIN_S
@@ -56,5 +67,12 @@ async def test_a_node_that_joins_gets_its_share_of_the_ready_actors(stack: Stack
         assert len(now) == len(before), (before, now)
         assert set(now.values()) - {node_id}, now
     finally:
-        node.stop()
+        gw.stop()
+        if node is not None:
+            node.stop()
+        ray = stack.driver()
+        for name in r.lrange(keys.pool(), 0, -1):  # each holds a table slot of the stack
+            with contextlib.suppress(Exception):
+                ray.kill(ray.get_actor(str(name), namespace=stack.namespace))
+        r.flushdb()
         r.close()

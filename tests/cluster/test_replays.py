@@ -88,6 +88,9 @@ async def test_replaying_a_bot_match_reproduces_every_score_and_reveal(stack: St
         over = await play_match(host, partner)
         await watcher.wait_event(lambda e: e["type"] == "over")
         await partner.wait_event(lambda e: e["type"] == "over")
+        # The match's ratings come after its end, into the stored log too (not into the
+        # replay's answer): once told, the log no longer grows, and a kept answer holds.
+        await host.wait_event(lambda e: e["type"] == "ratings")
 
         r = await stranger.rest("GET", f"/api/replays/{table_id}")
         assert r.status_code == 200, r.text
