@@ -1,5 +1,12 @@
 """Table after table in one actor: when its table stops, a table actor goes back to the pool
-instead of ending, for up to `QUATRO_ACTOR_TABLES` tables.
+instead of ending, for up to `QUATRO_ACTOR_TABLES` tables (1 by default: each actor ends with its
+table, as before; the suite's shared stack runs with 25, tests/conftest.py).
+
+Why not on by default yet: in the clean-clone CI of cc802cf the soak on Redis Cluster saw one
+creation of its burst fault answered 503 after 15 s, following a lost node and a lost primary
+(tests/loadtests/test_soak.py); two CIs before it passed. Ready actors that came back to the pool
+on the lost node are a likely cause (Ray restarts them, and a creation that takes one waits for
+it), not shown yet. Until it is, an operator opts in.
 
 A new actor costs about 0.6 s of CPU (a Python process, Ray's core worker, our imports: see
 actors/priority.py), taken from the tables in play on its node; a table of a few minutes
@@ -26,7 +33,7 @@ import os
 log = logging.getLogger("quatro.table")
 
 TABLES_ENV = "QUATRO_ACTOR_TABLES"
-DEFAULT_TABLES = 25
+DEFAULT_TABLES = 1
 
 
 def tables_per_actor() -> int:

@@ -168,6 +168,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     if os.environ.get("QUATRO_CHECK"):
         pytest.fail("`make check` runs no Ray stack: this test belongs outside its folders")
     st = Stack(suite_spec(f"test-{uuid.uuid4().hex[:8]}"), tmp_path_factory.mktemp("stack"))
+    # Its table actors serve table after table (actors/reuse.py; off by default): exercised by
+    # every test of the session, and a worker process spared per table (tests/README.md).
+    st.head.extra_env["QUATRO_ACTOR_TABLES"] = "25"
     st.start()
     try:
         yield st

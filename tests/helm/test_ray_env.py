@@ -59,4 +59,4 @@ def test_the_ray_nodes_say_how_many_tables_an_actor_serves(case: str) -> None:
             if container["name"] in QUATRO_CONTAINERS:
                 env = {e["name"]: e.get("value") for e in container.get("env", [])}
                 seen[container["name"]] = env.get("QUATRO_ACTOR_TABLES")
-    assert seen == {"gateway": None, "ray-head": "25", "ray-worker": "25"}
+    assert seen == {"gateway": None, "ray-head": "1", "ray-worker": "1"}
