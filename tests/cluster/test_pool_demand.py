@@ -193,10 +193,16 @@ async def test_with_a_quiet_time_a_ramp_starts_no_actor_while_the_pool_lasts(
     beside the tables in play while they last; it grows its pool back once creations have
     stopped for QUATRO_POOL_QUIET seconds. Without the quiet time, every take starts a refill at
     once (the stack's other gateways share the list and refill it to their own targets, so only
-    this gateway's starts are counted)."""
+    this gateway's starts are counted). A pool of its own (its keys in Redis database 4): the
+    shared list also takes back the actors of the session's tables as they end
+    (actors/reuse.py), which would refill it for this gateway."""
     ready, quiet_s = 3, 5.0
+    own_db = stack.redis.url.rsplit("/", 1)[0] + "/4"
+    store = redis.Redis.from_url(own_db, decode_responses=True)
+    store.flushdb()
     gw = stack.gateway(
         tmp_path,
+        REDIS_URL=own_db,
         QUATRO_POOL_MIN=str(ready),
         QUATRO_POOL_MAX=str(ready),
         QUATRO_POOL_QUIET=str(quiet_s),
@@ -205,7 +211,6 @@ async def test_with_a_quiet_time_a_ramp_starts_no_actor_while_the_pool_lasts(
         QUATRO_TABLE_BURST="1000",
     )
     gw.wait_ready()
-    store = redis.Redis.from_url(stack.redis.url, decode_responses=True)
     opened: list[str] = []
     loop = asyncio.get_running_loop()
     starts: list[tuple[float, float]] = []  # (loop time, this gateway's actors starting)
@@ -227,7 +232,7 @@ async def test_with_a_quiet_time_a_ramp_starts_no_actor_while_the_pool_lasts(
                 store.llen(keys.POOL) < ready
                 or gauges((await c.get("/metrics")).text)["quatro_pool_starting"]
             ):
-                assert loop.time() < deadline, store.llen(keys.POOL)
+                assert loop.time() < deadline, (store.llen(keys.POOL), gw.log.read_text()[-3000:])
                 await asyncio.sleep(0.2)
             tokens = []
             for i in range(ready):
@@ -264,9 +269,23 @@ async def test_with_a_quiet_time_a_ramp_starts_no_actor_while_the_pool_lasts(
             await asyncio.sleep(0.2)
     finally:
         stop.set()
-        for code in opened:
-            forget_table(stack, code)
         gw.stop()
+        stop_own_pool(stack, store, opened)
+
+
+def stop_own_pool(stack: Stack, store: redis.Redis, codes: list[str]) -> None:
+    """Stop the actors of a test's own pool (in its own Redis database) and of the tables it
+    opened there: each holds a table slot of the stack. Then that database is emptied."""
+    names = [str(n) for n in store.lrange(keys.POOL, 0, -1)]
+    for code in codes:
+        raw = store.get(keys.table(code))
+        if raw is not None:
+            names.append(str(json.loads(raw)["actor"]))
+    ray = stack.driver()
+    for name in names:
+        with contextlib.suppress(Exception):
+            ray.kill(ray.get_actor(name, namespace=stack.namespace), no_restart=True)
+    store.flushdb()
 
 
 async def test_with_a_start_gap_the_buffer_grows_one_actor_at_a_time(
@@ -321,8 +340,4 @@ async def test_with_a_start_gap_the_buffer_grows_one_actor_at_a_time(
         assert min(gaps) >= gap_s - 0.3, gaps  # the gauge is read every 50 ms
     finally:
         gw.stop()
-        ray = stack.driver()
-        for name in store.lrange(keys.POOL, 0, -1):  # each holds a table slot of the stack
-            with contextlib.suppress(Exception):
-                ray.kill(ray.get_actor(str(name), namespace=stack.namespace))
-        store.flushdb()
+        stop_own_pool(stack, store, [])
