@@ -156,8 +156,13 @@ class TableRecords:
         try:
             adopted = await ask(handle, Adopt(code))
         except Exception:  # gone or unreachable: the caller's next try finds out
+            adopted = None
+        if adopted is None or not adopted.ok:
+            # Not taken back: the record written for it goes, or a restart of this actor
+            # would find a table whose record the caller now drops.
+            await DROP_STALE_TABLE.run(self.redis, [keys.actor(actor)], [code])
             return False
-        return adopted.ok
+        return True
 
     def opened(self, code: str, handle: Handle, actor: str = "") -> None:
         self._handles[code] = handle
