@@ -14,6 +14,7 @@ is on its way is it refused `NoRoom`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import Counter, deque
@@ -133,8 +134,16 @@ class Pool:
         return False
 
     async def _placed(self, name: str, handle: Handle) -> None:
-        if not self._hand(name, handle):
+        if self._hand(name, handle):
+            return
+        try:
             await self.shared.push(name)
+        except Exception as exc:
+            # The store out of reach (a primary failing over): an actor on no list would hold
+            # its slot for good, and it says nothing of the cluster's room.
+            log.warning("new table actor %s could not be pooled (%r): stopped", name, exc)
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self.shared.actors.kill, handle)
 
     def _refuse_waiting(self, beyond: int) -> None:
         """NoRoom for the creations waiting past the first `beyond` (what is on its way)."""
@@ -184,6 +193,11 @@ class Pool:
         """Start actors, `at_once` at most side by side, until the waiting creations are served
         and the pool holds the target; then stop the surplus over every gateway's target."""
         starts, at_once = self.starts, self.demand.policy.at_once
+        if starts.count == 0:
+            # A start that failed while no pass ran (a spread's, or one outliving a pass that
+            # the store's failover broke off) refused nobody then: it must not refuse the
+            # creations of this pass (a burst after a failover answered `no_room`).
+            starts.full = False
         while True:
             self._wake.clear()
             while self._waiters and (taken := await self.shared.pop_live()) is not None:

@@ -351,7 +351,9 @@ class Injector:
                         json={"players": 4},
                         headers={"Authorization": f"Bearer {token}"},
                     )
-                status, code = res.status_code, str(res.json().get("code", ""))
+                status = res.status_code
+                # A refusal's body says which (`no_room`, `unavailable`) and why.
+                code = str(res.json().get("code", "")) if status == 201 else res.text[:200]
             except (httpx.HTTPError, ValueError, KeyError) as exc:
                 status, code = 0, repr(exc)
             with lock:

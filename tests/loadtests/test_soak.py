@@ -68,6 +68,7 @@ def soaks(background: Background) -> dict[str, dict[str, Any]]:
         report: dict[str, Any] = json.loads(found.read_text())
         report["stderr"] = stderr[-6000:]
         report["rc"] = rc
+        report["gateway_warnings"] = gateway_warnings(background.out / name / "stack")
         reports[name] = report
     return reports
 
@@ -79,10 +80,29 @@ def soak(request: pytest.FixtureRequest, soaks: dict[str, dict[str, Any]]) -> di
     return report
 
 
+def gateway_warnings(folder: Path, keep: int = 40) -> list[str]:
+    """The gateways' last warnings and errors (what a refused creation or a failed command
+    said), each line cut short: CI keeps a part of a failure's output, and the soak's folder
+    is gone with the run."""
+    found = []
+    for path in sorted(folder.glob("gateway-*.log")):
+        for line in path.read_text(errors="replace").splitlines():
+            if "WARNING" in line or "ERROR" in line:
+                found.append(f"{path.stem}: {line[:300]}")
+    return found[-keep:]
+
+
 def why(report: dict[str, Any]) -> str:
+    """What a failed assertion prints: first what CI must keep (each fault and its details, the
+    failures, the gateways' warnings), then the soak's own output."""
     keep = ("failure_list", "locust_failures", "regressions", "gone", "stuck")
     details = {k: report[k] for k in keep}
-    return f"{json.dumps(report['line'])}\n{json.dumps(details)}\n{report['stderr']}"
+    faults = "\n".join(json.dumps(f) for f in report["line"]["faults"])
+    warnings = "\n".join(report["gateway_warnings"])
+    return (
+        f"faults:\n{faults}\n{json.dumps(details)}\ngateways:\n{warnings}\n"
+        f"{json.dumps(report['line'])}\n{report['stderr']}"
+    )
 
 
 def test_every_fault_was_injected_once_and_recovered_from(soak: dict[str, Any]) -> None:

@@ -1,0 +1,108 @@
+"""A pooled actor's start that fails says nothing of the next creation.
+
+In two clean-clone CIs the short soak on a Redis Cluster saw one creation of its burst refused
+`503` (`no_room`) right after a primary had failed over: a start had failed while no refill
+pass ran (its pass broken off by the store's errors, or a spread's move), its "no room" flag
+stayed up, and the next pass refused the first creation that had to wait, on a cluster with
+room to spare. And a start whose actor answered while the store was out of reach left that
+actor on no list, holding its slot for good.
+
+Real Ray (the session's stack) and real redis-servers; the failures are real too: an actor
+killed before it answers, a redis-server SIGKILLed before the new actor is listed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import redis
+
+from actors.pool import Pool
+from actors.pool_demand import PoolPolicy
+from actors.protocol import Probe
+from actors.ray_calls import LastAnswer, ask
+from actors.ray_names import Handle, RayActors
+from actors.slots import Slots
+from cluster.procs import RedisServer
+from cluster.redis_client import async_redis
+from tests.conftest import Stack
+
+ONE_AT_A_TIME = PoolPolicy(minimum=0, maximum=1, at_once=1)
+
+
+class Started(RayActors):
+    """Ray's actors, each start noted; with `kill_first`, the first one killed as soon as Ray
+    has it (it dies before it answers, as on a node lost at that moment)."""
+
+    def __init__(self, namespace: str, store: str, kill_first: bool = False) -> None:
+        super().__init__(namespace, store)
+        self.kill_first = kill_first
+        self.started: list[tuple[str, Handle]] = []
+
+    def start(self, name: str, node: str = "") -> Handle:
+        handle = super().start(name, node)
+        if self.kill_first and not self.started:
+            self.kill(handle)
+        self.started.append((name, handle))
+        return handle
+
+
+async def gone(actors: RayActors, name: str, within_s: float = 30.0) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    while loop.time() < deadline:
+        if await actors.lookup(name) is None:
+            return True
+        await asyncio.sleep(0.2)
+    return False
+
+
+async def stop_all(actors: Started) -> None:
+    for _, handle in actors.started:
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(actors.kill, handle)
+
+
+async def test_a_start_that_failed_with_no_pass_running_refuses_no_later_creation(
+    stack: Stack,
+) -> None:
+    stack.driver()
+    own_db = stack.redis.url.rsplit("/", 1)[0] + "/6"
+    redis.Redis.from_url(own_db).flushdb()
+    actors = Started(stack.namespace, own_db, kill_first=True)
+    pool = Pool(async_redis(own_db), Slots(0), actors, LastAnswer(), ONE_AT_A_TIME)
+    try:
+        pool.starts.start()  # as a spread's move: no refill pass watches it
+        await asyncio.wait_for(pool.starts.none.wait(), 60)
+        assert pool.starts.full, "the killed actor's start was not counted as failed"
+        name, handle = await pool.take(60)
+        assert len(actors.started) == 2
+        assert name == actors.started[-1][0]
+        assert (await ask(handle, Probe())).pid > 0
+    finally:
+        await pool.close()
+        await stop_all(actors)
+        redis.Redis.from_url(own_db).flushdb()
+
+
+async def test_an_actor_that_could_not_be_listed_is_stopped_not_left_holding_a_slot(
+    stack: Stack,
+) -> None:
+    stack.driver()
+    server = RedisServer().start()
+    # The actor's own store stays up (it answers): only the pool's list is out of reach.
+    actors = Started(stack.namespace, stack.redis.url)
+    pool = Pool(async_redis(server.url), Slots(0), actors, LastAnswer(), ONE_AT_A_TIME)
+    try:
+        pool.starts.start()
+        server.kill()  # before the new actor answers (a second or so): its listing fails
+        await asyncio.wait_for(pool.starts.none.wait(), 60)
+        assert len(actors.started) == 1
+        name, _ = actors.started[0]
+        assert await gone(actors, name), f"{name} left running, on no list"
+        assert not pool.starts.full, "the store's failure was taken for a full cluster"
+    finally:
+        await pool.close()
+        await stop_all(actors)
+        server.cleanup()
