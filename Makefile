@@ -100,7 +100,14 @@ unit: deps helm-tools bytecode
 	@set +e; $(PY) -m pytest $(LANES) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc = 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
 
-test: deps helm-tools lint unit
+# Lint and types run beside the suite (its first minutes leave a core a fifth idle: stacks and
+# Chromium starting), their output shown after the tests'; either failing fails `make test`.
+test: deps helm-tools bytecode
+	@set +e; log=$$(mktemp); $(MAKE) --no-print-directory lint >$$log 2>&1 & lint=$$!; \
+	$(MAKE) --no-print-directory unit; rc=$$?; \
+	wait $$lint; lrc=$$?; cat $$log; rm -f $$log; \
+	if [ $$lrc != 0 ]; then echo "make test: lint or types failed (above)"; fi; \
+	[ $$rc = 0 ] && [ $$lrc = 0 ]
 
 # The edit-test loop (README): lint, types, and the tests that need no Ray stack, no browser and
 # no helm: the engine's rules, the table actor's core (against a real redis-server), the
