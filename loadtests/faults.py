@@ -60,8 +60,7 @@ FAULTS = (
 )
 CLUSTER_ONLY = ("redis_primary_kill",)  # a store that is a Redis Cluster's faults
 SINGLE_ONLY = ("redis_restart",)  # a store that is one redis-server's
-# Only when asked for (--faults): the default cycle's node loss is node_loss.
-OPT_IN = ("node_freeze",)
+OPT_IN = ("node_freeze",)  # only when asked for (--faults): the default cycle's is node_loss
 RECOVER_LIMIT_S = 120.0  # a fault not recovered from within this is reported as not recovered
 
 # A creation may wait for a ready actor (QUATRO_POOL_WAIT + QUATRO_ACTOR_TIMEOUT, 45 s) and a
@@ -351,8 +350,7 @@ class Injector:
                         json={"players": 4},
                         headers={"Authorization": f"Bearer {token}"},
                     )
-                status = res.status_code
-                # A refusal's body says which (`no_room`, `unavailable`) and why.
+                status = res.status_code  # a refusal's body says which (`no_room`...) and why
                 code = str(res.json().get("code", "")) if status == 201 else res.text[:200]
             except (httpx.HTTPError, ValueError, KeyError) as exc:
                 status, code = 0, repr(exc)
