@@ -32,14 +32,17 @@ BACKGROUND_DIR = pytest.StashKey[Path]()
 STARTED = pytest.StashKey[bool]()  # this xdist worker has started its lane's background runs
 
 
-def _order(item: pytest.Item) -> int:
+def _order(item: pytest.Item) -> float:
     """0: tests with no stack (pure CPU, no clock to miss), first, beside the background runs;
-    1: those that use the session's stack or one of their own; 2: `destructive` ones; 3: the
-    `background` ones, which judge runs started with the session."""
+    1: those that use the session's stack or one of their own, the `late` ones (long, CPU-bound
+    and patient) after the others; 2: `destructive` ones; 3: the `background` ones, which judge
+    runs started with the session."""
     if item.get_closest_marker("background"):
         return 3
     if item.get_closest_marker("destructive"):
         return 2
+    if item.get_closest_marker("late"):
+        return 1.5
     needs = {"stack", "stack_url", "browser", "playwright", "static_url"}
     marked = item.get_closest_marker("cluster") or item.get_closest_marker("browser")
     return 1 if marked or needs & set(getattr(item, "fixturenames", ())) else 0
