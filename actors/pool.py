@@ -38,6 +38,9 @@ log = logging.getLogger("quatro.pool")
 # creations) is left alone.
 WATCH_S = 5.0
 SPREAD_TURN_MS = 15_000
+# A pass left short of its target by a failed start or a full cluster looks again this much
+# later: not only at the next creation, which would find the pool below its minimum.
+RETRY_S = 5.0
 
 
 class NoRoom(Exception):
@@ -220,10 +223,12 @@ class Pool:
             if starts.full:
                 self._refuse_waiting(starts.count)
             if starts.count == 0:
-                starts.full = False  # the next creation asks the slot gate again
+                short, starts.full = starts.full and needed > 0, False  # the next pass asks again
                 if needed <= 0:
                     await self.shared.trim(self.demand.keep(time.monotonic()), live)
                 if not self._wake.is_set():
+                    if short and (self._pace is None or self._pace.done()):
+                        self._pace = self.tasks.spawn(self._refill_after(RETRY_S), "retry")
                     return  # nothing asked meanwhile (refill_soon only wakes a running pass)
                 continue
             await self._wake.wait()
