@@ -24,7 +24,15 @@ from actors import keys, legacy_keys
 from actors.orders import is_order
 from actors.protocol import Entry
 from actors.snapshot import DEFAULT_REPLAY_TTL_S, record_json
-from actors.store_scripts import BEAT, BURY, DURABLE_SAVE, FORGET, RESTORE, RETIRE, SAVE
+from actors.store_scripts import (
+    BEAT,
+    BURY,
+    DELETE_IF_SAME,
+    DURABLE_SAVE,
+    RESTORE,
+    RETIRE,
+    SAVE,
+)
 from cluster.redis_client import (
     AsyncRedis,
     RedisSettings,
@@ -404,7 +412,7 @@ class TableStore:
         replay is found by that record then. False when Redis did not answer."""
         assert self.table_id != self.name
         try:
-            await FORGET.run(self.redis, [keys.actor(self.name)], [code])
+            await DELETE_IF_SAME.run(self.redis, [keys.actor(self.name)], [code])
             return True
         except (redis.RedisError, OSError, TimeoutError) as exc:
             log.warning("table actor %s: its record of %s not released (%s)", self.name, code, exc)

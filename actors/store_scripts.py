@@ -152,10 +152,12 @@ return 1
 # A save that scores a point or ends a match, then WAIT for a replica, on one connection.
 DURABLE_SAVE = Pipeline("table.save-durable")
 
-# KEYS[1]: an actor's record (actor name -> code); ARGV[1]: the code it must still name. Deleted
-# only then: a record rewritten meanwhile (a move named this actor for another table) stays.
-FORGET = Script(
-    "store.forget",
+# KEYS[1] is deleted only if it still holds ARGV[1]: a record rewritten meanwhile stays. An
+# actor's record (name -> code) that must still name the code released (a move may have named
+# this actor for another table); a table's record still the one judged stale (a table opened
+# since under the same code, once another gateway dropped the stale one, keeps its record).
+DELETE_IF_SAME = Script(
+    "records.delete-if-same",
     """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])

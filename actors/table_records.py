@@ -24,8 +24,9 @@ from actors.ray_calls import ask
 from actors.ray_names import Actors, Handle
 from actors.snapshot import record_json
 from actors.store import KEY_TTL_S
+from actors.store_scripts import DELETE_IF_SAME
 from cluster.redis_client import AsyncRedis, scan
-from cluster.redis_ops import Pipeline, Script
+from cluster.redis_ops import Pipeline
 
 log = logging.getLogger("quatro.directory")
 
@@ -35,19 +36,6 @@ CODE_LENGTH = 6
 CODE_TRIES = 20  # codes drawn before giving up (31**6 of them: never)
 RECORD_TTL_S = 24 * 3600  # a table's saves renew it
 
-# KEYS[1]: a table's record; ARGV[1]: the record as read. It goes only if it is still the one
-# judged stale (a table opened since under the same code, once another gateway dropped the
-# stale one, keeps its record); 1 when it went (then its actor's record goes too, apart: it is
-# of another slot).
-DROP_STALE_TABLE = Script(
-    "records.drop-stale",
-    """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-""",
-)
 # A table's record under its name or the name before hash tags (an older release's table), and
 # whether a tombstone says it is lost: single keys of several slots, read together.
 LOOK = Pipeline("records.look")
@@ -111,7 +99,7 @@ class TableRecords:
         """Delete the table's record (`key`: where it was found, its own by default), and the
         keys `others`, if it still reads `record`."""
         key = key or keys.table(code)
-        if await DROP_STALE_TABLE.run(self.redis, [key], [record]):
+        if await DELETE_IF_SAME.run(self.redis, [key], [record]):
             for other in others:
                 await self.redis.delete(other)
 
@@ -160,7 +148,7 @@ class TableRecords:
         if adopted is None or not adopted.ok:
             # Not taken back: the record written for it goes, or a restart of this actor
             # would find a table whose record the caller now drops.
-            await DROP_STALE_TABLE.run(self.redis, [keys.actor(actor)], [code])
+            await DELETE_IF_SAME.run(self.redis, [keys.actor(actor)], [code])
             return False
         return True
 

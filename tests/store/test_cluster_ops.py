@@ -87,7 +87,8 @@ async def table_case(client: AsyncRedis, url: str) -> None:
 
 async def reuse_case(client: AsyncRedis, url: str) -> None:
     """Its table stopped, the actor goes on to the next (actors/reuse.py): its record of the
-    table goes (`store.forget`), the table id's stays for the replay, its name joins the pool."""
+    table goes (`records.delete-if-same`), the table id's stays for the replay, its name joins
+    the pool."""
     core = TableCore("table-0c9", url, now=Clock())
     settings = {"players": 4, "seed": 7}
     opened = await core.open("OPS9", settings, "p0", "Ann", (600.0, 600.0), table_id="table-0t9")
