@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from cluster.gateway_process import ROOT as ROOT
 from cluster.gateway_process import GatewayProcess
@@ -163,6 +164,17 @@ def suite_spec(namespace: str) -> Spec:
             "QUATRO_QUICK_FILL_S": "8",
         },
     )
+
+
+def own_database(stack: Stack, db: int) -> tuple[str, redis.Redis]:
+    """Database `db` of the stack's redis-server, emptied, for one test alone: its URL (a
+    gateway's REDIS_URL) and a client. A test whose gateway must have a pool list or sessions of
+    its own uses one; the shared list also takes back the session's ended tables' actors
+    (actors/reuse.py). Numbers in use: tests/README.md."""
+    url = stack.redis.url.rsplit("/", 1)[0] + f"/{db}"
+    store = redis.Redis.from_url(url, decode_responses=True)
+    store.flushdb()
+    return url, store
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,7 @@ from actors import keys
 from tests.browser.conftest import STATIC
 from tests.browser.players import DESKTOP, PHONE, Player, new_player
 from tests.browser.test_match import severe_violations
-from tests.conftest import Gateway, Stack
+from tests.conftest import Gateway, Stack, own_database
 
 RETRY_AFTER_S = 1  # the gateway's Retry-After, so the page's retries come every 1–1.2 s
 MARGIN = 6  # slots between the free ones and the reserve, each way (other tables come and go)
@@ -84,9 +84,7 @@ def full(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ful
     free = int(ray.available_resources().get("table_slot", 0))
     reserve = free // 2
     assert reserve >= 2 * MARGIN, f"too few free slots on the test stack: {free}"
-    own_db = stack.redis.url.rsplit("/", 1)[0] + "/1"
-    store = redis.Redis.from_url(own_db, decode_responses=True)
-    store.flushdb()
+    own_db, store = own_database(stack, 1)
     gw = stack.gateway(
         tmp_path_factory.mktemp("full"),
         REDIS_URL=own_db,

@@ -13,12 +13,11 @@ import math
 from pathlib import Path
 
 import pytest
-import redis
 
 from loadtests.burst import burst
 from loadtests.burst_report import summary
 from tests.cluster.test_restore import actor_name
-from tests.conftest import Stack
+from tests.conftest import Stack, own_database
 
 PLAYERS = 24
 WINDOW_S = 3.0
@@ -60,9 +59,7 @@ async def test_a_burst_on_a_full_cluster_reports_every_player_unseated_and_why(
 ) -> None:
     # A gateway that may start no table (its reserve is above any free count) and has no pool:
     # its keys in Redis database 1, so the stack's shared pool cannot open a table for it.
-    own_db = stack.redis.url.rsplit("/", 1)[0] + "/1"
-    store = redis.Redis.from_url(own_db)
-    store.flushdb()
+    own_db, store = own_database(stack, 1)
     gw = stack.gateway(
         tmp_path,
         REDIS_URL=own_db,

@@ -23,7 +23,7 @@ import redis
 from actors import keys
 from actors.pool_demand import DEMAND_WINDOW_S
 from cluster.settings import Settings
-from tests.conftest import Stack
+from tests.conftest import Stack, own_database
 
 BURST = 30  # creations at once: ~100 MB each, 2 cores
 POOL_MIN = 2
@@ -79,9 +79,7 @@ async def test_a_burst_of_creations_waits_its_turn_and_the_pool_follows_demand(
     # A pool of its own (its keys in Redis database 5): the shared list also takes back the
     # actors of the session's tables as they end (actors/reuse.py), which the surplus count at
     # the end would see (4 names on the list, 15 s after the burst, in a clean-clone CI).
-    own_db = stack.redis.url.rsplit("/", 1)[0] + "/5"
-    store = redis.Redis.from_url(own_db, decode_responses=True)
-    store.flushdb()
+    own_db, store = own_database(stack, 5)
     gw = stack.gateway(
         tmp_path,
         REDIS_URL=own_db,
@@ -199,9 +197,7 @@ async def test_with_a_quiet_time_a_ramp_starts_no_actor_while_the_pool_lasts(
     shared list also takes back the actors of the session's tables as they end
     (actors/reuse.py), which would refill it for this gateway."""
     ready, quiet_s = 3, 5.0
-    own_db = stack.redis.url.rsplit("/", 1)[0] + "/4"
-    store = redis.Redis.from_url(own_db, decode_responses=True)
-    store.flushdb()
+    own_db, store = own_database(stack, 4)
     gw = stack.gateway(
         tmp_path,
         REDIS_URL=own_db,
@@ -299,9 +295,7 @@ async def test_with_a_start_gap_the_buffer_grows_one_actor_at_a_time(
     starts, gap_s = 3, 2.0
     # A pool of its own (its keys in Redis database 2): the shared list also takes back the
     # actors of the session's tables as they end (actors/reuse.py), at any moment.
-    own_db = stack.redis.url.rsplit("/", 1)[0] + "/2"
-    store = redis.Redis.from_url(own_db, decode_responses=True)
-    store.flushdb()
+    own_db, store = own_database(stack, 2)
     ready = starts
     gw = stack.gateway(
         tmp_path,

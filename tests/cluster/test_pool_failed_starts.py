@@ -17,8 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-import redis
-
 from actors import keys
 from actors.pool import RETRY_S, Pool
 from actors.pool_demand import PoolPolicy
@@ -28,7 +26,7 @@ from actors.ray_names import Handle, RayActors
 from actors.slots import Slots
 from cluster.procs import RedisServer
 from cluster.redis_client import async_redis
-from tests.conftest import Stack
+from tests.conftest import Stack, own_database
 
 ONE_AT_A_TIME = PoolPolicy(minimum=0, maximum=1, at_once=1)
 
@@ -70,8 +68,7 @@ async def test_a_start_that_failed_with_no_pass_running_refuses_no_later_creatio
     stack: Stack,
 ) -> None:
     stack.driver()
-    own_db = stack.redis.url.rsplit("/", 1)[0] + "/6"
-    redis.Redis.from_url(own_db).flushdb()
+    own_db, store = own_database(stack, 6)
     actors = Started(stack.namespace, own_db, kill_first=True)
     pool = Pool(async_redis(own_db), Slots(0), actors, LastAnswer(), ONE_AT_A_TIME)
     try:
@@ -85,14 +82,12 @@ async def test_a_start_that_failed_with_no_pass_running_refuses_no_later_creatio
     finally:
         await pool.close()
         await stop_all(actors)
-        redis.Redis.from_url(own_db).flushdb()
+        store.flushdb()
 
 
 async def test_a_pool_short_after_a_failed_start_starts_again_by_itself(stack: Stack) -> None:
     stack.driver()
-    own_db = stack.redis.url.rsplit("/", 1)[0] + "/6"
-    store = redis.Redis.from_url(own_db)
-    store.flushdb()
+    own_db, store = own_database(stack, 6)
     actors = Started(stack.namespace, own_db, kill_first=True)
     policy = PoolPolicy(minimum=1, maximum=1, at_once=1)
     pool = Pool(async_redis(own_db), Slots(0), actors, LastAnswer(), policy)

@@ -17,7 +17,7 @@ from actors import keys
 from actors.protocol import Probe
 from cluster.procs import RayWorkerNode
 from tests.cluster.nodes import ask_now, node_of
-from tests.conftest import Stack
+from tests.conftest import Stack, own_database
 
 SPREAD_WITHIN_S = 40.0  # a pass every 5 s (pool.WATCH_S), and a new worker process to start
 POOL = 2  # this test's own pool
@@ -42,9 +42,7 @@ async def test_a_node_that_joins_gets_its_share_of_the_ready_actors(
     # A pool of its own (a gateway with its keys in Redis database 3): the session's shared
     # list also takes back the actors of the session's tables as they end (actors/reuse.py),
     # so its size says nothing of what the spread did.
-    own_db = stack.redis.url.rsplit("/", 1)[0] + "/3"
-    r = redis.Redis.from_url(own_db, decode_responses=True)
-    r.flushdb()
+    own_db, r = own_database(stack, 3)
     gw = stack.gateway(tmp_path, REDIS_URL=own_db, QUATRO_POOL_MIN=str(POOL))
     node: RayWorkerNode | None = None
     try:
