@@ -6,18 +6,21 @@ built by cluster/stack.py, as the load tests' are."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import signal
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
 import redis
 
+from actors import keys
 from cluster.gateway_process import ROOT as ROOT
 from cluster.gateway_process import GatewayProcess
 from cluster.stack import Spec
@@ -171,10 +174,34 @@ def own_database(stack: Stack, db: int) -> tuple[str, redis.Redis]:
     gateway's REDIS_URL) and a client. A test whose gateway must have a pool list or sessions of
     its own uses one; the shared list also takes back the session's ended tables' actors
     (actors/reuse.py). Numbers in use: tests/README.md."""
-    url = stack.redis.url.rsplit("/", 1)[0] + f"/{db}"
+    url = database_url(stack, db)
     store = redis.Redis.from_url(url, decode_responses=True)
     store.flushdb()
     return url, store
+
+
+def database_url(stack: Stack, db: int) -> str:
+    """The URL of database `db` of the stack's redis-server."""
+    return stack.redis.url.rsplit("/", 1)[0] + f"/{db}"
+
+
+def stop_own_pool(
+    stack: Stack, store: redis.Redis, codes: list[str], actors: Iterable[str] = ()
+) -> None:
+    """Stop the actors of a test's own pool (in its own Redis database), of the tables it
+    opened there, and `actors` (those of tables that may have ended meanwhile: one on its way
+    back to the pool is on no list yet): each holds a table slot of the stack. Then that
+    database is emptied."""
+    names = [str(n) for n in store.lrange(keys.pool(), 0, -1)] + list(actors)
+    for code in codes:
+        raw = store.get(keys.table(code))
+        if raw is not None:
+            names.append(str(json.loads(raw)["actor"]))
+    ray = stack.driver()
+    for name in names:
+        with contextlib.suppress(Exception):
+            ray.kill(ray.get_actor(name, namespace=stack.namespace), no_restart=True)
+    store.flushdb()
 
 
 @pytest.fixture(scope="session")

@@ -23,7 +23,7 @@ import redis
 from actors import keys
 from actors.pool_demand import DEMAND_WINDOW_S
 from cluster.settings import Settings
-from tests.conftest import Stack, own_database
+from tests.conftest import Stack, own_database, stop_own_pool
 
 BURST = 30  # creations at once: ~100 MB each, 2 cores
 POOL_MIN = 2
@@ -269,21 +269,6 @@ async def test_with_a_quiet_time_a_ramp_starts_no_actor_while_the_pool_lasts(
         stop.set()
         gw.stop()
         stop_own_pool(stack, store, opened)
-
-
-def stop_own_pool(stack: Stack, store: redis.Redis, codes: list[str]) -> None:
-    """Stop the actors of a test's own pool (in its own Redis database) and of the tables it
-    opened there: each holds a table slot of the stack. Then that database is emptied."""
-    names = [str(n) for n in store.lrange(keys.POOL, 0, -1)]
-    for code in codes:
-        raw = store.get(keys.table(code))
-        if raw is not None:
-            names.append(str(json.loads(raw)["actor"]))
-    ray = stack.driver()
-    for name in names:
-        with contextlib.suppress(Exception):
-            ray.kill(ray.get_actor(name, namespace=stack.namespace), no_restart=True)
-    store.flushdb()
 
 
 async def test_with_a_start_gap_the_buffer_grows_one_actor_at_a_time(

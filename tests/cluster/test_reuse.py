@@ -21,20 +21,35 @@ from cluster.redis_client import async_redis
 from tests.cluster.client import Player
 from tests.cluster.nodes import ask_now
 from tests.cluster.test_restore import until
-from tests.conftest import Gateway, Stack
+from tests.conftest import Gateway, Stack, database_url, own_database, stop_own_pool
 
 CREATIONS = 24  # tables created, at most, until one lands on the reused actor
 
 
+OWN_DB = 7  # tests/README.md
+SERVED: set[str] = set()  # the actors that held this module's tables (stopped at its end)
+
+
 @pytest.fixture(scope="module")
 def gateway_r(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    """A gateway whose empty lobbies stop a second after their last call."""
-    gw = stack.gateway(tmp_path_factory.mktemp("gateway-r"), QUATRO_LOBBY_IDLE="1")
+    """A gateway whose empty lobbies stop a second after their last call, with a pool of its
+    own (Redis database 7). On the shared list, a name pushed back is the first a surplus trim
+    takes (its tail), and the session's other gateways trim it as their own actors land; and a
+    shared actor may have served its 25th table (the stop CI of 45fa2bb: "not within 15 s: the
+    actor back in the pool"). This pool's actors are new, and only this module moves them."""
+    url, store = own_database(stack, OWN_DB)
+    gw = stack.gateway(tmp_path_factory.mktemp("gateway-r"), REDIS_URL=url, QUATRO_LOBBY_IDLE="1")
     try:
         gw.wait_ready()
         yield gw
     finally:
         gw.stop()
+        stop_own_pool(stack, store, [], SERVED)
+
+
+def own(stack: Stack) -> redis.Redis:
+    """A client of this module's database."""
+    return redis.Redis.from_url(database_url(stack, OWN_DB), decode_responses=True)
 
 
 def record(r: redis.Redis, code: str) -> dict[str, Any] | None:
@@ -52,6 +67,15 @@ async def lobby(host: Player) -> str:
     return str(r.json()["code"])
 
 
+async def own_lobby(host: Player, r: redis.Redis) -> str:
+    """A lobby opened through `gateway_r`, its actor remembered for the module's end."""
+    code = await lobby(host)
+    found = record(r, code)
+    if found is not None:
+        SERVED.add(str(found["actor"]))
+    return code
+
+
 async def stopped(host: Player, code: str) -> None:
     """Until the lobby `code` stopped by itself (nobody called it for a second)."""
     async with asyncio.timeout(30):
@@ -64,10 +88,10 @@ async def stopped(host: Player, code: str) -> None:
 async def test_an_ended_tables_actor_serves_the_next_table_and_only_it(
     stack: Stack, gateway_r: Gateway
 ) -> None:
-    r = redis.Redis.from_url(stack.redis.url, decode_responses=True)
+    r = own(stack)
     driver = stack.driver()
     host = await Player(gateway_r.url, "Again").register()
-    first = await lobby(host)
+    first = await own_lobby(host, r)
     rec = record(r, first)
     assert rec is not None
     actor, first_id = str(rec["actor"]), str(rec["table_id"])
@@ -88,7 +112,7 @@ async def test_an_ended_tables_actor_serves_the_next_table_and_only_it(
     # Tables until one lands on it (the pool hands out its head; it went to the tail).
     second = ""
     for _ in range(CREATIONS):
-        code = await lobby(host)
+        code = await own_lobby(host, r)
         found = record(r, code)
         if found is not None and found["actor"] == actor:
             second, second_id = code, str(found["table_id"])
@@ -130,15 +154,16 @@ async def test_a_table_actor_on_the_pools_list_by_mistake_is_never_stopped_as_po
     the list while it holds a table (pushed twice, put back by a caller that did not know) is
     left running, its table with it."""
     host = await Player(gateway_r.url, "Kept").register()
-    code = await lobby(host)
-    r = redis.Redis.from_url(stack.redis.url, decode_responses=True)
+    r = own(stack)
+    code = await own_lobby(host, r)
     rec = record(r, code)
     assert rec is not None
     actor = str(rec["actor"])
     handle = stack.driver().get_actor(actor, namespace=stack.namespace)
-    client = async_redis(stack.redis.url)
+    url = database_url(stack, OWN_DB)
+    client = async_redis(url)
     try:
-        pool = PoolList(client, RayActors(stack.namespace, stack.redis.url))
+        pool = PoolList(client, RayActors(stack.namespace, url))
         assert not await pool.stop(actor, handle)
         assert ask_now(stack, handle, Probe()).code == code
         assert (await host.rest("GET", f"/api/tables/{code}")).status_code == 200
