@@ -11,28 +11,31 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any, TypeVar, cast
 
-from actors.protocol import (
-    Act,
-    Address,
+from actors.link_messages import (
     Answer,
-    Batch,
     Bye,
     Call,
-    Endpoint,
-    Entry,
-    ErrorBody,
     Follow,
     Gone,
     Hello,
-    Join,
-    Joined,
-    Leave,
     Message,
-    Outcome,
-    Overview,
     Ping,
     Pong,
     Refused,
+    Welcome,
+)
+from actors.protocol import (
+    Act,
+    Address,
+    Batch,
+    Endpoint,
+    Entry,
+    ErrorBody,
+    Join,
+    Joined,
+    Leave,
+    Outcome,
+    Overview,
     Reply,
     Request,
     Seated,
@@ -43,7 +46,6 @@ from actors.protocol import (
     Unreadable,
     Views,
     ViewSet,
-    Welcome,
     answer_type,
     entry_from_json,
 )

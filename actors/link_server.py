@@ -25,24 +25,20 @@ from actors.codec import (
     decode,
     encode,
 )
-from actors.protocol import (
+from actors.link_messages import (
     Answer,
-    Batch,
     Bye,
     Call,
-    ErrorBody,
     Follow,
     Gone,
     Hello,
     Message,
-    Outcome,
     Ping,
     Pong,
     Refused,
-    Reply,
-    Request,
     Welcome,
 )
+from actors.protocol import Batch, ErrorBody, Outcome, Reply, Request
 from actors.store import TableMoved
 from engine.errors import ErrorCode
 

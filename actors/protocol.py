@@ -3,9 +3,12 @@
 The same messages cross both planes. On the data plane (a TCP connection per gateway and table,
 `actors/link_server.py` ↔ `gateway/table_link.py`) each message is one line of JSON: measured
 against msgpack (docs/performance.md), JSON costs about the same for these small
-messages and needs no other library, and a line can be read in a packet capture. On the control
-plane the same dataclasses travel pickled, each in a `TableCall`: every Ray call to a table
-actor is one of those, with the type of its answer (`actors/ray_calls.py` sends them).
+messages and needs no other library, and a line can be read in a packet capture (the
+connection's own messages, its hello, keep-alives, and calls and answers by id, are
+actors/link_messages.py's). On the control plane the same dataclasses travel pickled, each in a
+`TableCall`: every Ray call to a table actor is one of those, with the type of its answer
+(`actors/ray_calls.py` sends them). A pickle names each class by its module: those here stay
+here, where an actor or a gateway of another release looks for them during an upgrade.
 
 A gateway never names the seat a command acts for: the actor finds it from the player, so a
 gateway cannot act for a seat its player does not hold (R30).
@@ -167,36 +170,7 @@ class ViewSet:
 Reply = Outcome | Joined | ViewSet
 
 
-# -- the data plane's own messages ------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Hello:
-    """The first line of a connection: nothing is served before it checks out."""
-
-    secret: str
-    gateway: str
-    table: str  # the code the gateway expects: a port reused by another table is told apart
-    incarnation: str  # the actor process the gateway was told about
-
-
-@dataclass(frozen=True, slots=True)
-class Welcome:
-    incarnation: str
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    """Said once before the actor closes a connection whose hello failed."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Follow:
-    """Send me every published event after `after` (-1: from now on)."""
-
-    after: int
-
-
+# -- events in order: a data-plane `Follow`'s answer, and a Ray `Subscribe`'s stream ----------
 @dataclass(frozen=True, slots=True)
 class Batch:
     """Events in seq order. The first batch after Follow says where the table stands (`head`)
@@ -205,41 +179,6 @@ class Batch:
     events: tuple[Entry, ...]
     head: int | None = None
     resync: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    rid: int
-    request: Request
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    rid: int
-    reply: Reply
-
-
-@dataclass(frozen=True, slots=True)
-class Ping:
-    n: int
-
-
-@dataclass(frozen=True, slots=True)
-class Pong:
-    n: int
-
-
-@dataclass(frozen=True, slots=True)
-class Bye:
-    """The gateway has no player left at this table: not a fault, nothing to clean up."""
-
-
-@dataclass(frozen=True, slots=True)
-class Gone:
-    """The table stopped for good (idle, or lost)."""
-
-
-Message = Hello | Welcome | Refused | Follow | Batch | Call | Answer | Ping | Pong | Bye | Gone
 
 
 # -- calls: what a gateway asks a table actor over Ray (the control plane) ---------------------

@@ -30,25 +30,17 @@ from actors.codec import (
     encode,
 )
 from actors.directory import RESTART_WAIT_S, Directory, TableGone
+from actors.link_messages import Answer, Bye, Call, Follow, Gone, Hello, Ping, Refused, Welcome
 from actors.protocol import (
     Address,
-    Answer,
     Batch,
-    Bye,
-    Call,
     Endpoint,
-    Follow,
-    Gone,
-    Hello,
-    Ping,
-    Refused,
     Renew,
     Reply,
     Request,
     Serve,
     Subscribe,
     Unsubscribe,
-    Welcome,
 )
 from actors.ray_calls import ask, follow
 from actors.tasks import Tasks

@@ -49,23 +49,18 @@ from actors.codec import (
     decode,
     encode,
 )
+from actors.link_messages import Answer, Bye, Call, Hello, Ping, Welcome
 from actors.protocol import (
     Act,
     Address,
-    Answer,
-    Bye,
-    Call,
     Endpoint,
-    Hello,
     Join,
     Open,
     Outcome,
-    Ping,
     Probe,
     Reply,
     Request,
     Serve,
-    Welcome,
 )
 from actors.ray_calls import ask
 from actors.snapshot import DEFAULT_REPLAY_TTL_S

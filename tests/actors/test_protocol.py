@@ -10,29 +10,31 @@ from actors.codec import (
     decode,
     encode,
 )
-from actors.protocol import (
-    Act,
+from actors.link_messages import (
     Answer,
-    Batch,
     Bye,
     Call,
-    Entry,
-    ErrorBody,
     Follow,
     Gone,
     Hello,
-    Join,
-    Joined,
-    Leave,
     Message,
-    Outcome,
     Ping,
     Pong,
     Refused,
+    Welcome,
+)
+from actors.protocol import (
+    Act,
+    Batch,
+    Entry,
+    ErrorBody,
+    Join,
+    Joined,
+    Leave,
+    Outcome,
     Unreadable,
     Views,
     ViewSet,
-    Welcome,
     entry_from_json,
 )
 from engine.commands import (

@@ -12,20 +12,9 @@ from actors.codec import (
     decode,
     encode,
 )
+from actors.link_messages import Answer, Bye, Call, Follow, Gone, Hello, Message, Welcome
 from actors.link_server import LinkServer
-from actors.protocol import (
-    Act,
-    Answer,
-    Batch,
-    Bye,
-    Call,
-    Follow,
-    Gone,
-    Hello,
-    Message,
-    Outcome,
-    Welcome,
-)
+from actors.protocol import Act, Batch, Outcome
 from actors.table_core import TableCore
 
 CODE = "LINK"

@@ -17,21 +17,8 @@ from actors.codec import (
     decode,
     encode,
 )
-from actors.protocol import (
-    Act,
-    Address,
-    Answer,
-    Call,
-    Endpoint,
-    Hello,
-    Joined,
-    Message,
-    Probe,
-    Refused,
-    Views,
-    ViewSet,
-    Welcome,
-)
+from actors.link_messages import Answer, Call, Hello, Message, Refused, Welcome
+from actors.protocol import Act, Address, Endpoint, Joined, Probe, Views, ViewSet
 from tests.cluster.client import Player, table_with
 from tests.cluster.nodes import ask_now, playing_on_a_new_node, table_actor
 from tests.cluster.test_resilience import open_round
