@@ -1,6 +1,7 @@
 """A table's records in Redis: its snapshot and recent log (read back by a restarted
 incarnation), its replay (every event, kept after the table stops), and the directory's record.
-The snapshot's layout is actors/snapshot.py's, the scripts actors/store_scripts.py's.
+The snapshot's layout is actors/snapshot.py's, the scripts actors/store_scripts.py's, the read
+of a new incarnation (and the burial of a table that cannot come back) actors/store_restore.py's.
 
 The snapshot holds scores, hands, signs, clocks and the recent command ids, so a command retried
 by a gateway is never applied twice. Older snapshot formats are migrated on the way in; one that
@@ -18,28 +19,23 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
-from redis.exceptions import ClusterError, TryAgainError
 
-from actors import keys, legacy_keys
+from actors import keys, legacy_keys, store_restore
 from actors.orders import is_order
 from actors.protocol import Entry
 from actors.snapshot import DEFAULT_REPLAY_TTL_S, record_json
 from actors.store_scripts import (
     BEAT,
-    BURY,
     DELETE_IF_SAME,
     DURABLE_SAVE,
-    RESTORE,
     RETIRE,
     SAVE,
 )
 from cluster.redis_client import (
     AsyncRedis,
     RedisSettings,
-    SyncRedis,
     async_redis,
     settings_of,
-    sync_redis,
 )
 from cluster.redis_ops import run_waited
 from engine import Table, TableConfig
@@ -51,8 +47,6 @@ STORED_LOG = 256  # events kept in Redis for resubscription after a restart
 KEY_TTL_S = 24 * 3600  # refreshed at every save; a stopped table's keys go in minutes
 STOPPED_TTL_S = 300
 SAVE_TIMEOUT_S = 2.0
-RESTORE_WAIT_S = 120.0
-LOST_TTL_S = 24 * 3600  # how long `hello` can still say why a lost table is gone
 # At most this many events per table are kept for its replay: a 4-seat match to 5 points makes
 # from about 75 (quick calls: tests/cluster/test_replays.py) to a few hundred (rounds of swaps,
 # every seat's deal and the watchers' copy), so this is a long evening of rematches. Past it
@@ -67,7 +61,6 @@ NO_REPLICA_BACKOFF_S = 30.0
 # The actor's own record (`keys.actor`) is written again at least this often; it lives as long
 # as the replay it names the code of, since a replay is found through it.
 ACTOR_RECORD_EVERY_S = 3600.0
-RESTORE_ERRORS = (redis.ConnectionError, redis.TimeoutError, ClusterError, TryAgainError)
 
 
 class TableMoved(Exception):
@@ -141,93 +134,19 @@ class TableStore:
         return SAVE_TIMEOUT_S + self.settings.wait_ms / 1000
 
     def read(self) -> tuple[str, str, list[str]] | None:
-        """The saved code, snapshot and log of this actor's table (plain blocking Redis: once,
-        when an incarnation starts). Redis may be restarting, or its primary failing over: wait
-        for it rather than come back without the table (an exception here would end the actor
-        for good: Ray does not restart a failed creation)."""
-        deadline = time.monotonic() + RESTORE_WAIT_S
-        delay = 0.1
-        while True:
-            try:
-                return self._read()
-            except RESTORE_ERRORS:
-                if time.monotonic() > deadline:
-                    raise
-                log.warning("table actor %s: Redis unreachable, retrying", self.name)
-                time.sleep(delay)
-                delay = min(delay * 2, 2.0)
-
-    def _read(self) -> tuple[str, str, list[str]] | None:
-        r = sync_redis(self.settings)
-        try:
-            code = r.get(keys.actor(self.name))
-            if not code:
-                return None
-            code = str(code)
-            pipe = RESTORE.on(r)
-            pipe.get(keys.snapshot(code))
-            pipe.lrange(keys.log(code), 0, -1)
-            pipe.get(keys.table(code))
-            pipe.get(keys.alive(code))
-            raw, entries, record, alive = RESTORE.run_sync(pipe)
-            self.alive_at = int(alive) if alive and str(alive).isdigit() else None
-            if raw is None:
-                # Saved by an older release, under the names before hash tags: moved from there.
-                raw = r.get(legacy_keys.snapshot(code))
-                if raw is None:
-                    return None
-                entries = r.lrange(legacy_keys.log(code), 0, -1)
-                record = r.get(keys.table(code)) or r.get(legacy_keys.table(code))
-                self.legacy = True
-                self._move_replay(code)
-            self.moves = moves_of(record)
-            actor, table_id, moving = names_of(record)
-            # Mid-move (actors/rescue.py) the table is the pooled actor's that `moving` names.
-            mine = moving == self.name if moving else actor in ("", self.name)
-            if not mine:
-                self.superseded = True
-                log.warning("table %s: moved into actor %s; this one ends", code, moving or actor)
-                return None
-            self.table_id = table_id or self.name
-        finally:
-            r.close()
-        return code, str(raw), [str(x) for x in entries]
-
-    def _move_replay(self, code: str) -> None:
-        """A table of an older release: its replay and the replay's meta under the new names,
-        before this incarnation appends to them (DUMP and RESTORE keep each value and TTL; a
-        key already there is this release's and stays)."""
-        r = sync_redis(self.settings, decode=False)
-        try:
-            for old, new in (
-                (legacy_keys.replay(self.table_id), keys.replay(code, self.table_id)),
-                (legacy_keys.replay_meta(self.table_id), keys.replay_meta(code, self.table_id)),
-            ):
-                if move_key(r, old, new):
-                    log.info("table %s: %s moved to %s", code, old, new)
-        finally:
-            r.close()
+        """The saved code, snapshot and log of this actor's table, read once when an
+        incarnation starts (blocking, waiting for Redis: actors/store_restore.py)."""
+        found = store_restore.read(self.name, self.settings)
+        self.alive_at, self.legacy, self.moves = found.alive_at, found.legacy, found.moves
+        self.superseded = self.superseded or found.superseded
+        if found.saved is not None:
+            self.table_id = found.table_id
+        return found.saved
 
     def bury(self, code: str, why: str) -> None:
-        """The table cannot come back: say so loudly, delete its records so that no gateway
-        waits for it, and leave a tombstone that tells its players why (`table_lost`)."""
-        log.error(
-            "TABLE %s IS LOST: its saved state cannot be read (%s). Its records are deleted; "
-            "its players are told `table_lost`.",
-            code,
-            why,
-        )
-        r = sync_redis(self.settings)
-        try:
-            names = [keys.table(code), keys.snapshot(code), keys.log(code), keys.lost(code)]
-            BURY.run_sync(r, names, [why[:200], LOST_TTL_S])
-            r.delete(keys.actor(self.name))
-            if self.legacy:
-                for key in (legacy_keys.table(code), legacy_keys.snapshot(code)):
-                    r.delete(key)
-                r.delete(legacy_keys.log(code))
-        finally:
-            r.close()
+        """The table cannot come back (its snapshot is unreadable): its records go, and a
+        tombstone says why (actors/store_restore.py)."""
+        store_restore.bury(self.name, self.settings, code, why, self.legacy)
 
     async def claim(self, code: str) -> None:
         """This actor holds `code` now: a restart finds the table through this key. What an
@@ -429,50 +348,6 @@ class TableStore:
         except (redis.RedisError, OSError, TimeoutError) as exc:
             log.warning("table actor %s: not back in the pool (%s)", self.name, exc)
             return False
-
-
-def move_key(r: SyncRedis, old: str, new: str) -> bool:
-    """Give `old`'s value and TTL to `new` unless `new` exists, then delete `old` (DUMP and
-    RESTORE: the two may be of different slots, or different servers). A binary client."""
-    dumped = r.dump(old)
-    if dumped is None:
-        return False
-    ttl = r.pttl(old)
-    try:
-        r.restore(new, max(int(ttl), 0), dumped)
-    except redis.ResponseError as exc:
-        if "BUSYKEY" not in str(exc):
-            raise
-        r.delete(old)
-        return False
-    r.delete(old)
-    return True
-
-
-def moves_of(raw: str | bytes | None) -> int:
-    """The moves a table record counts (0: none, or no readable record)."""
-    if raw is None:
-        return 0
-    try:
-        record = json.loads(raw)
-        return int(record.get("moves", 0)) if isinstance(record, dict) else 0
-    except (ValueError, TypeError):
-        return 0
-
-
-def names_of(raw: str | bytes | None) -> tuple[str, str, str]:
-    """The actor, the table id and the actor taking the table over (actors/rescue.py) a table
-    record names ("" for none, or no readable record)."""
-    if raw is None:
-        return "", "", ""
-    try:
-        record = json.loads(raw)
-    except (ValueError, TypeError):
-        return "", "", ""
-    if not isinstance(record, dict):
-        return "", "", ""
-    actor, table_id, moving = (str(record.get(k) or "") for k in ("actor", "table_id", "moving"))
-    return actor, table_id, moving
 
 
 def replay_meta(code: str, players: int) -> str:
