@@ -14,7 +14,7 @@ Two faults, two measures, both erring in the players' favour by at most a pulse 
 - an incarnation lost (killed, its node gone, the table moved): while a clock runs, the table
   writes the time it is alive to Redis (`keys.alive`) every `BEAT_MS` in which no save wrote
   it already (a snapshot carries the table's time); the next incarnation gives back the time
-  from the later of the two to its own start (`TableCore._restore`).
+  from the later of the two to its own start (`give_back`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from actors.applied import Applied
 from actors.bots import BotDriver
 from actors.protocol import Entry
 from actors.tasks import Tasks
-from engine import Command, Table
+from engine import Command, Outbound, Table
 from engine.phase import Phase
 
 log = logging.getLogger("quatro.table")
@@ -48,6 +48,12 @@ BEAT_MS = 1_000
 R = TypeVar("R")
 
 BOOTTIME: int | None = getattr(time, "CLOCK_BOOTTIME", None)
+
+
+def now_ms() -> int:
+    """The table's time (ms) in play: the wall clock, since a restored table's deadlines were
+    saved by another process, perhaps on another host. Tests inject their own."""
+    return int(time.time() * 1000)
 
 
 def steady_clock() -> float:
@@ -78,6 +84,8 @@ class Ticking(Protocol):
 
     def apply(self, command: Command, now: int, origin: str = "") -> Applied: ...
 
+    def commit(self, outs: list[Outbound], origin: str) -> list[Entry]: ...
+
     async def change(
         self, step: Callable[[], R], *, touch: bool, save: Callable[[R], bool] | None = None
     ) -> R: ...
@@ -91,7 +99,7 @@ class Clock:
         self.wake = asyncio.Event()  # set by every command: the next deadline may have moved
         self._task: asyncio.Task[None] | None = None
         # The last sign of life of this incarnation (`steady` s): a wake of the loop or a
-        # change. None until the first: a restored table's own stall is `_restore`'s.
+        # change. None until the first: a restored table's own stall is `give_back`'s.
         self.steady: Callable[[], float] = steady_clock
         self._alive: float | None = None
         self.given_back = 0  # ms given back to the players by this incarnation (stalls)
@@ -113,6 +121,37 @@ class Clock:
             return 0
         gap = round((t - last) * 1000)
         return gap if gap > STALL_AFTER_MS else 0
+
+    def catch_up(self) -> bool:
+        """Before anything else is judged (`TableCore.change`): a stall of this very process
+        (frozen, or its loop stuck: `stalled`) is given back. Whether anything was."""
+        if self.core.table is None:
+            return False
+        stall = self.stalled()
+        return stall > 0 and bool(self.resume(stall, self.core.now()))
+
+    def give_back(self, alive: int) -> None:
+        """A restored table stood still from `alive` (the table time its records last knew it
+        alive) until now: its clocks get that back, saved and told once the clock starts."""
+        now = self.core.now()
+        if self._running() and now > alive:
+            self.resume(now - alive, now)
+
+    def resume(self, stalled: int, now: int) -> list[Entry]:
+        """The table stood still `stalled` ms until `now`: every clock of it moves on by as
+        much (`Table.resume`), and everyone is told (in a `change`'s step, or before the clock
+        starts). Nothing when no clock of the table runs (a lobby, a match over)."""
+        t = self.core.table
+        assert t is not None
+        if not t.running:
+            return []
+        self.given_back += stalled
+        log.warning(
+            "table %s stood still %.1f s (a fault): its clocks get that time back",
+            self.core.code,
+            stalled / 1000,
+        )
+        return self.core.commit(t.resume(stalled, now), "")
 
     def _overdue(self) -> bool:
         """Whether the last sign of life is older than a stall (the loop woke late)."""
@@ -139,7 +178,7 @@ class Clock:
     async def _loop(self) -> None:
         core = self.core
         if core.version > core.saved_version():
-            # Restored with its stall given back (`TableCore._restore`): saved and told now,
+            # Restored with its stall given back (`give_back`): saved and told now,
             # not at the next deadline.
             await core.change(list, touch=False)
         while True:

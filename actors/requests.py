@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from actors.answered import Answered
 from actors.applied import Applied
 from actors.feed import Feed
 from actors.protocol import (
@@ -19,12 +20,15 @@ from actors.protocol import (
     Joined,
     Leave,
     Outcome,
+    Overview,
     Reply,
     Request,
+    Seated,
     Unreadable,
     Views,
     ViewSet,
 )
+from actors.results import Results
 from actors.watchers import Watchers
 from engine import ClaimSeat, Command, Table
 from engine.errors import ErrorCode
@@ -46,6 +50,8 @@ class Asked(Protocol):
     table: Table | None
     feed: Feed
     watchers: Watchers
+    answered: Answered
+    results: Results
 
     def now(self) -> int: ...
 
@@ -57,11 +63,8 @@ class Asked(Protocol):
 
     def seat_held_by(self, conn: str) -> int | None: ...
 
-    def remember(self, cmd_id: str, reply: Outcome) -> None: ...
-
-    def recall(self, cmd_id: str) -> Outcome | None: ...
-
-    def view(self, seat: int | None) -> dict[str, Any]: ...
+    @property
+    def table_id(self) -> str: ...
 
     async def change(
         self, step: Callable[[], R], *, touch: bool, save: Callable[[R], bool] | None = None
@@ -86,7 +89,7 @@ class Requests:
         refused, and the events it caused (those go to its gateway here, not through its
         stream)."""
         core = self.core
-        answered = core.recall(req.cmd_id)
+        answered = core.answered.recall(req.cmd_id)
         if answered is not None:
             return answered
         if core.table is None:
@@ -96,7 +99,7 @@ class Requests:
         if req.expires is not None and now > req.expires:
             # Held in a dead link, delivered late: its player was told it did not happen.
             late = Outcome(False, EXPIRED, t.seat_of(req.player_id))
-            core.remember(req.cmd_id, late)
+            core.answered.remember(req.cmd_id, late)
             return late
         if isinstance(req.command, Unreadable):
             return Outcome(False, req.command.error)
@@ -115,7 +118,7 @@ class Requests:
         entries, error = self.core.apply(command, now, req.origin)
         # Remembered before saving, so the saved snapshot knows this id if we die right after.
         reply = Outcome(error is None, error, t.seat_of(req.player_id), tuple(entries))
-        self.core.remember(req.cmd_id, reply)
+        self.core.answered.remember(req.cmd_id, reply)
         return reply
 
     def _bound(self, command: Command, player_id: str, seat: int | None) -> Command | None:
@@ -143,7 +146,7 @@ class Requests:
                 return Outcome(False, WATCHING_OFF)
             core.watchers.join(req.conn, req.origin, req.player_id)
             # Theirs only: which bot's seat they asked for (joining late), so a reload knows.
-            view = {**core.view(None), "my_claim": t.claim_of(req.player_id)}
+            view = {**self.view(None), "my_claim": t.claim_of(req.player_id)}
             return Joined(WATCHING, WATCHING, view, core.feed.seq)
         seat = t.seat_of(req.player_id)
         if seat is None:
@@ -152,7 +155,7 @@ class Requests:
             lambda: core.connect(seat, req.conn, req.origin, core.now()), touch=True
         )
         return Joined(
-            seat, team_of(seat, t.players), core.view(seat), core.feed.seq, tuple(entries)
+            seat, team_of(seat, t.players), self.view(seat), core.feed.seq, tuple(entries)
         )
 
     async def _leave(self, req: Leave) -> Outcome:
@@ -173,6 +176,35 @@ class Requests:
         )
         return Outcome(True, events=tuple(entries))
 
+    # -- reads: nothing changes ----------------------------------------------------------------
+    def view(self, seat: int | None) -> dict[str, Any]:
+        """A `welcome` snapshot: the engine's view of a seat (None: the public one), with
+        **(ext)** `table_id` (the name of this table's replay) and how many watch."""
+        t, core = self.core.table, self.core
+        assert t is not None
+        return {
+            **t.view(seat),
+            "table_id": core.table_id,
+            "watching": core.watchers.count(),
+            # **(ext)** the last match's rating changes, once told (actors/results.py)
+            "ratings": core.results.last if t.result() is not None else None,
+        }
+
+    def summary(self) -> Overview | None:
+        """The table's public summary (REST), None when there is no table."""
+        t = self.core.table
+        if t is None:
+            return None
+        return Overview.of({**t.summary(), "watching": self.core.watchers.count()})
+
+    def seat_of(self, player_id: str) -> Seated | None:
+        """Where `player_id` sits here; None when they hold no seat (or there is no table)."""
+        t = self.core.table
+        seat = None if t is None else t.seat_of(player_id)
+        if t is None or seat is None:
+            return None
+        return Seated(seat, t.players, str(t.phase))
+
     def _views(self, req: Views) -> ViewSet:
         """Fresh snapshots for a gateway that lost track, all at one seq: one per (seat,
         player) asked for, and only while that player still holds that seat (R30)."""
@@ -185,7 +217,7 @@ class Requests:
         seats = {s for s, player in req.wanted if t.seat_of(player) == s}
         owners = t.owners()
         seq = core.feed.seq
-        joined = {s: Joined(s, team_of(s, t.players), core.view(s), seq) for s in seats}
+        joined = {s: Joined(s, team_of(s, t.players), self.view(s), seq) for s in seats}
         if t.settings.watchers and any(s == WATCHING for s, _ in req.wanted):
-            joined[WATCHING] = Joined(WATCHING, WATCHING, core.view(None), seq)
+            joined[WATCHING] = Joined(WATCHING, WATCHING, self.view(None), seq)
         return ViewSet(seq, core.now(), joined, {s: str(owners[s]) for s in seats})

@@ -24,6 +24,7 @@ from typing import Any
 import ray
 
 from actors import priority, reuse
+from actors.clock import now_ms
 from actors.link_server import LinkServer, port_range
 from actors.previous_release import PreviousReleaseMethods
 from actors.protocol import (
@@ -49,7 +50,7 @@ from actors.snapshot import SnapshotUnreadable, migrate, record_json
 
 # Re-exported: other modules (the directory, tests, load tests) import these from here.
 from actors.store import KEY_TTL_S
-from actors.table_core import TableCore, now_ms
+from actors.table_core import TableCore
 from cluster.link_secret import link_secret
 from cluster.redis_client import RedisSettings, settings_of
 
@@ -181,9 +182,9 @@ class TableActor(PreviousReleaseMethods):
             case Endpoint():
                 return await self._endpoint()
             case Summary():
-                return self.core.summary()
+                return self.core.requests.summary()
             case SeatOf(player_id=player_id):
-                return self.core.seat_of(player_id)
+                return self.core.requests.seat_of(player_id)
             case Probe():
                 return self._status()
             case Open():

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
 
+from actors.answered import Answered
 from actors.applied import Applied
 from actors.bots import BotDriver
-from actors.clock import Clock
+from actors.clock import Clock, now_ms
 from actors.feed import Feed
 from actors.leases import Leases
 from actors.orders import CLOSE_REPLACED, CLOSE_SEAT_CHANGED, Close, Order, order_wire
@@ -33,10 +33,8 @@ from actors.protocol import (
     Entry,
     ErrorBody,
     Outcome,
-    Overview,
     Reply,
     Request,
-    Seated,
 )
 from actors.ratings import RatingStore
 from actors.requests import Requests
@@ -58,15 +56,9 @@ from engine.errors import ErrorCode
 
 log = logging.getLogger("quatro.table")
 
-REMEMBERED_COMMANDS = 256  # recent command ids (and their answers) kept for retries
-SAVED_COMMANDS = 64  # of which the snapshot keeps the newest: a retry comes within seconds
 ALREADY_OPEN = Outcome(False, ErrorBody(ErrorCode.NOT_ALLOWED, "already open"))
 
 R = TypeVar("R")
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class TableCore:
@@ -96,7 +88,7 @@ class TableCore:
         self.table: Table | None = None
         self.feed = Feed()
         self.conns: dict[int, str] = {}  # seat -> the connection id that holds it
-        self.done: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.answered = Answered()  # recent commands' answers, for their retries
         self.version = 0  # bumps with every change (`saves.saved`: the version in Redis)
         self.last_activity = time.monotonic()
         self.bots: BotDriver | None = None
@@ -115,7 +107,7 @@ class TableCore:
     # -- restore ------------------------------------------------------------------------------
     def _restore(self) -> None:
         """A restarted incarnation finds its table again, and gives its players back the time
-        it stood still (`_give_back`)."""
+        it stood still (`Clock.give_back`)."""
         found = self.store.read()
         if found is None:
             return
@@ -131,47 +123,13 @@ class TableCore:
         self.feed = Feed(saved.seq, [e for e in saved.entries if e.seq <= saved.seq])
         self.saves.stored_seq = saved.seq
         self.conns = saved.conns
-        self.done = saved.done
+        self.answered = Answered(saved.done.items())
         self.bots = BotDriver(saved.table, saved.policy)
         self.results.restored(saved.results.get("owed", []), saved.results.get("last"))
         self._set_idle(saved.idle, saved.replay_ttl)
         log.info("table %s restored at seq %d", self.code, self.feed.seq)
-        self._give_back(saved.table)
-
-    # -- a stall given back (issue 37; actors/clock.py says how it is measured) ----------------
-    def _give_back(self, table: Table) -> None:
-        """A restored table stood still from the last time its records knew it alive (its
-        snapshot's time, or a later beat: actors/clock.py) until now: its clocks get that back.
-        Saved and told once the clock starts."""
-        alive = max(table.now, self.store.alive_at or 0)
-        now = self.now()
-        if table.running and now > alive:
-            self.resume(now - alive, now)
-
-    def catch_up(self) -> bool:
-        """Before anything else is judged: a stall of this very process (frozen, or its loop
-        stuck) is given back (`Clock.stalled`). Whether anything was."""
-        t = self.table
-        if t is None:
-            return False
-        stall = self.clock.stalled()
-        return stall > 0 and bool(self.resume(stall, self.now()))
-
-    def resume(self, stalled: int, now: int) -> list[Entry]:
-        """The table stood still `stalled` ms until `now`: every clock of it moves on by as
-        much (`Table.resume`), and everyone is told (in a `change`'s step, or before the clock
-        starts). Nothing when no clock of the table runs (a lobby, a match over)."""
-        t = self.table
-        assert t is not None
-        if not t.running:
-            return []
-        self.clock.given_back += stalled
-        log.warning(
-            "table %s stood still %.1f s (a fault): its clocks get that time back",
-            self.code,
-            stalled / 1000,
-        )
-        return self.commit(t.resume(stalled, now), "")
+        # It stood still since its records last knew it alive (its snapshot, or a later beat).
+        self.clock.give_back(max(saved.table.now, self.store.alive_at or 0))
 
     async def beat(self, now: int) -> bool:
         """The table is alive at `now` (actors/clock.py): Redis keeps it for the next
@@ -189,13 +147,12 @@ class TableCore:
 
     def snapshot(self) -> dict[str, Any]:
         assert self.table is not None
-        done = list(self.done.items())[-SAVED_COMMANDS:]
         return {
             "format": SNAPSHOT_FORMAT,
             "table": self.table.to_snapshot(),
             "seq": self.feed.seq,
             "conns": {str(k): v for k, v in self.conns.items()},
-            "done": done,
+            "done": self.answered.to_snapshot(),
             "bot_policy": self.bots.policy if self.bots else "smart",
             "idle": [self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s],
             "replay_ttl": self.replay_ttl_s,
@@ -216,8 +173,8 @@ class TableCore:
         """Every change of the table: `step` judges, applies and commits, synchronously (no
         `await` between reading and changing the table); a change by someone (`touch`) moves
         the idle clock; then the table is persisted and its events published, unless `save`
-        says nothing happened. A stall of this process is given back first (`catch_up`)."""
-        resumed = self.catch_up()
+        says nothing happened. A stall of this process is given back first (`Clock.catch_up`)."""
+        resumed = self.clock.catch_up()
         result = step()
         if touch:
             self.touch()
@@ -323,25 +280,6 @@ class TableCore:
     def touch(self) -> None:
         self.last_activity = time.monotonic()
         self.clock.wake.set()  # the next deadline may have moved
-
-    def remember(self, cmd_id: str, reply: Outcome) -> None:
-        error = None if reply.error is None else reply.error.to_wire()
-        self.done[cmd_id] = {"ok": reply.ok, "error": error, "seat": reply.seat}
-        while len(self.done) > REMEMBERED_COMMANDS:
-            self.done.popitem(last=False)
-
-    def recall(self, cmd_id: str) -> Outcome | None:
-        """The answer a command of this id got, when it was judged already (a retry)."""
-        saved = self.done.get(cmd_id)
-        if saved is None:
-            return None
-        error, seat = saved.get("error"), saved.get("seat")
-        return Outcome(
-            bool(saved.get("ok")),
-            None if error is None else ErrorBody.from_wire(error),
-            None if seat is None else int(seat),
-            replayed=True,
-        )
 
     def moved(self) -> NoReturn:
         """The table moved to another cell while this incarnation ran (SAVE's fence refused
@@ -450,31 +388,6 @@ class TableCore:
             return entries
 
         await self.change(disconnect, touch=False)
-
-    def summary(self) -> Overview | None:
-        if self.table is None:
-            return None
-        return Overview.of({**self.table.summary(), "watching": self.watchers.count()})
-
-    def seat_of(self, player_id: str) -> Seated | None:
-        """Where `player_id` sits here; None when they hold no seat (or there is no table)."""
-        t = self.table
-        seat = None if t is None else t.seat_of(player_id)
-        if t is None or seat is None:
-            return None
-        return Seated(seat, t.players, str(t.phase))
-
-    def view(self, seat: int | None) -> dict[str, Any]:
-        """A `welcome` snapshot: the engine's view of a seat (None: the public one), with
-        **(ext)** `table_id` (the name of this table's replay) and how many watch."""
-        assert self.table is not None
-        return {
-            **self.table.view(seat),
-            "table_id": self.table_id,
-            "watching": self.watchers.count(),
-            # **(ext)** the last match's rating changes, once told (actors/results.py)
-            "ratings": self.results.last if self.table.result() is not None else None,
-        }
 
     def saved_version(self) -> int:
         return self.saves.saved

@@ -111,7 +111,7 @@ async def test_a_finished_match_rates_its_players_once_and_tells_the_table(
         assert event["match"] == 1
         assert [c["seat"] for c in event["changes"]] == [0, 2]
         assert all(c["delta"] > 0 for c in event["changes"])
-        assert core.view(0)["ratings"] == event
+        assert core.requests.view(0)["ratings"] == event
         assert saved(redis_url)["results"] == {"owed": [], "last": event}
         r = redis.Redis.from_url(redis_url, decode_responses=True)
         try:

@@ -142,7 +142,7 @@ async def test_a_refused_command_changes_nothing(redis_url: str) -> None:
     core = await opened(redis_url, clock)
     try:
         before = (core.version, core.feed.seq, json.dumps(saved(redis_url), sort_keys=True))
-        view = core.view(0)
+        view = core.requests.view(0)
         # Seat 2 holds no bot: the engine refuses, and says so in the reply only.
         reply = await core.serve(act("p0", "remove_bot", seat=2))
         assert isinstance(reply, Outcome)
@@ -161,7 +161,7 @@ async def test_a_refused_command_changes_nothing(redis_url: str) -> None:
         assert (refused.ok, refused.error) == (False, UNKNOWN)
         after = (core.version, core.feed.seq, json.dumps(saved(redis_url), sort_keys=True))
         assert after == before
-        assert core.view(0) == view
+        assert core.requests.view(0) == view
     finally:
         await core.stop()
 
@@ -172,7 +172,7 @@ async def test_a_restarted_core_finds_its_table_and_its_answers_again(redis_url:
     first = act("p0", "add_bot", seat=1)
     await core.serve(first)
     await core.serve(Join("j-1", "gw", "gw/c0", "p0"))
-    seq, view = core.feed.seq, core.view(0)
+    seq, view = core.feed.seq, core.requests.view(0)
     await core.tasks.close()  # the process dies: its tasks end, its records stay
 
     again = TableCore(NAME, redis_url, now=clock)  # a new incarnation of the same actor
@@ -181,7 +181,7 @@ async def test_a_restarted_core_finds_its_table_and_its_answers_again(redis_url:
         assert not again.lost
         assert again.feed.seq == seq
         assert again.saves.stored_seq == seq
-        assert again.view(0) == view
+        assert again.requests.view(0) == view
         assert again.conns == {0: "gw/c0"}
         # A gateway's retry of a command judged before the restart is not applied twice.
         retried = await again.serve(first)

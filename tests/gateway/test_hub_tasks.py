@@ -174,7 +174,9 @@ async def _a_call_whose_hub_stops(table: Table) -> None:
     calling = asyncio.ensure_future(
         hubs.call(CODE, Act.of("c-1", GATEWAY, "p0", "add_bot", {"seat": 1}))
     )
-    await until(lambda: "c-1" in table.core.done, "the table judged the command")
+    await until(
+        lambda: table.core.answered.recall("c-1") is not None, "the table judged the command"
+    )
     hubs.detach(CODE, conn)  # the last connection goes: the hub and its link stop
     await until(lambda: left(f"hub {CODE}:") == [], "the hub stopped")
     table.core.saves._lock.release()
