@@ -1,5 +1,7 @@
 """A gateway's requests of a table (actors/protocol.py): a command, a connection joining or
-leaving, and fresh views. Each change goes through the core's one path (`TableCore.change`).
+leaving, and fresh views; and what it reads without changing anything (a seat's view, the
+table's summary, a player's seat). Each change goes through the core's one path
+(`TableCore.change`).
 """
 
 from __future__ import annotations
