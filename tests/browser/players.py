@@ -59,14 +59,21 @@ def new_player(
     viewport: ViewportSize | None = None,
     reduced_motion: bool = True,
     touch: bool = False,
+    service_worker: bool = False,
 ) -> Player:
-    """`touch`: a phone's browser (a touch screen, no mouse, a mobile viewport)."""
+    """`touch`: a phone's browser (a touch screen, no mouse, a mobile viewport).
+    `service_worker`: the client's worker installs (the offline shell, tests/browser/
+    test_app_shell.py). Elsewhere it is blocked: every context is a first visit, whose worker
+    fetches and stores the ~100 files of the shell in the background, which was a fifth of
+    Chromium's CPU over the busiest browser modules (209 → 186 s on this machine, the files
+    then come from the network as they do before a worker installs)."""
     context = browser.new_context(
         locale=locale,
         viewport=viewport or {"width": 1100, "height": 900},
         reduced_motion="reduce" if reduced_motion else "no-preference",
         has_touch=touch,
         is_mobile=touch,
+        service_workers="allow" if service_worker else "block",
     )
     if scenario is not None:
         # The client adds this to POST /api/tables; the server accepts it only with test hooks.

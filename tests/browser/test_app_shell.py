@@ -90,9 +90,9 @@ def test_no_console_error_nor_missing_file_on_any_page(
     browser: Any, stack_url: str, finished_match: FinishedMatch
 ) -> None:
     session, code, table_id = finished_match.session, finished_match.code, finished_match.table_id
-    host = new_player(browser, "Ana", viewport=PHONE)
-    guest = new_player(browser, "Marie", viewport=PHONE)
-    finished = new_player(browser, "Ana", viewport=PHONE)
+    host = new_player(browser, "Ana", viewport=PHONE, service_worker=True)
+    guest = new_player(browser, "Marie", viewport=PHONE, service_worker=True)
+    finished = new_player(browser, "Ana", viewport=PHONE, service_worker=True)
     finished.context.add_init_script(
         f"localStorage.setItem('quatro.session', {json.dumps(json.dumps(session))});"
     )
@@ -126,7 +126,7 @@ def test_no_console_error_nor_missing_file_on_any_page(
 def test_the_manifest_is_valid_and_its_icons_load_at_their_sizes(
     browser: Any, static_url: str
 ) -> None:
-    player = new_player(browser, "Ana", viewport=PHONE)
+    player = new_player(browser, "Ana", viewport=PHONE, service_worker=True)
     try:
         page = player.page
         with problems(page) as seen:
@@ -198,7 +198,7 @@ def test_the_browser_loads_exactly_the_modules_the_page_preloads(
     """The preload list is read from the modules by the gateway (gateway/client_page.py); here
     Chromium says which modules the page really needs. A module imported in a way the gateway
     missed would be fetched without a preload (and without its version)."""
-    player = new_player(browser, "Ana")
+    player = new_player(browser, "Ana", service_worker=True)
     try:
         page = player.page
         scripts: list[str] = []
@@ -231,7 +231,7 @@ def test_the_browser_loads_exactly_the_modules_the_page_preloads(
 def test_offline_the_page_opens_says_the_seat_is_kept_and_comes_back(
     browser: Any, stack_url: str
 ) -> None:
-    host = new_player(browser, "Ana", viewport=PHONE)
+    host = new_player(browser, "Ana", viewport=PHONE, service_worker=True)
     try:
         page = host.page
         code = create_table(host, stack_url, 4)
@@ -264,7 +264,7 @@ def test_offline_the_page_opens_says_the_seat_is_kept_and_comes_back(
 
 
 def test_api_answers_are_never_kept(browser: Any, stack_url: str) -> None:
-    host = new_player(browser, "Ana", viewport=PHONE)
+    host = new_player(browser, "Ana", viewport=PHONE, service_worker=True)
     try:
         page = host.page
         create_table(host, stack_url, 4)  # sessions, tables, the table's summary: all /api
@@ -287,7 +287,7 @@ def test_a_deploy_reaches_an_open_page_on_its_next_load(browser: Any, tmp_path: 
     root = tmp_path / "static"
     shutil.copytree(STATIC, root)
     with serving_client(root) as base:
-        player = new_player(browser, "Ana")
+        player = new_player(browser, "Ana", service_worker=True)
         try:
             page = player.page
             page.goto(f"{base}/")
