@@ -64,9 +64,9 @@ def new_player(
     """`touch`: a phone's browser (a touch screen, no mouse, a mobile viewport).
     `service_worker`: the client's worker installs (the offline shell, tests/browser/
     test_app_shell.py). Elsewhere it is blocked: every context is a first visit, whose worker
-    fetches and stores the ~100 files of the shell in the background, which was a fifth of
-    Chromium's CPU over the busiest browser modules (209 → 186 s on this machine, the files
-    then come from the network as they do before a worker installs)."""
+    fetches and stores the ~100 files of the shell in the background (the page's own files come
+    from the network, as they do before a worker installs). Four of the busiest browser modules
+    took 221 CPU-s with it and 196 without (`python -m lab.cpu_by_process`, tests/README.md)."""
     context = browser.new_context(
         locale=locale,
         viewport=viewport or {"width": 1100, "height": 900},
