@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field, fields
 
 from engine.cards import PLAYER_COUNTS, ranks_for
+from engine.settings import BOT_LEVELS, DEFAULT_BOT_LEVEL
 
 
 class ScenarioError(ValueError):
@@ -93,6 +94,9 @@ class TableConfig:
     # A practice table (the home page's: a newcomer and a bot partner against relaxed bots):
     # its matches change nobody's rating (engine.ratings).
     practice: bool = False
+    # The level the table's settings start at (engine.settings.start_level picks it for a
+    # newcomer's table); the host changes it in the lobby like any setting.
+    bot_level: str = DEFAULT_BOT_LEVEL
     timings: Timings = field(init=False)
 
     def __post_init__(self) -> None:
@@ -107,6 +111,8 @@ class TableConfig:
             raise ScenarioError("public is true or false")
         if not isinstance(self.practice, bool):
             raise ScenarioError("practice is true or false")
+        if self.bot_level not in BOT_LEVELS:
+            raise ScenarioError(f"bot_level is one of {', '.join(BOT_LEVELS)}")
         if not _is_int(self.fill_after_ms) or not 0 < self.fill_after_ms <= 3_600_000:
             raise ScenarioError("fill_after_ms is an integer in (0, 3600000]")
         if not isinstance(self.deals, tuple | list):

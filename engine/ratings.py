@@ -3,7 +3,7 @@
 over a match's teams and their final scores.
 
     result = table.result()                 # engine.table: the match's teams, once it is over
-    if counts(result):
+    if why_unrated(result) is None:         # counts(result), said with its reason
         after = rate(result, before)        # before: player id -> Rating, new players absent
 
 Pure: no clock, no randomness, no I/O. The table actor applies what `rate` says, once per
@@ -17,8 +17,22 @@ match (actors/ratings.py); quick play reads `level` to seat players of near rati
 - **Who is rated.** The humans who held their seat from the match's first round to its end. A
   seat taken from a bot during the match (engine.latejoin) is played by its bot's rating on the
   team's behalf, and its newcomer is not rated: joining a match at 4–0 must not earn a win.
-- **What counts.** A practice table (`TableConfig.practice`) never does, nor a match with no
-  human to rate.
+- **What counts** (issue 46; `why_unrated`, the one place that says it): a match is rated only
+  when at least two of its teams each have a human who held the seat from its first round, so
+  that a rating is earned against people. A match of one person (their partner a bot too), or
+  of two partners, against bots alone changes nothing: a leaderboard ranks people who played
+  people, as lichess's and chess.com's do, which rate no game against the computer. In a match
+  that counts, the bots on any team still weigh at their level's fixed rating. A practice table
+  (`TableConfig.practice`) never counts. Each reason has a name the reveal and the match's
+  record carry (`UNRATED`).
+- **Provisional** (`provisional`): a rating is provisional until its player has played
+  `ESTABLISHED_AFTER` rated matches at that table size, and only established players are listed
+  on a leaderboard, as lichess keeps players of a provisional rating off its own. Ten: by then
+  the model has taken a quarter off a newcomer's uncertainty (σ 8.33 → 6.35 when the results
+  are a coin toss) and a match moves the displayed rating by 76 points on average, against 105
+  in the first (`python -m lab.rating_settle` prints both, match by match). The figure shown,
+  μ − 3σ, already holds an uncertain rating low, so the threshold need not wait for σ to
+  settle (it takes some 25 matches to halve the swing): an evening's play lists a newcomer.
 - **The figure players see** is `Rating.display`: 1000 + 40 × (μ − 3σ), the conservative
   estimate OpenSkill calls the ordinal, so a new player starts at 1000 and climbs as the model
   grows sure of them. Leaderboards rank by it.
@@ -28,6 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from openskill.models import PlackettLuce
 
@@ -39,6 +54,8 @@ DISPLAY_BASE = 1000.0
 DISPLAY_SCALE = 40.0
 # A rating's sigma never falls below this: a veteran's rating still moves after a surprise.
 SIGMA_FLOOR = 0.8
+# Rated matches at a table size before a rating is established (shown without its "?", listed).
+ESTABLISHED_AFTER = 10
 
 _MODEL = PlackettLuce(mu=MU, sigma=SIGMA)
 
@@ -106,16 +123,49 @@ class MatchResult:
         return tuple(team for team, score in enumerate(self.scores) if score == best)
 
     def rated(self) -> tuple[str, ...]:
-        """The humans this match rates, in seat order."""
+        """The humans this match rates when it counts (`why_unrated`): those who held their
+        seat from its first round, in seat order."""
         return tuple(s.player_id for s in self.seats if s.player_id is not None)
+
+    def teams_of_people(self) -> tuple[int, ...]:
+        """The teams with at least one of those humans, in team order."""
+        return tuple(sorted({s.team for s in self.seats if s.player_id is not None}))
 
     def won(self, player_id: str) -> bool:
         return any(s.player_id == player_id and s.team in self.winners for s in self.seats)
 
 
+# Why a finished match changes nobody's rating: a practice table; fewer than two teams with a
+# person who played it all (bots alone against them, or nobody). The store adds "profile": a
+# player of the match without a profile, or one who deleted theirs (actors/ratings.py).
+Unrated = Literal["practice", "bots", "profile"]
+UNRATED: tuple[Unrated, ...] = ("practice", "bots", "profile")
+PEOPLE_TEAMS = 2  # teams with a person of their own that a match needs to be rated
+
+
+def why_unrated(result: MatchResult) -> Unrated | None:
+    """Why this match changes nobody's rating, or None when it counts. The one rule: a new
+    reason is a new line here, and a new name in UNRATED."""
+    if result.practice:
+        return "practice"
+    if len(result.teams_of_people()) < PEOPLE_TEAMS:
+        return "bots"
+    return None
+
+
 def counts(result: MatchResult) -> bool:
-    """Whether this match changes anyone's rating."""
-    return not result.practice and bool(result.rated())
+    """Whether this match changes anyone's rating (`why_unrated` says why not)."""
+    return why_unrated(result) is None
+
+
+def provisional(played: int) -> bool:
+    """Whether a rating after `played` rated matches at its size is still provisional."""
+    return played < ESTABLISHED_AFTER
+
+
+def to_establish(played: int) -> int:
+    """Rated matches still to play at a size before the rating is established (0: it is)."""
+    return max(0, ESTABLISHED_AFTER - played)
 
 
 def rate(result: MatchResult, before: Mapping[str, Rating]) -> dict[str, Rating]:

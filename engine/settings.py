@@ -2,7 +2,8 @@
 whether players get hints. Chosen in the lobby; no rule of R1–R30 reads them.
 
     bot_level   "relaxed" | "normal" | "sharp": engine.bots.levels turns it into the bots'
-                pace and policy parameters
+                pace and policy parameters. A table starts at its `TableConfig.bot_level`:
+                the server picks `start_level` for a newcomer's tables (issue 46)
     hints       whether each player's screen points out what their own view shows (a carré in
                 their hand, their team's sign, a tip in the first round): engine.hints
     watchers    whether people without a seat may watch the table (the public view only, R30);
@@ -21,6 +22,12 @@ from engine.events import Wire
 
 BOT_LEVELS = ("relaxed", "normal", "sharp")
 DEFAULT_BOT_LEVEL = "normal"
+NEWCOMER_LEVEL = "relaxed"
+# Finished matches a player must have won (rated or not, never at a practice table) before the
+# tables they open stop starting at NEWCOMER_LEVEL. Three: a win against relaxed bots means the
+# player found a carré and was heard, or caught one; three of them are no longer luck, and at
+# a newcomer's first-week pace (a match or two a day) the relaxed start lasts days, not weeks.
+NEWCOMER_WINS = 3
 LATE_JOIN = ("ask", "always", "never")
 DEFAULT_LATE_JOIN = "ask"
 
@@ -52,6 +59,13 @@ class TableSettings:
             watchers=bool(raw.get("watchers", True)),
             late_join=str(raw.get("late_join", DEFAULT_LATE_JOIN)),
         )
+
+
+def start_level(wins: int) -> str:
+    """The bot level a new table of a player who has won `wins` finished matches starts at,
+    unless its creator names one: NEWCOMER_LEVEL until NEWCOMER_WINS, then the default. The host
+    changes it in the lobby as any setting (engine.lobby)."""
+    return NEWCOMER_LEVEL if wins < NEWCOMER_WINS else DEFAULT_BOT_LEVEL
 
 
 def check_bot_level(value: object) -> str:

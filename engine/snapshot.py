@@ -11,7 +11,7 @@ from engine.cards import cards_by_id
 from engine.config import DealSpec, TableConfig
 from engine.events import Reveal
 from engine.phase import Phase
-from engine.settings import TableSettings
+from engine.settings import DEFAULT_BOT_LEVEL, TableSettings
 from engine.state import Claim, SeatState, TableState, VoteState
 
 VERSION = 1
@@ -30,6 +30,7 @@ def dump(state: TableState) -> dict[str, Any]:
             "public": cfg.public,
             "fill_after_ms": cfg.fill_after_ms,
             "practice": cfg.practice,
+            "bot_level": cfg.bot_level,
             "deals": [
                 {"hands": [list(h) for h in d.hands], "center": list(d.center)} for d in cfg.deals
             ],
@@ -99,6 +100,8 @@ def load(data: dict[str, Any]) -> TableState:
         fill_after_ms=int(c.get("fill_after_ms", 60_000)),
         # Snapshots saved before ratings existed: not a practice table.
         practice=bool(c.get("practice", False)),
+        # Saved before a table could start at another level: the default.
+        bot_level=str(c.get("bot_level", DEFAULT_BOT_LEVEL)),
         deals=tuple(
             DealSpec(hands=tuple(tuple(h) for h in d["hands"]), center=tuple(d["center"]))
             for d in c["deals"]

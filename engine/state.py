@@ -113,6 +113,7 @@ class TableState:
             seats=[SeatState() for _ in range(n)],
             signs=[None] * teams(n),
             scores=[0] * teams(n),
+            settings=TableSettings(bot_level=config.bot_level),
         )
 
     @property

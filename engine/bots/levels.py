@@ -6,6 +6,12 @@ policy parameters. Measured by `python -m engine.tournament --levels`.
   decoys, so a newcomer has time to find a carré, show the sign and be heard.
 - normal: the bots as they always played.
 - sharp: faster than a human pace, quicker to accuse, more decoys.
+
+Where a table starts (issue 46): a new private table and a Play-now table open at relaxed while
+the player who opens it has won fewer than `engine.settings.NEWCOMER_WINS` (3) finished matches
+(rated or not, never at a practice table), at normal after that; a creation that names a level
+gets that one. The host sees it in the lobby and changes it there; a Play-now table has no
+host, so its opener's count decides for it (docs/protocol.md, Tables).
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Ratings from matches (issue 36): OpenSkill over the teams and their final scores, shared
 wins as ties, bots at fixed ratings per level, late joiners and practice tables not rated; the
-match's result read from the table itself; quick play's band."""
+match's result read from the table itself; quick play's band. Issue 46: a match is rated only
+when two teams each have a person who played it all; a rating is provisional for its first
+ten rated matches."""
 
 from __future__ import annotations
 
@@ -23,13 +25,18 @@ from engine.ratings import (
     ANY_LEVEL,
     BAND_START,
     BOT_RATINGS,
+    ESTABLISHED_AFTER,
     NEW,
+    UNRATED,
     MatchResult,
     Rating,
     SeatResult,
     band,
     counts,
+    provisional,
     rate,
+    to_establish,
+    why_unrated,
 )
 from tests.engine.tables import Game
 
@@ -104,10 +111,49 @@ def test_a_veterans_rating_still_moves() -> None:
     assert after["a"].mu < 30
 
 
-def test_practice_tables_and_matches_without_a_rated_human_do_not_count() -> None:
-    assert counts(result((5, 0), {0: "a"}))
-    assert not counts(result((5, 0), {0: "a"}, practice=True))
-    assert not counts(result((5, 0), {}))
+def test_a_match_against_bots_alone_changes_nothing() -> None:
+    """The issue's case: one person, their partner a bot too, against bots."""
+    for n in (4, 6, 8):
+        lone = result((1, 5) + (0,) * (n // 2 - 2), {0: "me"})
+        assert why_unrated(lone) == "bots"
+        assert not counts(lone)
+    assert why_unrated(result((5, 0), {})) == "bots", "nobody at all"
+
+
+def test_two_partners_against_bots_alone_are_not_rated() -> None:
+    partners = result((5, 2), {0: "a", 2: "b"})
+    assert partners.teams_of_people() == (0,)
+    assert why_unrated(partners) == "bots"
+    six = result((5, 2, 1), {0: "a", 3: "b"})  # seats 0 and 3: team 0 at 6 seats
+    assert why_unrated(six) == "bots"
+
+
+def test_one_person_on_each_of_two_teams_is_rated_and_the_bots_weigh_at_their_level() -> None:
+    for n in (4, 6, 8):
+        two = result((5, 3) + (0,) * (n // 2 - 2), {0: "a", 1: "b"})
+        assert two.teams_of_people() == (0, 1)
+        assert why_unrated(two) is None
+        assert counts(two)
+    # At 6 seats the bots fill a whole team and a seat of each of the others: their level
+    # moves the people's ratings, as a team's strength does.
+    gains = {
+        level: rate(result((5, 3, 0), {0: "a", 1: "b"}, bot_level=level), {})["a"].mu
+        for level in BOT_RATINGS
+    }
+    assert gains["relaxed"] < gains["normal"] < gains["sharp"]
+    assert set(rate(result((5, 3, 0), {0: "a", 1: "b"}), {})) == {"a", "b"}
+
+
+def test_practice_tables_never_count() -> None:
+    assert why_unrated(result((5, 3), {0: "a", 1: "b"}, practice=True)) == "practice"
+    assert why_unrated(result((5, 0), {0: "a"}, practice=True)) == "practice"
+    assert set(UNRATED) == {"practice", "bots", "profile"}
+
+
+def test_a_rating_is_provisional_for_its_first_matches() -> None:
+    assert ESTABLISHED_AFTER == 10
+    assert [provisional(n) for n in (0, 1, 9, 10, 11)] == [True, True, True, False, False]
+    assert [to_establish(n) for n in (0, 3, 9, 10, 40)] == [10, 7, 1, 0, 0]
 
 
 def test_the_table_gives_the_result_of_its_match_once_it_is_over() -> None:
@@ -123,6 +169,7 @@ def test_the_table_gives_the_result_of_its_match_once_it_is_over() -> None:
     assert r is not None
     assert (r.match, r.players, r.scores, r.winners) == (1, 6, (5, 5, 0), (0, 1))
     assert r.rated() == ("p0", "p1", "p4")
+    assert why_unrated(r) is None
     assert [s.team for s in r.seats] == [0, 1, 2, 0, 1, 2]
     assert r.won("p0")
     assert r.won("p4")
@@ -154,7 +201,10 @@ def test_a_seat_taken_from_a_bot_during_the_match_is_not_rated() -> None:
     assert r is not None
     assert r.rated() == ("p0",)
     assert r.seats[2].name == "Late"
-    assert counts(r)
+    # The newcomer took a bot's seat on the other team: that team has no person who played
+    # the match from its first round, so the match is one person's against bots.
+    assert r.teams_of_people() == (0,)
+    assert why_unrated(r) == "bots"
 
 
 def test_a_practice_table_says_so_in_its_result_and_its_snapshot() -> None:
@@ -172,7 +222,7 @@ def test_a_practice_table_says_so_in_its_result_and_its_snapshot() -> None:
     assert r is not None
     assert r.practice
     assert r.rated() == ("me",)
-    assert not counts(r)
+    assert why_unrated(r) == "practice"
 
 
 def test_an_old_snapshot_without_ratings_fields_reads_as_a_first_match() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine import ChangeSettings, Phase, StartMatch, Table
+from engine import ChangeSettings, Phase, ScenarioError, StartMatch, Table, TableConfig, TakeSeat
 from engine.bots import LEVELS, make_bot
 from engine.bots.smart import SmartBot
-from engine.settings import BOT_LEVELS
+from engine.settings import BOT_LEVELS, NEWCOMER_WINS, start_level
 from engine.wire import command_from_frame
 from tests.engine.tables import Game, types
 
@@ -22,6 +22,27 @@ def test_a_new_table_plays_normal_bots_with_hints_on() -> None:
         "late_join": "ask",
     }
     assert g.table.summary()["settings"] == g.view(0)["settings"]
+
+
+def test_a_newcomers_table_starts_relaxed_until_they_have_won_three_matches() -> None:
+    assert NEWCOMER_WINS == 3
+    assert [start_level(w) for w in (0, 1, 2, 3, 50)] == ["relaxed"] * 3 + ["normal"] * 2
+
+
+def test_a_table_starts_at_its_configured_level_which_the_host_changes_and_snapshots_keep() -> None:
+    t = Table(TableConfig(players=4, seed=3, bot_level="relaxed"))
+    t.apply(TakeSeat(seat=0, player_id="p0", name="Ana"), 0)
+    assert t.view(0)["settings"]["bot_level"] == "relaxed"
+    assert Table.from_snapshot(t.to_snapshot()).settings.bot_level == "relaxed"
+    t.apply(ChangeSettings(seat=0, bot_level="sharp"), 0)
+    back = Table.from_snapshot(t.to_snapshot())
+    assert back.settings.bot_level == "sharp"
+    assert back.config.bot_level == "relaxed"
+    old = t.to_snapshot()
+    del old["state"]["config"]["bot_level"]  # saved before a table could start elsewhere
+    assert Table.from_snapshot(old).config.bot_level == "normal"
+    with pytest.raises(ScenarioError, match="bot_level"):
+        TableConfig(players=4, bot_level="brutal")
 
 
 def test_the_host_chooses_a_level_and_turns_hints_off_and_everyone_is_told() -> None:
