@@ -160,6 +160,13 @@ def history(player_id: str) -> str:
     return f"quatro:{{{player_id}}}:history"
 
 
+def wins(player_id: str) -> str:
+    """The finished matches a player won (a set of match ids, at most NEWCOMER_WINS of them:
+    engine.settings), rated or not, never at a practice table: while it holds fewer, the tables
+    they open start their bots at relaxed."""
+    return f"quatro:{{{player_id}}}:wins"
+
+
 def passkeys(player_id: str) -> str:
     """A player's passkeys: hash key id -> JSON {credential (its SHA-256), label, created}."""
     return f"quatro:{{{player_id}}}:passkeys"
@@ -201,13 +208,21 @@ def board_names(players: int) -> str:
 
 
 def rated(players: int) -> str:
-    """The matches whose ratings are applied: hash match id -> JSON of the changes."""
+    """The matches whose ratings are applied: hash match id -> JSON of what was applied
+    (actors/ratings.py, `Settled`)."""
     return f"quatro:{rating_tag(players)}:rated"
 
 
 def rated_at(players: int) -> str:
     """When each applied match was applied (sorted set), to forget the oldest."""
     return f"quatro:{rating_tag(players)}:rated-at"
+
+
+def rating_fix(players: int) -> str:
+    """The putting right of one size's ratings after issue 46 (actors/rating_fix.py): hash
+    {lease: "holder until_ms" while a gateway runs it, done: JSON of the last run}. APPLY waits
+    while a lease is live."""
+    return f"quatro:{rating_tag(players)}:fix"
 
 
 def unrated(players: int) -> str:

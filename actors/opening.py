@@ -45,7 +45,8 @@ class Opening:
 
     async def create(self, players: int, config: dict[str, Any], host: str, name: str) -> str:
         """Open a table and seat its creator in seat 0 (the host, but at a public table, whose
-        `config` says `public`, only its first player); return its code."""
+        `config` says `public`, only its first player); return its code. `config` may name
+        the `bot_level` the table starts at."""
         if self.registry is not None and self.remote is not None:
             cells = await self.registry.cells()
             target = place(cells, self.records.cell)
@@ -63,14 +64,17 @@ class Opening:
             actor, handle = await self.pool.take(self.wait_s)
             table_id = new_table_id()
             code, record = await self.records.claim(actor, players, table_id)
+            rest = dict(config)
+            level = str(rest.pop("bot_level", ""))  # in `Open` itself: see its comment
             call = Open(
                 code,
-                {"players": players, **config},
+                {"players": players, **rest},
                 host,
                 name,
                 self.idle,
                 self.replay_ttl_s,
                 table_id,
+                level,
             )
             try:
                 opened = await ask(handle, call)

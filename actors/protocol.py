@@ -328,6 +328,12 @@ class Open(TableCall[Outcome]):
     replay_ttl: int
     # Its replay's name and its matches' ids ("" from an older gateway: the actor's name).
     table_id: str = ""
+    # The level its bots start at (issue 46: relaxed for a newcomer's table); "" from an older
+    # gateway: the engine's default. Apart from `config`, whose every key an actor's
+    # TableConfig must know: an actor of the release before, given a table by a gateway of
+    # this one while the workers roll, unpickles this field away and opens it at normal,
+    # where an unknown key of `config` would fail the creation.
+    bot_level: str = ""
 
 
 @dataclass(frozen=True, slots=True)

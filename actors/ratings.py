@@ -1,17 +1,23 @@
-"""Ratings in Redis (issue 36): each table size's ratings, leaderboard and applied matches, and
-the record and histories of a finished match. The maths is the engine's (engine.ratings); this
-is where it is applied, exactly once per match.
+"""Ratings in Redis (issue 36): each table size's ratings, leaderboard and applied matches. The
+maths and the rule of what counts are the engine's (engine.ratings); this is where a match is
+applied, exactly once. What a match leaves besides (its record, its players' history lines and
+wins) is actors/match_records.py's; the putting right of matches rated by the rule before issue
+46 is actors/rating_fix.py's.
 
 Keys (actors/keys.py): every rating of one table size lives under one hash tag, `{ratings:N}`,
 with its leaderboard and the ids of the matches already applied, so that applying a match is
 one script on one slot: it checks that the match was not applied yet, that no player's rating
 moved since it was read (another match of theirs ended meanwhile: read and compute again), that
-no player deleted their profile, then writes every rating, the leaderboard's scores and the
-match's changes at once. Run twice — a table actor restarted after the script ran, the script's
-answer lost and sent again, a Redis failover after which the actor retries — it finds the match
-applied and answers the changes it stored the first time. What touches several players' own
-keys (the match's record, each player's history) follows as single-slot steps that can each run
-any number of times.
+no player deleted their profile, that the size's ratings are not being put right (a live lease
+of actors/rating_fix.py: try again later), then writes every rating, the leaderboard's scores
+and what was applied at once. Run twice — a table actor restarted after the script ran, the
+script's answer lost and sent again, a Redis failover after which the actor retries — it finds
+the match applied and answers what it stored the first time.
+
+A match that does not count (`engine.ratings.why_unrated`: a practice table, people on fewer
+than two teams) never reaches the script: settling it says why, and nothing is written here.
+The leaderboard lists established players only: a player whose rating is still provisional
+(fewer than `ESTABLISHED_AFTER` rated matches at the size) is rated, and not on the board.
 
 Where the store has replicas to wait for (`RedisSettings.replicas_to_wait`), the script is
 followed by a WAIT on its connection, as a scoring save is (actors/store.py): a match whose
@@ -30,23 +36,27 @@ from actors import keys
 from actors.store import NO_REPLICA_BACKOFF_S
 from cluster.redis_client import AsyncRedis, RedisSettings
 from cluster.redis_ops import Pipeline, Script, run_waited
-from engine.ratings import NEW, MatchResult, Rating, counts, rate
+from engine.ratings import NEW, MatchResult, Rating, provisional, rate, why_unrated
 
-HISTORY = 50  # matches kept in a player's history
-MATCH_TTL_S = 180 * 24 * 3600  # a match's record (history lines point at it)
 RATED_KEPT_MS = 30 * 24 * 3600 * 1000  # how long an applied match's id is remembered
 TRIM_AT_ONCE = 100  # applied ids forgotten per script at most (bounded work per call)
 ATTEMPTS = 20  # reads and computations when other matches of the same players keep ending
 
 log = logging.getLogger("quatro.table")
 
-# KEYS: ratings, board, board names, rated, rated-at, unrated.
-# ARGV: match id, now (ms), how long applied ids are kept, the changes' JSON, then for each
-# player: id, the version read ('0': none yet), the new rating's JSON (without its version),
-# the leaderboard's score, and the name the leaderboard shows ('' for none).
-# Returns {1, changes} applied (now or before), {0, ''} a rating moved since it was read,
-# {2, ''} a player deleted their profile. A script because it is the one atomic step: the check
-# that nothing moved and every write must see no other match's apply between them.
+# The rule a match was applied by, in what `rated` stores of it: 2 is issue 46's (people on two
+# teams). What the release before stored carries none, and is put right (actors/rating_fix.py).
+RULE = 2
+
+# KEYS: ratings, board, board names, rated, rated-at, unrated, fix.
+# ARGV: match id, now (ms), how long applied ids are kept, what is applied (`Settled`'s JSON),
+# then for each player: id, the version read ('0': none yet), the new rating's JSON (without
+# its version), the leaderboard's score ('': not listed, the rating still provisional), and
+# the name the leaderboard shows ('' for none).
+# Returns {1, applied} applied (now or before), {0, ''} a rating moved since it was read,
+# {2, ''} a player deleted their profile, {3, ''} the size's ratings are being put right. A
+# script because it is the one atomic step: the check that nothing moved and every write must
+# see no other match's apply between them.
 # A match applied before is written again as it is: a write of this connection, so that the
 # WAIT after it (APPLY_WAITED) counts only replicas that have the first apply too. WAIT is
 # promised for the connection's own writes (Redis 7.0 counts every earlier write of the
@@ -60,6 +70,12 @@ if done then
   redis.call('HSET', KEYS[4], ARGV[1], done)
   return {1, done}
 end
+local lease = redis.call('HGET', KEYS[7], 'lease')
+if lease then
+  local t = redis.call('TIME')
+  local clock = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if (tonumber(string.match(lease, '(%d+)$')) or 0) > clock then return {3, ''} end
+end
 for i = 5, #ARGV, 5 do
   if redis.call('ZSCORE', KEYS[6], ARGV[i]) then return {2, ''} end
   local raw = redis.call('HGET', KEYS[1], ARGV[i])
@@ -71,7 +87,11 @@ for i = 5, #ARGV, 5 do
   local rec = cjson.decode(ARGV[i + 2])
   rec['v'] = tonumber(ARGV[i + 1]) + 1
   redis.call('HSET', KEYS[1], ARGV[i], cjson.encode(rec))
-  redis.call('ZADD', KEYS[2], tonumber(ARGV[i + 3]), ARGV[i])
+  if ARGV[i + 3] == '' then
+    redis.call('ZREM', KEYS[2], ARGV[i])
+  else
+    redis.call('ZADD', KEYS[2], tonumber(ARGV[i + 3]), ARGV[i])
+  end
   if ARGV[i + 4] ~= '' then redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 4]) end
 end
 local now = tonumber(ARGV[2])
@@ -90,9 +110,6 @@ APPLY_WAITED = Pipeline("ratings.apply-waited")
 # A player's profile and its tombstone, read (one slot). Not atomic, and need not be: a deletion
 # writes the tombstone before it removes the profile, and the tombstone is read after it here.
 PROFILE_LIVE = Pipeline("ratings.profile-live")
-# A history line added and the history trimmed to its last HISTORY (one key). Not atomic, and
-# need not be: each step leaves the newest lines whatever runs between, and runs again the same.
-HISTORY_LINE = Pipeline("ratings.history-line")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +136,41 @@ class Standing:
             int(data.get("won", 0)),
             int(data.get("v", 0)),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """What settling a match did: each rated player's change ({before, after} as displayed, and
+    `played`, their rated matches at the size once it counted), or why it rated nobody
+    (`engine.ratings.Unrated`'s names). What `rated` stores of an applied match is its JSON."""
+
+    changes: dict[str, dict[str, int]]
+    reason: str | None = None
+    rule: int = RULE  # 0: applied by the rule of the release before issue 46
+
+    @property
+    def rated(self) -> bool:
+        return self.reason is None and bool(self.changes)
+
+    def provisional(self, player_id: str) -> bool:
+        """Whether the player's rating was still provisional after this match (an entry of
+        the release before does not say: not marked)."""
+        played = self.changes.get(player_id, {}).get("played")
+        return played is not None and provisional(played)
+
+    def to_json(self) -> str:
+        return json.dumps({"rule": self.rule, "changes": self.changes, "reason": self.reason})
+
+    @classmethod
+    def read(cls, raw: str | bytes) -> Settled:
+        """What `rated` holds: this release's shape, or the release before's (its changes by
+        player id alone, rated by the rule before issue 46: `rule` 0)."""
+        data = json.loads(raw)
+        if "rule" not in data:
+            return cls({str(p): dict(c) for p, c in data.items()}, None, 0)
+        reason = data.get("reason")
+        changes = {str(p): dict(c) for p, c in data["changes"].items()}
+        return cls(changes, None if reason is None else str(reason), int(data["rule"]))
 
 
 def match_id(table_id: str, match: int) -> str:
@@ -172,38 +224,42 @@ class RatingStore:
                 names[player_id] = str(name)
         return names
 
-    async def apply(self, mid: str, result: MatchResult, now_ms: int) -> dict[str, Any] | None:
-        """Apply the match's ratings once (the script above); the changes by player id
-        ({before, after} as displayed, and the new mu and sigma), or None when the match does
-        not count (a practice table, nobody to rate, a player without a profile)."""
-        if not counts(result):
-            return None
+    async def apply(self, mid: str, result: MatchResult, now_ms: int) -> Settled:
+        """Apply the match's ratings once (the script above): each rated player's change, or
+        why nobody was rated (the engine's reason; "profile" for a player without a profile,
+        or who deleted it). Raises RuntimeError while the size's ratings are being put right,
+        or when its players' ratings keep moving: the table tries again later."""
+        reason = why_unrated(result)
+        if reason is not None:
+            return Settled({}, reason)
         ids = result.rated()
         if not await self.profiles_live(ids):
-            return None
+            return Settled({}, "profile")
         names = await self.listed_names(ids)
         n = result.players
         for _ in range(ATTEMPTS):
             before = await self.standings(n, list(ids))
             after = rate(result, {p: s.rating for p, s in zip(ids, before, strict=True)})
             changes = {
-                p: {"before": s.rating.display, "after": after[p].display}
+                p: {"before": s.rating.display, "after": after[p].display, "played": s.played + 1}
                 for p, s in zip(ids, before, strict=True)
             }
-            args: list[str | int | float] = [mid, now_ms, RATED_KEPT_MS, json.dumps(changes)]
+            args: list[str | int | float] = [mid, now_ms, RATED_KEPT_MS, Settled(changes).to_json()]
             for p, s in zip(ids, before, strict=True):
                 won = 1 if result.won(p) else 0
                 new = Standing(after[p], s.played + 1, s.won + won, s.version)
-                args += [p, s.version, new.to_json(), after[p].display, names.get(p, "")]
+                listed = "" if provisional(new.played) else after[p].display
+                args += [p, s.version, new.to_json(), listed, names.get(p, "")]
             status, stored, unconfirmed = await self._apply(n, args)
             if int(status) == 1:
                 if unconfirmed is not None:
                     self._not_replicated(mid, now_ms, unconfirmed)
                 self._unconfirmed = None
-                applied: dict[str, Any] = json.loads(stored)
-                return applied
+                return Settled.read(stored)
             if int(status) == 2:
-                return None
+                return Settled({}, "profile")
+            if int(status) == 3:
+                raise RuntimeError(f"match {mid}: the size's ratings are being put right")
         raise RuntimeError(f"match {mid}: its players' ratings kept moving; will try again")
 
     async def _apply(self, n: int, args: list[str | int | float]) -> tuple[Any, Any, str | None]:
@@ -216,6 +272,7 @@ class RatingStore:
             keys.rated(n),
             keys.rated_at(n),
             keys.unrated(n),
+            keys.rating_fix(n),
         ]
         wanted = 0 if self.settings is None else self.settings.replicas_to_wait()
         if self.settings is None or wanted == 0:
@@ -250,53 +307,3 @@ class RatingStore:
             waited_s,
             why,
         )
-
-    async def record(
-        self,
-        mid: str,
-        table_id: str,
-        code: str,
-        result: MatchResult,
-        changes: dict[str, Any] | None,
-    ) -> None:
-        """The match's record, then each rated player's history line: single-slot steps, each
-        the same whenever it runs again."""
-        record = match_record(mid, table_id, code, result, changes)
-        await self.redis.set(keys.match(mid), json.dumps(record), ex=MATCH_TTL_S)
-        if changes is None:
-            return
-        for player_id in result.rated():
-            pipe = HISTORY_LINE.on(self.redis)
-            pipe.zadd(keys.history(player_id), {mid: result.ended_at})
-            pipe.zremrangebyrank(keys.history(player_id), 0, -HISTORY - 1)
-            await HISTORY_LINE.run(pipe)
-
-
-def match_record(
-    mid: str, table_id: str, code: str, result: MatchResult, changes: dict[str, Any] | None
-) -> dict[str, Any]:
-    """What a finished match leaves: enough for a history line and a replay's list of players.
-    A player's id is kept for the rated only (the others are bots, or joined late)."""
-    changes = changes or {}
-    return {
-        "match": mid,
-        "table_id": table_id,
-        "code": code,  # to tell whether its table is still open (gateway/profiles.py)
-        "number": result.match,
-        "players": result.players,
-        "ended_at": result.ended_at,
-        "scores": list(result.scores),
-        "winners": list(result.winners),
-        "rated": bool(changes),
-        "seats": [
-            {
-                "seat": s.seat,
-                "team": s.team,
-                "name": s.name,
-                "player": s.player_id,
-                "before": changes.get(s.player_id or "", {}).get("before"),
-                "after": changes.get(s.player_id or "", {}).get("after"),
-            }
-            for s in result.seats
-        ],
-    }

@@ -4,9 +4,10 @@ Where: here, in the table actor, because the match ends here. The `over` event a
 result (`engine.Table.result`) enter the table's snapshot in the same change, so the save that
 ends the match is also the durable record that its ratings are owed: an outbox in the snapshot.
 After that save, a task settles each owed match (actors/ratings.py: one script on the table
-size's slot, keyed by the match's id, that applies nothing twice; then the match's record and
-its players' histories, each step repeatable), tells the table the rating changes (a `ratings`
-event), and only then drops the match from the outbox, in one change. So:
+size's slot, keyed by the match's id, that applies nothing twice; then actors/match_records.py:
+the match's record, its people's history lines and wins, each step repeatable), tells the table
+the rating changes or why there were none (a `ratings` event: a match against bots alone, a
+practice table), and only then drops the match from the outbox, in one change. So:
 
 - the actor dies before the save: there was no `over` either; the match ends again as it will;
 - it dies after the save, before or during the settling: the restarted incarnation reads the
@@ -34,8 +35,9 @@ from typing import Any, Protocol, TypeVar
 
 import redis
 
+from actors.match_records import MatchRecords
 from actors.protocol import Entry
-from actors.ratings import RatingStore, match_id
+from actors.ratings import RatingStore, Settled, match_id
 from actors.tasks import Tasks
 from engine import Table
 from engine.ratings import MatchResult, SeatResult
@@ -135,36 +137,39 @@ class Results:
             delay = RETRY_FIRST_S
             await self.core.change(functools.partial(self._told, owed, changes), touch=False)
 
-    async def _settle(self, owed: dict[str, Any]) -> dict[str, Any] | None:
+    async def _settle(self, owed: dict[str, Any]) -> Settled:
         result = result_from_wire(owed)
         mid = match_id(self.core.table_id, result.match)
         store = self.store()
-        changes = await store.apply(mid, result, self.core.now())
-        await store.record(mid, self.core.table_id, self.core.code, result, changes)
-        return changes
+        settled = await store.apply(mid, result, self.core.now())
+        records = MatchRecords(store.redis)
+        await records.record(mid, self.core.table_id, self.core.code, result, settled)
+        return settled
 
     def store(self) -> RatingStore:
         if self._store is None:
             self._store = self._make_store()
         return self._store
 
-    def _told(self, owed: dict[str, Any], changes: dict[str, Any] | None) -> list[Entry]:
-        """The match is settled: the table hears the changes, and the outbox forgets it, in
-        one step (so one save holds both, or neither)."""
+    def _told(self, owed: dict[str, Any], settled: Settled) -> list[Entry]:
+        """The match is settled: the table hears the changes, or why there are none, and the
+        outbox forgets it, in one step (so one save holds both, or neither)."""
         if owed not in self.owed:
             return []
         self.owed.remove(owed)
-        if changes is None:
-            return []
-        # Public, like the scores: each rated seat's change, not the rating itself (a
-        # profile shows that only if its owner chose to).
+        changes = settled.changes
+        # Public, like the scores: each rated seat's change and whether the rating is still
+        # provisional, not the rating itself (a profile shows that only if its owner chose to).
         wire = {
             "type": "ratings",
             "match": owed["match"],
+            "rated": settled.rated,
+            "reason": settled.reason,
             "changes": [
                 {
                     "seat": s["seat"],
                     "delta": changes[s["player_id"]]["after"] - changes[s["player_id"]]["before"],
+                    "provisional": settled.provisional(s["player_id"]),
                 }
                 for s in owed["seats"]
                 if s["player_id"] in changes

@@ -248,8 +248,10 @@ class TableActor(PreviousReleaseMethods):
         """Give this pooled actor its table (`TableCore.open`), and the priority of play."""
         # Unset in an `Open` pickled by an older release.
         table_id = getattr(call, "table_id", "")
+        level = getattr(call, "bot_level", "")
+        config = {**call.config, "bot_level": level} if level else call.config
         opened = await self.core.open(
-            call.code, call.config, call.host, call.name, call.idle, call.replay_ttl, table_id
+            call.code, config, call.host, call.name, call.idle, call.replay_ttl, table_id
         )
         if opened.ok:
             priority.to_play()

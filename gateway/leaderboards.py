@@ -3,8 +3,12 @@ read a page at a time, with the caller's own rank. A page is two commands on one
 size's `{ratings:N}`: the board, then the names and standings of that page's players), however
 many players the board holds: ZREVRANGE and ZREVRANK are O(log N + page).
 
+A board lists established players only (issue 46): a rating stays provisional, and off the
+board, for its first `engine.ratings.ESTABLISHED_AFTER` rated matches at the size. A player's
+own row says so: no rank, and how many rated matches remain before they are listed.
+
 A player who does not show their ratings is on the board all the same (the ranks count every
-rated player) but without a name or a link: others see a rank and a rating, nothing that says
+listed player) but without a name or a link: others see a rank and a rating, nothing that says
 whose. A name reported enough times (gateway/profiles.py) is listed the same way until its
 owner changes it."""
 
@@ -16,6 +20,7 @@ from actors import keys
 from actors.ratings import Standing
 from cluster.redis_client import AsyncRedis
 from cluster.redis_ops import Pipeline
+from engine.ratings import provisional, to_establish
 
 PAGE = 20
 MAX_PAGE = 10_000  # past the 200,000th row a page is refused (nobody reads that far)
@@ -46,11 +51,10 @@ class Leaderboards:
         ids = [str(pid) for pid, _ in ranked]
         rows = await self._rows(players, ids, start + 1, me)
         own = None
-        if mine is not None:
+        if me is not None:
             own = next((r for r in rows if r["me"]), None)
             if own is None:
-                assert me is not None
-                (own,) = await self._rows(players, [me], int(mine) + 1, me)
+                own = await self._own(players, me, mine)
         return {
             "players": players,
             "page": page,
@@ -61,16 +65,23 @@ class Leaderboards:
         }
 
     async def row(self, players: int, me: str) -> dict[str, Any] | None:
-        """The player's own row, with their rank; None before their first rated match."""
-        rank: Any = await self.redis.zrevrank(keys.board(players), me)
-        if rank is None:
+        """The player's own row, with their rank once listed (else none, and the rated
+        matches that remain); None before their first rated match."""
+        return await self._own(players, me, await self.redis.zrevrank(keys.board(players), me))
+
+    async def _own(self, players: int, me: str, rank: Any) -> dict[str, Any] | None:
+        if rank is not None:
+            (own,) = await self._rows(players, [me], int(rank) + 1, me)
+            return own
+        if await self.redis.hget(keys.ratings(players), me) is None:
             return None
-        (own,) = await self._rows(players, [me], int(rank) + 1, me)
+        (own,) = await self._rows(players, [me], None, me)
         return own
 
     async def _rows(
-        self, players: int, ids: list[str], first_rank: int, me: str | None
+        self, players: int, ids: list[str], first_rank: int | None, me: str | None
     ) -> list[dict[str, Any]]:
+        """Rows from `first_rank` on (None: an own row not listed)."""
         if not ids:
             return []
         pipe = ROWS.on(self.redis)
@@ -82,10 +93,12 @@ class Leaderboards:
             s = Standing.read(raw)
             rows.append(
                 {
-                    "rank": first_rank + i,
+                    "rank": None if first_rank is None else first_rank + i,
                     "rating": s.rating.display,
                     "played": s.played,
                     "won": s.won,
+                    "provisional": provisional(s.played),
+                    "remaining": to_establish(s.played),
                     "name": None if name is None else str(name),
                     "profile": None if name is None else pid,
                     "me": pid == me,

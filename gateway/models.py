@@ -127,12 +127,22 @@ class Scenario(Body):
     )
 
 
+BotLevel = Literal["relaxed", "normal", "sharp"]
+LateJoin = Literal["ask", "always", "never"]
+
+
 class NewTable(Body):
     players: Literal[4, 6, 8]
     scenario: Scenario | None = None
     practice: StrictBool = Field(
         default=False,
         description="extension: a practice table, whose matches change nobody's rating",
+    )
+    bot_level: BotLevel | None = Field(
+        default=None,
+        description="extension: the level the table's bots start at (the host may change it "
+        "in the lobby). Left out: relaxed while the creator has won fewer than 3 finished "
+        "matches (not at practice tables), normal after that",
     )
 
 
@@ -183,10 +193,6 @@ class BotsFilled(BaseModel):
     empty)."""
 
     seats: list[int] = Field(description="the seats that each got a bot from this call")
-
-
-BotLevel = Literal["relaxed", "normal", "sharp"]
-LateJoin = Literal["ask", "always", "never"]
 
 
 class SettingsIn(Body):

@@ -4,19 +4,29 @@ and gateway/frame_models.py (/ws)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 
 from gateway.models import Body, SeatLine
 from gateway.names import MAX_CODE_POINTS, NAME_FORMAT, NAME_PATTERN, check_name
 
+PROVISIONAL = (
+    "whether the rating is still provisional: fewer than 10 rated matches at this size "
+    '(shown as "1032?"); a provisional player is not listed on the leaderboard'
+)
+REMAINING = "rated matches still to play at this size before the player is listed (0: listed)"
+
 
 class Standing(BaseModel):
     rating: int = Field(description="the displayed rating: 1000 + 40 × (μ − 3σ)")
-    played: int
+    played: int = Field(description="rated matches at this size")
     won: int
-    rank: int | None = Field(description="1 for the best on this size's leaderboard")
+    rank: int | None = Field(
+        description="1 for the best on this size's leaderboard; null while not listed"
+    )
+    provisional: bool = Field(description=PROVISIONAL)
+    remaining: int = Field(description=REMAINING)
 
 
 class Standings(BaseModel):
@@ -39,6 +49,18 @@ class HistoryLine(BaseModel):
     team: int | None
     won: bool
     delta: int | None = Field(description="this player's rating change, if it was rated")
+    rated: bool = Field(
+        description="whether the match changed ratings: only when two teams each had a "
+        "person who played it from its first round, never at a practice table"
+    )
+    reason: Literal["practice", "bots", "profile"] | None = Field(
+        description="why it was not rated: a practice table, bots alone against the people "
+        "(fewer than two teams with a person), a player without a profile; null when rated, "
+        "and for a match recorded before these reasons were kept"
+    )
+    provisional: bool = Field(
+        description="whether this player's rating was still provisional after this match"
+    )
     seats: list[SeatLine]
 
 
@@ -70,6 +92,10 @@ class MyProfile(BaseModel):
     created: int
     public: PublicChoice
     name_hidden: bool = Field(description="hidden from others after reports: rename to show it")
+    wins: int = Field(
+        description="finished matches won, rated or not, never at a practice table, counted "
+        "up to 3: while under 3, the tables this player opens start their bots at relaxed"
+    )
     ratings: Standings
     history: list[HistoryLine]
     passkeys: list[PasskeyOut]
@@ -95,10 +121,14 @@ class ProfileChange(Body):
 
 
 class BoardRow(BaseModel):
-    rank: int
+    rank: int | None = Field(
+        description="null only in the caller's own row while they are not listed yet"
+    )
     rating: int
     played: int
     won: int
+    provisional: bool = Field(description=PROVISIONAL)
+    remaining: int = Field(description=REMAINING)
     name: str | None = Field(description="null for a player who does not show their ratings")
     profile: str | None
     me: bool

@@ -25,6 +25,7 @@ from cluster.redis_client import AsyncRedis
 from cluster.redis_ops import Pipeline, Script
 from engine.cards import PLAYER_COUNTS
 from engine.errors import ErrorCode
+from engine.ratings import provisional, to_establish
 from gateway.errors import ApiError
 
 DELETED_NAME = "deleted player"  # what a deleted player's seat in a match record says
@@ -261,6 +262,7 @@ class Profiles:
         await self.redis.delete(
             keys.profile(player_id),
             keys.history(player_id),
+            keys.wins(player_id),
             keys.passkeys(player_id),
             keys.reports(player_id),
         )
@@ -290,7 +292,9 @@ class Profiles:
 
     # -- what a profile shows -----------------------------------------------------------------
     async def standings(self, player_id: str) -> dict[int, dict[str, Any] | None]:
-        """The player's rating, played, won and rank at each table size (None: not rated)."""
+        """The player's rating, played, won and rank at each table size (None: not rated),
+        whether it is still provisional, and how many rated matches remain before it is
+        listed (the rank is None until then)."""
         out: dict[int, dict[str, Any] | None] = {}
         for players in PLAYER_COUNTS:
             pipe = STANDING.on(self.redis)
@@ -306,6 +310,8 @@ class Profiles:
                 "played": s.played,
                 "won": s.won,
                 "rank": None if rank is None else int(rank) + 1,
+                "provisional": provisional(s.played),
+                "remaining": to_establish(s.played),
             }
         return out
 
@@ -367,9 +373,10 @@ class Profiles:
                 }
             )
         team = None if mine is None else int(mine["team"])
-        delta = None
+        delta, played = None, None
         if mine is not None and mine.get("after") is not None:
             delta = int(mine["after"]) - int(mine["before"])
+            played = mine.get("played")
         return {
             "match": record["match"],
             "table_id": record["table_id"],
@@ -380,5 +387,9 @@ class Profiles:
             "team": team,
             "won": team is not None and team in record["winners"],
             "delta": delta,
+            # Records before issue 46 say whether a match was rated, not why not.
+            "rated": bool(record.get("rated", delta is not None)),
+            "reason": record.get("reason"),
+            "provisional": played is not None and provisional(int(played)),
             "seats": seats,
         }

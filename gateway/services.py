@@ -19,6 +19,7 @@ from gateway.conn_caps import ConnectionCaps
 from gateway.hubs import Hubs, LinkFactory
 from gateway.leaderboards import Leaderboards
 from gateway.lobbies import OpenLobbies
+from gateway.newcomers import Newcomers
 from gateway.passkeys import Passkeys
 from gateway.profiles import Profiles
 from gateway.quickplay import QuickQueue
@@ -37,6 +38,7 @@ class Services:
     redis: AsyncRedis
     sessions: Sessions
     profiles: Profiles
+    newcomers: Newcomers
     leaderboards: Leaderboards
     passkeys: Passkeys
     directory: Directory
@@ -71,6 +73,7 @@ class Services:
             redis=redis,
             sessions=Sessions(redis, settings.session_ttl_s),
             profiles=Profiles(redis),
+            newcomers=Newcomers(redis),
             leaderboards=Leaderboards(redis),
             passkeys=Passkeys(redis, settings.passkey_rp_id),
             directory=directory,

@@ -266,9 +266,11 @@ async def table_with(
     deals: int = 0,
     bot_policy: str = "idle",
     seed: int = 7,
+    bot_level: str = "normal",
 ) -> tuple[str, list[Player]]:
     """A table of `players` seats (the server's test hooks on): `humans` players (seat 0
-    hosts), bots in the others; everyone connected, the match not started."""
+    hosts), bots in the others at `bot_level` (named, since a new player's tables would start
+    at relaxed: gateway/newcomers.py); everyone connected, the match not started."""
     people = [await Player(base, f"P{i}").register() for i in range(humans)]
     scenario = {
         "seed": seed,
@@ -277,7 +279,8 @@ async def table_with(
         "bot_policy": bot_policy,
     }
     host = people[0]
-    r = await host.rest("POST", "/api/tables", json={"players": players, "scenario": scenario})
+    body = {"players": players, "scenario": scenario, "bot_level": bot_level}
+    r = await host.rest("POST", "/api/tables", json=body)
     _expect(r, 201, "table")
     code = r.json()["code"]
     for seat, p in enumerate(people[1:], start=1):

@@ -37,7 +37,7 @@ from actors.ratings import RatingStore, Standing
 from cluster.redis_client import AsyncRedis, async_redis
 from cluster.redis_ops import Pipeline
 from cluster.stack import StoreOnly
-from engine.ratings import MatchResult, Rating, SeatResult
+from engine.ratings import MatchResult, Rating, SeatResult, provisional
 from gateway.leaderboards import PAGE, Leaderboards
 
 BATCH = 5_000  # commands per pipeline while filling
@@ -75,6 +75,8 @@ async def fill(redis: AsyncRedis, players: int, seed: int) -> float:
                 s = Standing(r, played, rng.randint(0, played), 1)
                 record = json.dumps({**json.loads(s.to_json()), "v": 1})
                 pipe.hset(keys.ratings(size), pid, record)
+                if provisional(played):
+                    continue  # rated, not listed yet (engine.ratings.ESTABLISHED_AFTER)
                 pipe.zadd(keys.board(size), {pid: r.display})
                 if public:
                     pipe.hset(keys.board_names(size), pid, f"Player {i}")
@@ -136,7 +138,7 @@ async def run(args: argparse.Namespace) -> None:
                 SeatResult(3, 1, None, "Bot 4"),
             )
             result = MatchResult(1, 4, (5, rng.randint(0, 5)), seats, "normal", False, n)
-            assert await store.apply(f"bench-{args.seed}-{n}.1", result, n) is not None
+            assert (await store.apply(f"bench-{args.seed}-{n}.1", result, n)).rated
 
         print(f"timing {args.samples} of each, one at a time…", flush=True)
         rows = [

@@ -71,6 +71,7 @@ async def _my_profile(svc: Svc, profile: Profile) -> dict[str, Any]:
         "created": profile.created,
         "public": {"ratings": profile.ratings_public, "history": profile.history_public},
         "name_hidden": profile.name_hidden,
+        "wins": await svc.newcomers.wins(pid),
         "ratings": {str(k): v for k, v in (await svc.profiles.standings(pid)).items()},
         "history": await svc.profiles.history(pid, own=True),
         "passkeys": await svc.passkeys.mine(pid),
@@ -172,8 +173,9 @@ async def leaderboard(
     svc: Svc,
     page: Annotated[int, Query(ge=1, le=MAX_PAGE, description="20 rows a page")] = 1,
 ) -> dict[str, Any]:
-    """The players rated at this table size, best first, 20 a page. A player who does not show
-    their ratings is ranked without a name or a link."""
+    """The established players of this table size (10 rated matches or more there), best
+    first, 20 a page. A player who does not show their ratings is ranked without a name or a
+    link."""
     return await svc.leaderboards.page(players, page, None)
 
 
@@ -184,8 +186,9 @@ async def leaderboard(
     responses=refusals(*AUTH, *QUOTA, *BACKEND),
 )
 async def my_rank(players: Players, svc: Svc, me: Me) -> dict[str, Any] | None:
-    """The caller's own row on this size's leaderboard (with their rank), or null before their
-    first rated match there."""
+    """The caller's own row on this size's leaderboard: with their rank once listed; before
+    that, `rank` null and the rated matches that `remain`; null before their first rated match
+    there."""
     return await svc.leaderboards.row(players, me.player_id)
 
 

@@ -64,7 +64,8 @@ async def quick_play(body: QuickIn, svc: Svc, me: Me, ip: ClientIp) -> QuickOut:
     """A seat at a public table of `players` seats. 422 `bad_message` for another size; 429
     `rate_limited` / `too_many_lobbies` when this call would open a table past a quota; 503
     `unavailable` when no seat could be had in time. A player who already holds a quick-play
-    seat (at a table not over) gets that seat back, whatever size they ask."""
+    seat (at a table not over) gets that seat back, whatever size they ask. A table this call
+    opens starts its bots at relaxed while the caller has won fewer than 3 finished matches."""
     quick = svc.quick
     wait_s = (OPEN_PATIENCE + 1) * svc.settings.actor_timeout_s + 5
     loop = asyncio.get_running_loop()
@@ -155,7 +156,13 @@ async def _open(svc: Svc, me: Me, ip: str, players: int, token: str, fill_ms: in
     try:
         await svc.limits.take("table", ip)
         ticket = await svc.lobbies.reserve(me.player_id, lambda code: _phase(svc, code))
-        config = {"seed": secrets.randbits(62), "public": True, "fill_after_ms": fill_ms}
+        config = {
+            "seed": secrets.randbits(62),
+            "public": True,
+            "fill_after_ms": fill_ms,
+            # Nobody hosts it: its opener's count of wins decides (gateway/newcomers.py).
+            "bot_level": await svc.newcomers.level(me.player_id),
+        }
         try:
             code = await _within(svc, _open_one(svc, me, players, config), patience)
         except BaseException:

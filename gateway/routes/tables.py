@@ -172,11 +172,14 @@ async def _phase(svc: Svc, code: str) -> str | None:
     ),
 )
 async def create_table(body: NewTable, svc: Svc, me: Me) -> TableOut:
-    """429 `too_many_lobbies` when the caller already has `max_open_lobbies` tables that have
-    not started; 429 `rate_limited` past the per-IP quota; 503 `no_room` when every table slot
-    is taken. In a burst that empties the pool of ready actors, a creation waits its turn for
-    the next one (`QUATRO_POOL_WAIT`), then 503 `unavailable`."""
+    """The table's bots start at `bot_level`, or, left out, at relaxed while the caller has
+    won fewer than 3 finished matches (docs/protocol.md, Tables). 429 `too_many_lobbies` when
+    the caller already has `max_open_lobbies` tables that have not started; 429
+    `rate_limited` past the per-IP quota; 503 `no_room` when every table slot is taken. In
+    a burst that empties the pool of ready actors, a creation waits its turn for the next one
+    (`QUATRO_POOL_WAIT`), then 503 `unavailable`."""
     config = _config(body, svc.settings.test_hooks)
+    config["bot_level"] = await svc.newcomers.level(me.player_id, body.bot_level)
     ticket = await svc.lobbies.reserve(me.player_id, lambda code: _phase(svc, code))
     creating = svc.directory.create(body.players, config, me.player_id, me.name)
     try:

@@ -3,7 +3,9 @@ redis-servers, without Ray. The match ends, its ratings are owed in the snapshot
 settled after that save, told to the table, and never applied twice: not when the core is
 restarted at any point of the settling, not when the script is sent again, not after a Redis
 failover to a replica that had the write; and not settled before a replica has it, where the
-store has replicas to wait for."""
+store has replicas to wait for. Issue 46: a match of people on two teams is rated, and one
+against bots alone is told unrated, with its reason, and still leaves its record, its people's
+history lines and wins."""
 
 from __future__ import annotations
 
@@ -20,18 +22,20 @@ import pytest
 import redis
 
 from actors import keys
+from actors.match_records import MatchRecords
 from actors.protocol import Act, Outcome
-from actors.ratings import RatingStore, Standing, match_id
+from actors.ratings import RatingStore, Settled, Standing, match_id
 from actors.results import result_from_wire
 from actors.store import NO_REPLICA_BACKOFF_S
 from actors.table_core import TableCore
 from cluster.procs import RedisServer
 from cluster.redis_client import RedisSettings, async_redis
 from engine import CallQuatro
-from engine.ratings import NEW
+from engine.ratings import NEW, MatchResult, SeatResult
+from engine.settings import NEWCOMER_WINS
 from tests.actors.test_table_core import CODE, NAME, Clock, act, saved
 
-PLAYERS = ("p0", "p2")  # the humans: partners, seats 0 and 2, against two bots
+PLAYERS = ("p0", "p1")  # the humans: one on each team (seats 0 and 1), a bot partner each
 WAIT_MS = 100  # how long a WAIT waits for a replica here
 
 
@@ -52,13 +56,15 @@ def standing(url: str, player_id: str, players: int = 4) -> Standing:
         r.close()
 
 
-async def table(store: str | RedisSettings, clock: Clock) -> TableCore:
-    """p0 hosts, p2 is their partner, bots in seats 1 and 3 that never act."""
+async def table(store: str | RedisSettings, clock: Clock, guest: int = 1) -> TableCore:
+    """p0 hosts, a guest will sit in seat `guest` (1: the other team; 2: p0's partner), bots
+    that never act in the other two seats."""
     core = TableCore(NAME, store, now=clock)
     config = {"players": 4, "seed": 7, "bot_policy": "idle"}
     assert (await core.open(CODE, config, "p0", "P0", (600.0, 600.0))).ok
-    for seat in (1, 3):
-        await ok(core, act("p0", "add_bot", seat=seat))
+    for seat in (1, 2, 3):
+        if seat != guest:
+            await ok(core, act("p0", "add_bot", seat=seat))
     return core
 
 
@@ -68,10 +74,10 @@ async def ok(core: TableCore, request: Act) -> None:
     assert reply.ok, reply
 
 
-async def play_to_the_end(core: TableCore) -> None:
-    """Nobody is connected, so every round opens at once (R6); a bot's wrong Quatro! scores
-    for the humans' team, five times."""
-    await ok(core, act("p2", "take_seat", seat=2, name="P2"))
+async def play_to_the_end(core: TableCore, guest: str = "p1", seat: int = 1) -> None:
+    """Nobody is connected, so every round opens at once (R6); the wrong Quatro! of seat 3's
+    bot (team 1) scores for team 0, p0's, five times."""
+    await ok(core, act(guest, "take_seat", seat=seat, name=guest.upper()))
     await ok(core, act("p0", "start"))
     t = core.table
     assert t is not None
@@ -79,7 +85,7 @@ async def play_to_the_end(core: TableCore) -> None:
         if str(t.phase) == "pause":
             await ok(core, act("p0", "next_round"))
         # A bot's call, as the engine takes one for a bot's seat: wrong, so team 0 scores.
-        await core.change(lambda: core.apply(CallQuatro(seat=1), core.now()), touch=True)
+        await core.change(lambda: core.apply(CallQuatro(seat=3), core.now()), touch=True)
 
 
 async def settled(core: TableCore) -> None:
@@ -95,37 +101,125 @@ def told(core: TableCore) -> list[dict[str, Any]]:
     return [dict(e.wire) for e in core.feed.since(0, core.feed.seq) if e.wire["type"] == "ratings"]
 
 
+def rated_before(url: str, player_id: str, played: int) -> None:
+    """The player has `played` rated matches at 4 seats behind them, as a table leaves it."""
+    r = redis.Redis.from_url(url, decode_responses=True)
+    try:
+        s = Standing(NEW, played, 0, 1)
+        r.hset(keys.ratings(4), player_id, json.dumps({**json.loads(s.to_json()), "v": 1}))
+    finally:
+        r.close()
+
+
 async def test_a_finished_match_rates_its_players_once_and_tells_the_table(
     redis_url: str,
 ) -> None:
+    """p0 (nine rated matches behind them) beats p1 (new): both rated, p0 now established and
+    listed, p1 provisional and not."""
     profiles(redis_url, *PLAYERS)
+    rated_before(redis_url, "p0", 9)
     core = await table(redis_url, Clock())
     try:
         await play_to_the_end(core)
         await settled(core)
-        for player_id in PLAYERS:
-            s = standing(redis_url, player_id)
-            assert (s.played, s.won, s.version) == (1, 1, 1)
-            assert s.rating.mu > NEW.mu
+        winner, loser = standing(redis_url, "p0"), standing(redis_url, "p1")
+        assert (winner.played, winner.won, winner.version) == (10, 1, 2)
+        assert (loser.played, loser.won, loser.version) == (1, 0, 1)
+        assert winner.rating.mu > NEW.mu > loser.rating.mu
         (event,) = told(core)
-        assert event["match"] == 1
-        assert [c["seat"] for c in event["changes"]] == [0, 2]
-        assert all(c["delta"] > 0 for c in event["changes"])
+        assert (event["match"], event["rated"], event["reason"]) == (1, True, None)
+        assert event["changes"] == [
+            {"seat": 0, "delta": winner.rating.display - 1000, "provisional": False},
+            {"seat": 1, "delta": loser.rating.display - 1000, "provisional": True},
+        ]
         assert core.requests.view(0)["ratings"] == event
         assert saved(redis_url)["results"] == {"owed": [], "last": event}
         r = redis.Redis.from_url(redis_url, decode_responses=True)
         try:
             mid = match_id(NAME, 1)
             assert r.zrange(keys.history("p0"), 0, -1) == [mid]
+            assert r.zrange(keys.history("p1"), 0, -1) == [mid]
             record = json.loads(str(r.get(keys.match(mid))))
-            assert record["rated"] is True
+            assert (record["rated"], record["reason"], record["bot_level"]) == (
+                True,
+                None,
+                "normal",
+            )
             assert record["scores"] == [5, 0]
-            assert [s["player"] for s in record["seats"]] == ["p0", None, "p2", None]
-            assert r.zscore(keys.board(4), "p0") == standing(redis_url, "p0").rating.display
+            assert [s["player"] for s in record["seats"]] == ["p0", "p1", None, None]
+            assert [s["played"] for s in record["seats"]] == [10, 1, None, None]
+            # Only the established player is listed.
+            assert r.zscore(keys.board(4), "p0") == winner.rating.display
+            assert r.zscore(keys.board(4), "p1") is None
+            assert r.smembers(keys.wins("p0")) == {mid}
+            assert r.scard(keys.wins("p1")) == 0
         finally:
             r.close()
     finally:
         await core.stop()
+
+
+async def test_partners_against_bots_alone_are_told_unrated_and_keep_a_history_line(
+    redis_url: str,
+) -> None:
+    """p0 and p2, partners, against two bots: the match rates nobody, the table is told so and
+    why; its record and both people's histories say it, and their win counts toward the
+    relaxed start's end."""
+    profiles(redis_url, "p0", "p2")
+    core = await table(redis_url, Clock(), guest=2)
+    try:
+        await play_to_the_end(core, "p2", 2)
+        await settled(core)
+        (event,) = told(core)
+        assert {k: event[k] for k in ("match", "rated", "reason", "changes")} == {
+            "match": 1,
+            "rated": False,
+            "reason": "bots",
+            "changes": [],
+        }
+        assert core.requests.view(2)["ratings"] == event
+        r = redis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            assert r.hlen(keys.ratings(4)) == 0
+            assert r.hlen(keys.rated(4)) == 0
+            mid = match_id(NAME, 1)
+            record = json.loads(str(r.get(keys.match(mid))))
+            assert (record["rated"], record["reason"]) == (False, "bots")
+            assert [s["before"] for s in record["seats"]] == [None] * 4
+            for p in ("p0", "p2"):
+                assert r.zrange(keys.history(p), 0, -1) == [mid]
+                assert r.smembers(keys.wins(p)) == {mid}
+        finally:
+            r.close()
+    finally:
+        await core.stop()
+
+
+async def test_wins_count_once_each_up_to_the_newcomers_three_and_never_at_practice(
+    redis_url: str,
+) -> None:
+    profiles(redis_url, "p0")
+    client = async_redis(redis_url)
+    store, records = RatingStore(client), MatchRecords(client)
+    try:
+        seats = tuple(SeatResult(s, s % 2, "p0" if s == 0 else None, f"S{s}") for s in range(4))
+        practice = MatchResult(1, 4, (5, 1), seats, "relaxed", True, 1_000)
+        settled_practice = await store.apply("t-p.1", practice, 1_000)
+        assert settled_practice == Settled({}, "practice")
+        await records.record("t-p.1", "t-p", "PRACT1", practice, settled_practice)
+        assert await records.wins("p0") == 0
+        assert await client.zrange(keys.history("p0"), 0, -1) == ["t-p.1"]
+        won = MatchResult(1, 4, (5, 1), seats, "normal", False, 2_000)
+        for n in range(5):
+            for _ in range(2):  # settled again after a restart: counted once
+                await records.record(f"t-{n}.1", f"t-{n}", "WON123", won, Settled({}, "bots"))
+            assert await records.wins("p0") == min(n + 1, NEWCOMER_WINS)
+        # A deleted profile gets no history line and no win.
+        await client.set(keys.profile_gone("p0"), "1")
+        await records.record("t-9.1", "t-9", "WON123", won, Settled({}, "bots"))
+        assert "t-9.1" not in await client.zrange(keys.history("p0"), 0, -1)
+    finally:
+        await client.aclose()
 
 
 async def test_a_core_restarted_anywhere_in_the_settling_applies_the_match_once(
@@ -156,12 +250,12 @@ async def test_a_core_restarted_anywhere_in_the_settling_applies_the_match_once(
         await settled(third)
         assert standing(redis_url, "p0").played == 1, "applied twice"
         (event,) = told(third)
-        assert applied is not None
-        expected = applied["p0"]["after"] - applied["p0"]["before"]
-        assert event["changes"][0] == {"seat": 0, "delta": expected}
+        assert applied.rated
+        expected = applied.changes["p0"]["after"] - applied.changes["p0"]["before"]
+        assert event["changes"][0] == {"seat": 0, "delta": expected, "provisional": True}
         # Sent again (an answer lost, a gateway's retry): the same changes, nothing applied.
         assert await store.apply(match_id(NAME, 1), result, 0) == applied
-        assert standing(redis_url, "p2").played == 1
+        assert standing(redis_url, "p1").played == 1
     finally:
         await third.stop()
         await store.redis.aclose()
@@ -179,23 +273,26 @@ async def test_matches_of_the_same_players_ending_together_both_count(redis_url:
         await asyncio.gather(*(store.apply(mid, result, 0) for mid in ids))
         s = standing(redis_url, "p0")
         assert (s.played, s.won, s.version) == (6, 6, 6)
+        assert standing(redis_url, "p1").won == 0
     finally:
         await store.redis.aclose()
 
 
 async def test_a_match_with_a_deleted_or_missing_profile_rates_nobody(redis_url: str) -> None:
-    profiles(redis_url, "p0")  # p2 never had a profile
+    profiles(redis_url, "p0")  # p1 never had a profile
     core = await table(redis_url, Clock())
     try:
         await play_to_the_end(core)
         await settled(core)
-        assert told(core) == []
+        (event,) = told(core)
+        assert (event["rated"], event["reason"], event["changes"]) == (False, "profile", [])
         assert standing(redis_url, "p0").played == 0
         r = redis.Redis.from_url(redis_url, decode_responses=True)
         try:
             record = json.loads(str(r.get(keys.match(match_id(NAME, 1)))))
-            assert record["rated"] is False
+            assert (record["rated"], record["reason"]) == (False, "profile")
             assert r.zcard(keys.board(4)) == 0
+            assert not r.exists(keys.history("p1"), keys.wins("p1"))
         finally:
             r.close()
     finally:

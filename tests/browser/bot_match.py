@@ -27,7 +27,9 @@ def finished_bot_match(base: str, watchers: bool = True) -> tuple[dict[str, Any]
         session = c.post("/api/sessions", json={"name": "Ana"}).json()
         auth = {"Authorization": f"Bearer {session['token']}"}
         scenario = {"seed": 11, "time_scale": 0.02, "bot_policy": "smart"}
-        r = c.post("/api/tables", json={"players": 4, "scenario": scenario}, headers=auth)
+        # Named: a new player's table would start at relaxed (gateway/newcomers.py).
+        body = {"players": 4, "scenario": scenario, "bot_level": "normal"}
+        r = c.post("/api/tables", json=body, headers=auth)
         assert r.status_code == 201, r.text
         code, table_id = r.json()["code"], r.json()["table_id"]
         for seat in (1, 2, 3):

@@ -26,8 +26,9 @@ import redis
 from playwright.sync_api import Page, expect
 
 from actors import keys
+from actors.match_records import match_record
 from actors.protocol import Act, Outcome, Serve
-from actors.ratings import Standing, match_record
+from actors.ratings import Settled, Standing
 from actors.ray_calls import send
 from engine.ratings import MatchResult, Rating, SeatResult
 from tests.browser.conftest import STATIC
@@ -113,7 +114,7 @@ def finished_match(stack: Stack, me: dict[str, Any], partner: dict[str, Any]) ->
     }
     r = redis.Redis.from_url(stack.redis.url, decode_responses=True)
     try:
-        record = match_record(mid, table_id, "ZZZZZZ", result, changes)
+        record = match_record(mid, table_id, "ZZZZZZ", result, Settled(changes))
         r.set(keys.match(mid), json.dumps(record), ex=3600)
         for p in (me, partner):
             r.zadd(keys.history(p["player_id"]), {mid: ended})

@@ -80,6 +80,8 @@ def test_a_match_the_player_left_is_gone_from_the_list_once_over(
     try:
         page = p.page
         code = create_table(p, stack_url, 4)
+        # A newcomer's table starts at relaxed; the host picks the level the bots finish at.
+        page.locator("input[data-level='normal']").check()
         page.locator("#fill-bots").tap()
         page.locator("#start-match").tap()
         expect(page.locator(".table-page")).to_be_visible()

@@ -105,6 +105,8 @@ async def test_a_match_is_rated_once_through_a_retried_call_and_an_actor_killed_
     assert (loser.played, loser.won, loser.version) == (1, 0, 1)
     assert winner.rating.display > 1000 > loser.rating.display
     told = await other.wait_event(lambda e: e["type"] == "ratings", limit=60)
+    assert (told["rated"], told["reason"]) == (True, None)
+    assert [c["provisional"] for c in told["changes"]] == [True, True]  # a first rated match
     deltas = {c["seat"]: c["delta"] for c in told["changes"]}
     assert deltas == {
         0: loser.rating.display - 1000,
@@ -120,9 +122,15 @@ async def test_a_match_is_rated_once_through_a_retried_call_and_an_actor_killed_
     assert me["ratings"]["4"]["rating"] == winner.rating.display
     assert me["ratings"]["4"]["played"] == 1
     assert me["ratings"]["6"] is None
+    assert (me["ratings"]["4"]["provisional"], me["ratings"]["4"]["remaining"]) == (True, 9)
+    assert me["ratings"]["4"]["rank"] is None, "listed before ten rated matches"
+    assert me["wins"] == 1
     (line,) = me["history"]
     assert (line["match"], line["won"], line["table_id"]) == (mid, True, table_id)
-    assert line["delta"] == deltas[1]
+    assert (line["delta"], line["rated"], line["reason"]) == (deltas[1], True, None)
+    assert line["provisional"] is True
+    mine = (await other.rest("GET", "/api/leaderboards/4/me")).json()
+    assert (mine["rank"], mine["provisional"], mine["remaining"]) == (None, True, 9)
     welcome = await other.connect(code)
     assert welcome["table"]["ratings"]["changes"] == told["changes"]
     for p in (host, other):
@@ -147,16 +155,17 @@ async def test_the_profile_shows_what_its_owner_chooses_and_goes_for_good(stack:
     ana = await Player(stack.b.url, "Ana").register()
     bea = await Player(stack.b.url, "Bea").register()
     r = store(stack)
-    # Rated at 6 seats, by hand (as a match would leave it).
+    # Rated at 6 seats, by hand (as matches would leave it): established, so listed.
     for p, mu in ((ana, 40.0), (bea, 10.0)):
-        r.hset(keys.ratings(6), p.player_id, json.dumps({"mu": mu, "sigma": 2.0, "played": 3}))
+        r.hset(keys.ratings(6), p.player_id, json.dumps({"mu": mu, "sigma": 2.0, "played": 13}))
         r.zadd(
             keys.board(6),
             {p.player_id: Standing.read(r.hget(keys.ratings(6), p.player_id)).rating.display},
         )
     me = (await ana.rest("GET", "/api/profiles/me")).json()
     assert (me["name"], me["public"]) == ("Ana", {"ratings": False, "history": False})
-    assert me["ratings"]["6"]["played"] == 3
+    assert me["ratings"]["6"]["played"] == 13
+    assert (me["ratings"]["6"]["provisional"], me["ratings"]["6"]["remaining"]) == (False, 0)
     # Nothing shown yet: the profile looks like none.
     seen = await bea.rest("GET", f"/api/profiles/{ana.player_id}")
     assert seen.status_code == 404
@@ -173,7 +182,7 @@ async def test_the_profile_shows_what_its_owner_chooses_and_goes_for_good(stack:
     assert changed.status_code == 200, changed.text
     seen = (await bea.rest("GET", f"/api/profiles/{ana.player_id}")).json()
     assert seen["name"] == "Ana Z"
-    assert seen["ratings"]["6"]["played"] == 3
+    assert seen["ratings"]["6"]["played"] == 13
     assert seen["history"] is None
     board = (await bea.rest("GET", "/api/leaderboards/6")).json()
     row = next(x for x in board["rows"] if x["profile"] == ana.player_id)
@@ -182,6 +191,13 @@ async def test_the_profile_shows_what_its_owner_chooses_and_goes_for_good(stack:
     assert mine["me"] is True
     assert mine["rank"] > row["rank"]
     assert (await ana.rest("GET", "/api/leaderboards/8/me")).json() is None
+    # A provisional rating (four rated matches): not listed; its own row says how many more.
+    r.hset(keys.ratings(8), ana.player_id, json.dumps({"mu": 30.0, "sigma": 6.0, "played": 4}))
+    own = (await ana.rest("GET", "/api/leaderboards/8/me")).json()
+    assert (own["rank"], own["provisional"], own["remaining"]) == (None, True, 6)
+    assert own["rating"] == Standing.read(r.hget(keys.ratings(8), ana.player_id)).rating.display
+    board8 = (await bea.rest("GET", "/api/leaderboards/8")).json()
+    assert all(x["profile"] != ana.player_id for x in board8["rows"])
     assert (await bea.rest("GET", "/api/leaderboards/5")).status_code == 422
     # A bad name is refused by the rule of names; the session still names the player.
     bad = await ana.rest("PATCH", "/api/profiles/me", json={"name": "B0t 7"})
@@ -209,11 +225,13 @@ async def test_the_profile_shows_what_its_owner_chooses_and_goes_for_good(stack:
 async def test_quick_play_seats_by_level(stack: Stack) -> None:
     """A veteran and two newcomers ask for quick play at once: the newcomers share a table,
     the veteran (1,800 against 1,000) gets one of their own while the newcomers' band is
-    narrow. Everyone leaves before bots would fill in."""
+    narrow. The newcomer who opened theirs has won nothing: its bots start at relaxed; the
+    veteran's at normal. Everyone leaves before bots would fill in."""
     r = store(stack)
     r.delete(keys.quick(8))
     vet, new1, new2 = [await Player(stack.a.url, n).register() for n in ("Vet", "New1", "New2")]
     r.hset(keys.ratings(8), vet.player_id, json.dumps({"mu": 45.0, "sigma": 1.5, "v": 1}))
+    r.sadd(keys.wins(vet.player_id), "t-1.1", "t-2.1", "t-3.1")
     seats: list[tuple[Player, dict[str, Any]]] = []
     try:
         for p in (new1, vet, new2):
@@ -223,6 +241,9 @@ async def test_quick_play_seats_by_level(stack: Stack) -> None:
         codes = {p.name: s["code"] for p, s in seats}
         assert codes["New1"] == codes["New2"]
         assert codes["Vet"] != codes["New1"]
+        for name, level in (("New1", "relaxed"), ("Vet", "normal")):
+            summary = (await vet.rest("GET", f"/api/tables/{codes[name]}")).json()
+            assert summary["settings"]["bot_level"] == level, name
     finally:
         for p, s in seats:
             await p.rest("DELETE", f"/api/tables/{s['code']}/seats/{s['seat']}")

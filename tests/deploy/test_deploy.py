@@ -55,7 +55,9 @@ async def table(
         people.append(await Player(d.url(pod), f"P{i}-{pod[-1]}").register())
     host = people[0]
     scenario = {"seed": 11, "time_scale": time_scale, "bot_policy": bot_policy}
-    r = await host.rest("POST", "/api/tables", json={"players": PLAYERS, "scenario": scenario})
+    # The level named: a new player's table would start at relaxed (gateway/newcomers.py).
+    body = {"players": PLAYERS, "scenario": scenario, "bot_level": "normal"}
+    r = await host.rest("POST", "/api/tables", json=body)
     assert r.status_code == 201, r.text
     code = str(r.json()["code"])
     seats = {seat for _, seat in humans}

@@ -8,7 +8,7 @@ import pytest
 from engine import ChangeSettings, Phase, ScenarioError, StartMatch, Table, TableConfig, TakeSeat
 from engine.bots import LEVELS, make_bot
 from engine.bots.smart import SmartBot
-from engine.settings import BOT_LEVELS, NEWCOMER_WINS, start_level
+from engine.settings import BOT_LEVELS, NEWCOMER_WINS, TableSettings, start_level
 from engine.wire import command_from_frame
 from tests.engine.tables import Game, types
 
@@ -32,7 +32,7 @@ def test_a_newcomers_table_starts_relaxed_until_they_have_won_three_matches() ->
 def test_a_table_starts_at_its_configured_level_which_the_host_changes_and_snapshots_keep() -> None:
     t = Table(TableConfig(players=4, seed=3, bot_level="relaxed"))
     t.apply(TakeSeat(seat=0, player_id="p0", name="Ana"), 0)
-    assert t.view(0)["settings"]["bot_level"] == "relaxed"
+    assert t.view(0)["settings"] == {**TableSettings().to_wire(), "bot_level": "relaxed"}
     assert Table.from_snapshot(t.to_snapshot()).settings.bot_level == "relaxed"
     t.apply(ChangeSettings(seat=0, bot_level="sharp"), 0)
     back = Table.from_snapshot(t.to_snapshot())

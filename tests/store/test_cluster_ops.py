@@ -21,6 +21,7 @@ import redis
 
 from actors import keys, legacy_keys
 from actors.cells import Registry
+from actors.match_records import MatchRecords
 from actors.pool_list import TRIM_ONE, PoolList
 from actors.protocol import Entry
 from actors.ratings import RatingStore, match_id
@@ -32,7 +33,7 @@ from actors.table_records import TableRecords
 from cluster import redis_ops
 from cluster.redis_client import AsyncRedis, RedisSettings, async_redis, sync_redis
 from cluster.redis_cluster import LocalRedisCluster
-from engine.ratings import MatchResult, SeatResult
+from engine.ratings import ESTABLISHED_AFTER, MatchResult, SeatResult
 from gateway.errors import ApiError
 from gateway.leaderboards import Leaderboards
 from gateway.lobbies import OpenLobbies
@@ -288,12 +289,15 @@ async def limits_case(client: AsyncRedis, url: str) -> None:
 async def rated_match(
     client: AsyncRedis, table_id: str, a: str, b: str, store: RatingStore | None = None
 ) -> str:
-    """A 4-seat match of `a` (who shows her ratings) and `b` with two bots, rated and recorded
-    as a table actor does it (by `store`, or one that waits for no replica); its id."""
+    """A 4-seat match of `a` (who shows her ratings) and `b`, each with a bot partner, rated and
+    recorded as a table actor does it (by `store`, or one that waits for no replica); its id.
+    Each had nine rated matches before it: this one lists them on the leaderboard."""
     profiles = Profiles(client)
     await profiles.create(a, "Ann")
     await profiles.create(b, "Bob")
     await profiles.change(a, None, True, None)
+    nine = json.dumps({"mu": 25.0, "sigma": 8.0, "played": ESTABLISHED_AFTER - 1, "v": 1})
+    await client.hset(keys.ratings(4), mapping={a: nine, b: nine})
     seats = (
         SeatResult(0, 0, a, "Ann"),
         SeatResult(1, 1, b, "Bob"),
@@ -303,11 +307,11 @@ async def rated_match(
     result = MatchResult(1, 4, (5, 2), seats, "normal", False, 1_000)
     store = store or RatingStore(client)
     mid = match_id(table_id, 1)
-    changes = await store.apply(mid, result, 1_000)
-    assert changes is not None
-    assert set(changes) == {a, b}
-    assert await store.apply(mid, result, 1_000) == changes  # sent again: applied once
-    await store.record(mid, table_id, "OPSC", result, changes)
+    settled = await store.apply(mid, result, 1_000)
+    assert settled.rated
+    assert set(settled.changes) == {a, b}
+    assert await store.apply(mid, result, 1_000) == settled  # sent again: applied once
+    await MatchRecords(client).record(mid, table_id, "OPSC", result, settled)
     return mid
 
 
@@ -334,7 +338,7 @@ async def ratings_case(client: AsyncRedis, url: str) -> None:
     and each player's history line."""
     mid = await rated_match(client, "table-0e1", "p-opsr1", "p-opsr2")
     a, b = await RatingStore(client).standings(4, ["p-opsr1", "p-opsr2"])
-    assert (a.played, a.won, a.version, b.played, b.won) == (1, 1, 1, 1, 0)
+    assert (a.played, a.won, a.version, b.played, b.won) == (10, 1, 2, 10, 0)
     assert await client.zrange(keys.history("p-opsr2"), 0, -1) == [mid]
     assert json.loads(str(await client.get(keys.match(mid))))["rated"] is True
     assert await client.hget(keys.board_names(4), "p-opsr1") == "Ann"
@@ -350,7 +354,7 @@ async def ratings_waited_case(client: AsyncRedis, url: str) -> None:
     await rated_match(client, "table-0e4", "p-opsw1", "p-opsw2", store)
     assert store.unreplicated == 0, "no replica confirmed an update"
     (a,) = await store.standings(4, ["p-opsw1"])
-    assert (a.played, a.version) == (1, 1)
+    assert (a.played, a.version) == (10, 2)
 
 
 async def profiles_case(client: AsyncRedis, url: str) -> None:
@@ -366,7 +370,7 @@ async def profiles_case(client: AsyncRedis, url: str) -> None:
     assert await client.hget(keys.board_names(4), a) == "Anna"
     standing = (await profiles.standings(a))[4]
     assert standing is not None
-    assert standing["played"] == 1
+    assert standing["played"] == 10
     assert standing["rank"] >= 1
     assert [line["match"] for line in await profiles.history(a, own=False)] == [mid]
     for reporter in ("p-opsq1", "p-opsq2", "p-opsq3"):
@@ -421,7 +425,7 @@ async def leaderboards_case(client: AsyncRedis, url: str) -> None:
     assert page["me"]["name"] is None
     row = await boards.row(4, a)
     assert row is not None
-    assert (row["name"], row["profile"], row["played"]) == ("Ann", a, 1)
+    assert (row["name"], row["profile"], row["played"]) == ("Ann", a, 10)
     assert await boards.row(4, "p-opsl9") is None
 
 
@@ -438,7 +442,10 @@ async def players_scale_case(client: AsyncRedis, url: str) -> None:
     """The 1,000,000-profile script's fill, on a cluster (a few players)."""
     await fill(client, 30, 36)
     assert await client.hget(keys.profile(player_id(29)), "name") == "Player 29"
-    assert await client.zscore(keys.board(4), player_id(29)) is not None
+    assert await client.hget(keys.ratings(4), player_id(29)) is not None
+    for pid in await client.zrange(keys.board(4), 0, -1):  # the established only
+        raw = await client.hget(keys.ratings(4), str(pid))
+        assert json.loads(str(raw))["played"] >= ESTABLISHED_AFTER
 
 
 CASES: list[Case] = [
