@@ -45,6 +45,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.services = services
         services.directory.refill_soon()
         services.directory.publish_cell()
+        services.keep_ratings_right()
         print(f"Quatro is up: http://localhost:{settings.port}", flush=True)
         try:
             yield

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from actors.cells import Registry
 from actors.directory import Directory, DirectorySettings
+from actors.rating_fix import RatingFix
+from actors.tasks import Tasks
 from cluster.connect import connect_ray
 from cluster.link_secret import link_secret
 from cluster.redis_client import AsyncRedis, async_redis
@@ -51,6 +53,7 @@ class Services:
     proxies: tuple[Network, ...]  # trusted reverse proxies (X-Forwarded-For)
     origins: frozenset[str]  # extra origins allowed to open /ws
     remote: HttpCells | None = None  # how this gateway asks other cells' (None: no cells)
+    tasks: Tasks = field(default_factory=lambda: Tasks("gateway"))  # its own background work
 
     @classmethod
     def start(cls, settings: Settings) -> Services:
@@ -98,7 +101,14 @@ class Services:
             remote=remote,
         )
 
+    def keep_ratings_right(self) -> None:
+        """Issue 46: the ratings that matches against bots alone changed are put right, by the
+        first gateway of this release that finds them, now and every 10 minutes while the
+        workers of the release before may still apply some (actors/rating_fix.py)."""
+        self.tasks.spawn(RatingFix(self.redis, self.gateway).keep(), "rating-fix")
+
     async def close(self) -> None:
+        await self.tasks.close()
         await self.hubs.close()
         await self.directory.close()
         if self.remote is not None:

@@ -13,6 +13,8 @@ import importlib
 import json
 import pkgutil
 import re
+import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from actors.cells import Registry
 from actors.match_records import MatchRecords
 from actors.pool_list import TRIM_ONE, PoolList
 from actors.protocol import Entry
+from actors.rating_fix import RatingFix
 from actors.ratings import RatingStore, match_id
 from actors.ray_names import RayActors
 from actors.rescue import HAND_OVER, MOVE_HERE
@@ -45,6 +48,7 @@ from gateway.routes.replays import READ, READ_LEGACY, locate, read
 from gateway.sessions import Sessions
 from loadtests.players_scale import fill, player_id
 from tests.actors.test_table_core import Clock, act
+from tests.release_before import Match, older_matches, tree, wire
 from tests.store.soft_passkey import SoftPasskey
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -438,6 +442,29 @@ async def rescue_case(client: AsyncRedis, url: str) -> None:
     assert (record["actor"], record["table_id"], record["moves"]) == ("table-0r2", "table-0r1", 1)
 
 
+async def rating_fix_case(client: AsyncRedis, url: str) -> None:
+    """Issue 46's putting right, on a cluster: the release before settles a match against bots
+    alone and one of people on two teams (tests/release_before.py), then a fix: its lease, its
+    reads of the size and of the records, its writes, each record's patch, its release."""
+    a, b = "p-opsf1", "p-opsf2"
+    for pid in (a, b):
+        await Profiles(client).create(pid, pid)
+    first = int(time.time() * 1000) - 120_000
+    with tempfile.TemporaryDirectory() as where:
+        matches = wire([Match((a, None, None, None), (0, 5)), Match((a, b, None, None), (5, 1))])
+        for m in matches:
+            m["mid"] = f"ops-{m['mid']}"
+        older_matches(tree(Path(where)), url, [{**m, "ended_at": first} for m in matches])
+    before = await RatingStore(client).standings(4, [a])
+    assert before[0].played == 2
+    assert (await RatingFix(client, "gw-ops").check(4)).ran
+    (after,) = await RatingStore(client).standings(4, [a])
+    assert after.played == 1
+    bots = json.loads(str(await client.get(keys.match("ops-t-0000.1"))))
+    assert (bots["rated"], bots["reason"]) == (False, "bots")
+    assert not (await RatingFix(client, "gw-ops").check(4)).ran
+
+
 async def players_scale_case(client: AsyncRedis, url: str) -> None:
     """The 1,000,000-profile script's fill, on a cluster (a few players)."""
     await fill(client, 30, 36)
@@ -470,6 +497,7 @@ CASES: list[Case] = [
     passkeys_case,
     leaderboards_case,
     players_scale_case,
+    rating_fix_case,
 ]
 
 
