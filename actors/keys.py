@@ -220,8 +220,8 @@ def rated_at(players: int) -> str:
 
 def rating_fix(players: int) -> str:
     """The putting right of one size's ratings after issue 46 (actors/rating_fix.py): hash
-    {lease: "holder until_ms" while a gateway runs it, done: JSON of the last run}. APPLY waits
-    while a lease is live."""
+    {lease: "holder until_ms" while a gateway runs it, freeze: the same while the size's
+    applies wait for it (APPLY refuses while it is live), done: JSON of the last run}."""
     return f"quatro:{rating_tag(players)}:fix"
 
 

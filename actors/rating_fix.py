@@ -9,28 +9,32 @@ that rule from the matches applied (actors/rating_replay.py says how, and what i
 rule before (without `rule`) whose record exists: at its first start on a store of the release
 before, all of them; after that, those a table actor of the release before applied while the
 workers rolled (gateways roll first), found among the entries applied since the last fix. Done,
-it leaves a marker (`keys.rating_fix(n)`, field `done`: when its last pass began, what it did),
-and a check then reads only what was applied since. `python -m actors.rating_fix` runs it by
-hand (`--again`: even when nothing is pending) and prints what it did.
+it leaves a marker (`keys.rating_fix(n)`, field `done`: when its last pass began, what it did,
+`complete`), and a check then reads only what was applied since. `python -m actors.rating_fix`
+runs it by hand (`--again`: even when nothing is pending) and prints what it did.
 
 **Once, whatever runs at once.** A fix holds a lease on its size (the same hash, field `lease`:
 a holder and a deadline, renewed by each step): a gateway that finds another's lease live leaves
-the size to it, and looks again at its next check. While the lease is live, this release's
-`APPLY` refuses to rate a match of that size (the table tries again with its backoff: a
-`ratings` event late by the length of the fix); an actor of the release before does not know the
-lease, so each player's rating is written only if its version is still the one read, and a pass
-that finds a version moved, or an entry of the rule before applied since it began, is run again
-(at most `PASSES` times, then left to the next check). What it writes is absolute — a rating,
-an entry, a record's fields as the replay makes them — and only where it differs from what is
-there: a second run changes nothing, and two runs would write the same.
+the size to it, and looks again at its next check. While it reads and writes the size's
+ratings and entries, it also holds a freeze (field `freeze`), and this release's `APPLY`
+refuses to rate a match of that size meanwhile (the table tries again with its backoff: a
+`ratings` event late by that much); an actor of the release before does not know the freeze,
+so each player's rating is written only if its version is still the one read, and a pass that
+finds a version moved, or an entry of the rule before applied since it began, is run again (at
+most `PASSES` times, then left to the next check). The records come last, applies free again:
+they hold nothing a rating is computed from, and a marker with `complete` false says they are
+still to do, should the fix stop before them. What it writes is absolute — a rating, an entry,
+a record's fields as the replay makes them — and only where it differs from what is there: a
+second run changes nothing, and two runs would write the same.
 
 **Bounded steps, one slot each** (Redis Cluster): pages of `PAGE` ids of `rated-at` with their
 entries (the size's slot), their records (a pipeline of single-key reads, each on its own
 slot), the ratings and the board read by HSCAN and ZSCAN, then writes in scripts of `BATCH`
-players or entries on the size's slot, and one script per record that changes (on the record's
-slot: only the fields that say how it was rated, so that a deletion's scrub of the same record
-is never undone). Between them it holds, for one size, a compact line per applied match (30
-days of them: `rated-at`) and a standing per rated player.
+players or entries on the size's slot, and pages of record patches, one script per record on
+its own slot (only the fields that say how it was rated, so that a deletion's scrub of the same
+record is never undone). Between them it holds, for one size, a compact line per applied match
+(30 days of them: `rated-at`) and a standing per rated player. `python -m
+loadtests.rating_fix_scale` times it, and what the freeze costs.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from actors import keys
-from actors.rating_fix_scripts import ENTRIES, LEASE, PATCH, RECORDS, RELEASE, WRITE
+from actors.rating_fix_scripts import ENTRIES, LEASE, MARK, PATCH, PATCHES, RECORDS, WRITE
 from actors.rating_replay import Applied, Replayed, patched, replay
 from actors.ratings import Settled, Standing
 from cluster.redis_client import AsyncRedis, async_redis
@@ -77,6 +81,7 @@ class FixReport:
     records: int = 0  # records patched
     passes: int = 0
     ms: int = 0
+    frozen_ms: int = 0  # how long this release's applies of the size waited for it
     ran: bool = False  # False: nothing was pending, or another gateway held the lease
 
 
@@ -95,7 +100,7 @@ class RatingFix:
         if not again and not await self.pending(players):
             return report
         started = time.monotonic()
-        at = await self._lease(players)
+        at = await self._lease(players, freeze=True)
         if not at:
             return report
         done = ""
@@ -103,24 +108,28 @@ class RatingFix:
             for n in range(1, PASSES + 1):
                 report = FixReport(players, at, passes=n, ran=True)
                 if await self._pass(players, report):
-                    done = json.dumps(asdict(report) | {"ms": _ms(started)})
+                    done = json.dumps(asdict(report) | {"ms": _ms(started), "complete": True})
                     break
-                at = await self._lease(players)
+                at = await self._lease(players, freeze=True)
             else:
                 log.warning("ratings of %d seats: still moving after %d passes", players, PASSES)
         finally:
-            await RELEASE.run(self.redis, [keys.rating_fix(players)], [self.holder, done])
+            await MARK.run(self.redis, [keys.rating_fix(players)], [self.holder, done, "1"])
         report.ms = _ms(started)
         log.info("ratings of %d seats put right: %s", players, done or asdict(report))
         return report
 
     async def pending(self, players: int) -> bool:
-        """Whether the size was never put right, or an entry of the rule before with a record
-        was applied since its last fix began."""
+        """Whether the size was never put right, or its last fix stopped before its records
+        were all patched, or an entry of the rule before with a record was applied since its
+        last fix began."""
         raw = await self.redis.hget(keys.rating_fix(players), "done")
         if raw is None:
             return True
-        since = int(json.loads(raw)["at"]) - MARGIN_MS
+        done = json.loads(raw)
+        if not done.get("complete"):
+            return True
+        since = int(done["at"]) - MARGIN_MS
         offset = 0
         while True:
             found = await self.redis.zrangebyscore(
@@ -135,11 +144,13 @@ class RatingFix:
                 return True
             offset += PAGE
 
-    async def _lease(self, players: int) -> int:
-        return int(await LEASE.run(self.redis, [keys.rating_fix(players)], [self.holder, LEASE_MS]))
+    async def _lease(self, players: int, freeze: bool) -> int:
+        names = [keys.rating_fix(players)]
+        return int(await LEASE.run(self.redis, names, [self.holder, LEASE_MS, int(freeze)]))
 
     async def _pass(self, players: int, report: FixReport) -> bool:
-        """Read, replay, write: True when nothing moved meanwhile."""
+        """Read, replay, write, the size's applies waiting; then, applies free again, the
+        records. True when nothing moved meanwhile."""
         applied = await self._applied(players)
         standings, board = await self._standings(players)
         report.matches, report.players = len(applied), len(standings)
@@ -147,11 +158,21 @@ class RatingFix:
         report.unrated, report.kept = done.unrated, len(done.kept)
         moved = await self._write_standings(players, done, standings, board, report)
         await self._write_entries(players, applied, done, report)
-        await self._patch_records(applied, done, report)
-        if moved:
+        stale = moved > 0 or await self._applied_since(players, report.at, {a.mid for a in applied})
+        thawed = await self._lease(players, freeze=False)
+        if not thawed:
+            raise LeaseLost(f"ratings of {players} seats: another fix took over")
+        report.frozen_ms = thawed - report.at
+        if stale:
             return False
-        seen = {a.mid for a in applied}
-        return not await self._applied_since(players, report.at, seen)
+        # Written: a fix that stops from here on leaves this mark, and the next check finishes
+        # the records (they change nothing that a match's rating reads).
+        marked = asdict(report) | {"complete": False}
+        await MARK.run(
+            self.redis, [keys.rating_fix(players)], [self.holder, json.dumps(marked), "0"]
+        )
+        await self._patch_records(players, applied, done, report)
+        return True
 
     async def _applied(self, players: int) -> list[Applied]:
         """Every applied entry, in the order applied, a page at a time. Paged by score, not by
@@ -248,13 +269,19 @@ class RatingFix:
         report.entries = len(pairs) // 2
 
     async def _patch_records(
-        self, applied: list[Applied], done: Replayed, report: FixReport
+        self, players: int, applied: list[Applied], done: Replayed, report: FixReport
     ) -> None:
+        todo = []
         for a in applied:
             patch = done.patches.get(a.mid)
-            if a.record is None or patch is None or patched(a.record, patch):
-                continue
-            report.records += await PATCH.run(self.redis, [keys.match(a.mid)], [json.dumps(patch)])
+            if a.record is not None and patch is not None and not patched(a.record, patch):
+                todo.append((a.mid, patch))
+        for i in range(0, len(todo), PAGE):
+            await self._renew(players, freeze=False)
+            pipe = PATCHES.on(self.redis)
+            for mid, patch in todo[i : i + PAGE]:
+                PATCH.queue(pipe, [keys.match(mid)], [json.dumps(patch)])
+            report.records += sum(int(x) for x in await PATCHES.run(pipe))
 
     async def _applied_since(self, players: int, at: int, seen: set[str]) -> bool:
         """Whether an entry of the rule before was applied since the pass began that it did not
@@ -266,8 +293,8 @@ class RatingFix:
         entries = await self.redis.hmget(keys.rated(players), new)
         return any(_older(e) for e in entries)
 
-    async def _renew(self, players: int) -> None:
-        if not await self._lease(players):
+    async def _renew(self, players: int, freeze: bool = True) -> None:
+        if not await self._lease(players, freeze):
             raise LeaseLost(f"ratings of {players} seats: another fix took over")
 
     async def keep(self, every_s: float = CHECK_S) -> None:

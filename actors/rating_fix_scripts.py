@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from cluster.redis_ops import Pipeline, Script
 
-# KEYS: the size's fix hash. ARGV: holder, lease (ms). Takes or renews the lease unless another
-# holder's is live. Returns Redis's time (ms), or 0 when another holds it. A script: the look at
-# the lease and its taking must see no other taker between them.
+# KEYS: the size's fix hash. ARGV: holder, lease (ms), '1' to freeze the size's applies for as
+# long ('0' to let them run). Takes or renews the lease unless another holder's is live; the
+# freeze, `freeze` = "holder until_ms", is what this release's APPLY waits for. Returns Redis's
+# time (ms), or 0 when another holds it. A script: the look at the lease and its taking must
+# see no other taker between them.
 LEASE = Script(
     "rating-fix.lease",
     """
@@ -18,20 +20,27 @@ if lease then
   local holder, till = string.match(lease, '^(%S+) (%d+)$')
   if holder ~= ARGV[1] and tonumber(till) > now then return 0 end
 end
-redis.call('HSET', KEYS[1], 'lease', ARGV[1] .. ' ' .. (now + tonumber(ARGV[2])))
+local held = ARGV[1] .. ' ' .. (now + tonumber(ARGV[2]))
+redis.call('HSET', KEYS[1], 'lease', held)
+if ARGV[3] == '1' then
+  redis.call('HSET', KEYS[1], 'freeze', held)
+else
+  redis.call('HDEL', KEYS[1], 'freeze')
+end
 return now
 """,
 )
 
-# KEYS: the size's fix hash. ARGV: holder, the marker's JSON ('': none, the fix gave up). Gives
-# the lease back, leaving the marker, if it is still the holder's. Returns 1, or 0 (lost).
-RELEASE = Script(
-    "rating-fix.release",
+# KEYS: the size's fix hash. ARGV: holder, the marker's JSON, '1' to give the lease back too.
+# Writes the marker (and gives back the lease and the freeze) if the lease is still the
+# holder's. Returns 1, or 0 (lost).
+MARK = Script(
+    "rating-fix.mark",
     """
 local lease = redis.call('HGET', KEYS[1], 'lease')
 if not lease or string.match(lease, '^(%S+)') ~= ARGV[1] then return 0 end
-redis.call('HDEL', KEYS[1], 'lease')
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'done', ARGV[2]) end
+if ARGV[3] == '1' then redis.call('HDEL', KEYS[1], 'lease', 'freeze') end
 return 1
 """,
 )
@@ -92,7 +101,8 @@ return n
 
 # KEYS: a match's record. ARGV: the patch (JSON: rated, reason, each seat's before, after and
 # played, in seat order). Only those fields change, read and written in one step, so that a
-# deletion's scrub of the same record (gateway/profiles.py, SCRUB) is never undone.
+# deletion's scrub of the same record (gateway/profiles.py, SCRUB) is never undone. Queued by
+# the page on PATCHES.
 PATCH = Script(
     "rating-fix.patch",
     """
@@ -116,3 +126,6 @@ return 1
 # A page's match records: single-key reads of many slots (a cluster client sends each node its
 # part); nothing depends on their order.
 RECORDS = Pipeline("rating-fix.records")
+# A page of record patches: one script per record, each on its record's slot (a cluster client
+# sends each node its part); nothing depends on their order.
+PATCHES = Pipeline("rating-fix.patches")

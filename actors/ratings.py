@@ -8,7 +8,7 @@ Keys (actors/keys.py): every rating of one table size lives under one hash tag, 
 with its leaderboard and the ids of the matches already applied, so that applying a match is
 one script on one slot: it checks that the match was not applied yet, that no player's rating
 moved since it was read (another match of theirs ended meanwhile: read and compute again), that
-no player deleted their profile, that the size's ratings are not being put right (a live lease
+no player deleted their profile, that the size's ratings are not being put right (a live freeze
 of actors/rating_fix.py: try again later), then writes every rating, the leaderboard's scores
 and what was applied at once. Run twice — a table actor restarted after the script ran, the
 script's answer lost and sent again, a Redis failover after which the actor retries — it finds
@@ -70,11 +70,11 @@ if done then
   redis.call('HSET', KEYS[4], ARGV[1], done)
   return {1, done}
 end
-local lease = redis.call('HGET', KEYS[7], 'lease')
-if lease then
+local freeze = redis.call('HGET', KEYS[7], 'freeze')
+if freeze then
   local t = redis.call('TIME')
   local clock = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  if (tonumber(string.match(lease, '(%d+)$')) or 0) > clock then return {3, ''} end
+  if (tonumber(string.match(freeze, '(%d+)$')) or 0) > clock then return {3, ''} end
 end
 for i = 5, #ARGV, 5 do
   if redis.call('ZSCORE', KEYS[6], ARGV[i]) then return {2, ''} end

@@ -241,14 +241,15 @@ async def test_fixes_started_at_once_leave_one_to_do_it(
         assert sorted(r.ran for r in runs) == [False, False, False, True]
         assert_as_this_release(redis_url, oracle_url, 4)
 
-        # Another's lease, live: a fix leaves the size, and this release's apply waits.
-        assert await LEASE.run(clients[0], [keys.rating_fix(4)], ["gw-other", LEASE_MS])
+        # Another's lease and freeze, live: a fix leaves the size, this release's apply waits.
+        assert await LEASE.run(clients[0], [keys.rating_fix(4)], ["gw-other", LEASE_MS, "1"])
         assert not (await RatingFix(clients[1], "gw-1").check(4, again=True)).ran
         people = tuple(SeatResult(s, s % 2, (A, B, BOT, BOT)[s], "x") for s in range(4))
         match = MatchResult(1, 4, (5, 1), people, "normal", False, 9)
         with pytest.raises(RuntimeError, match="being put right"):
             await RatingStore(clients[2]).apply("t-late.1", match, 9)
-        await clients[0].hdel(keys.rating_fix(4), "lease")
+        # Frozen no more (the records' part of a fix): applies run again.
+        assert await LEASE.run(clients[0], [keys.rating_fix(4)], ["gw-other", LEASE_MS, "0"])
         assert (await RatingStore(clients[2]).apply("t-late.1", match, 9)).rated
     finally:
         for c in clients:
