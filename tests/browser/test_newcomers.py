@@ -102,21 +102,22 @@ def test_the_host_chooses_the_bot_level_and_hints_and_a_guest_sees_them(
     try:
         code = create_table(host, stack_url, 4)
         join_by_link(guest, stack_url, code, 1)
-        expect(host.page.locator("input[data-level='normal']")).to_be_checked()
+        # A newcomer's table starts relaxed (issue 46): the server chose it, the host sees it.
+        expect(host.page.locator("input[data-level='relaxed']")).to_be_checked()
         expect(host.page.locator("#hints-toggle")).to_be_checked()
         now = guest.page.locator(".table-settings-now")
-        expect(now).to_have_attribute("data-level", "normal")
+        expect(now).to_have_attribute("data-level", "relaxed")
         # The guest may not change them: no controls, only what the host chose.
         expect(guest.page.locator(".table-settings input")).to_have_count(0)
 
-        host.page.locator("input[data-level='relaxed']").check()
-        expect(now).to_have_attribute("data-level", "relaxed")
-        expect(now).to_contain_text(ar["level.relaxed"])
+        host.page.locator("input[data-level='sharp']").check()
+        expect(now).to_have_attribute("data-level", "sharp")
+        expect(now).to_contain_text(ar["level.sharp"])
         host.page.locator("#hints-toggle").uncheck()
         expect(now).to_have_attribute("data-hints", "off")
         expect(host.page.locator("#hints-toggle")).not_to_be_checked()
         assert summary(host.page, stack_url, code)["settings"] == {
-            "bot_level": "relaxed",
+            "bot_level": "sharp",
             "hints": False,
             "late_join": "ask",
             "watchers": True,

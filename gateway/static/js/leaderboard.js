@@ -1,11 +1,13 @@
 // Leaderboards (issue 36) at `/leaderboard/{4|6|8}`: one per table size, 20 players a page, best
 // first, and your own rank below the page when you are not on it. A player who does not show
-// their ratings is ranked like everyone, without a name.
+// their ratings is ranked like everyone, without a name. Only established players are listed
+// (issue 46): your own row, before that, has no rank and says how many rated matches remain.
 import { useEffect, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { api, loadSession } from "./api.js";
 import { PagesNav } from "./lobby.js";
+import { Figure } from "./profile.js";
 import { errorText } from "./words.js";
 import { navigate } from "./router.js";
 
@@ -20,8 +22,8 @@ function Row({ row, ownName = "" }) {
       : row.me && ownName
         ? html`<bdi>${ownName}</bdi> <span class="muted hidden-mine">(${t("board.hiddenMine")})</span>`
         : html`<span class="muted">${t("board.hidden")}</span>`;
-  return html`<tr class=${row.me ? "own-row" : ""} data-rank=${row.rank} aria-current=${row.me ? "true" : undefined}>
-    <td class="rank">${row.rank}</td>
+  return html`<tr class=${row.me ? "own-row" : ""} data-rank=${row.rank ?? ""} aria-current=${row.me ? "true" : undefined}>
+    <td class="rank">${row.rank ?? "\u2013"}</td>
     <th scope="row" class="who">
       ${row.profile
         ? html`<a href=${`/p/${row.profile}`} onClick=${(e) => (e.preventDefault(), navigate(`/p/${row.profile}`))}
@@ -30,7 +32,7 @@ function Row({ row, ownName = "" }) {
         : name}
       ${row.me && html` <span class="tag">${t("board.you")}</span>`}
     </th>
-    <td class="rating">${row.rating}</td>
+    <td class="rating"><${Figure} value=${row.rating} provisional=${row.provisional} /></td>
     <td>${row.played}</td>
     <td>${row.won}</td>
   </tr>`;
@@ -77,9 +79,11 @@ export function LeaderboardRoute({ players }) {
     </nav>
     ${session &&
     html`<p class="my-rank" id="my-rank">
-      ${mine
-        ? t("board.yourRank", { rank: mine.rank, rating: mine.rating })
-        : t("board.notRanked")}
+      ${!mine
+        ? t("board.notRanked")
+        : mine.rank === null
+          ? t("board.notListed", { n: mine.remaining })
+          : t("board.yourRank", { rank: mine.rank, rating: mine.rating })}
     </p>`}
     ${error && html`<p class="error" role="alert">${error}</p>`}
     ${board &&

@@ -3,7 +3,7 @@
 import { useEffect, useRef } from "preact/hooks";
 import { reducedMotion } from "./announce.js";
 import { html } from "./html.js";
-import { Delta } from "./profile.js";
+import { Delta, ProvisionalNote } from "./profile.js";
 import { t } from "./i18n.js";
 import { Card, Msg, Name, listTeams, revealText, seatName, teamLabel } from "./names.js";
 import { Countdown } from "./ticking.js";
@@ -160,6 +160,13 @@ export function VoteBanner({ game, actions }) {
   </div>`;
 }
 
+// Why a finished match rated nobody, as the table's `ratings` event says (issue 46).
+const UNRATED = {
+  bots: "over.unratedBots",
+  practice: "over.unratedPractice",
+  profile: "over.unratedProfile",
+};
+
 export function RevealPanel({ game, actions }) {
   const tb = game.table;
   const r = tb.last_reveal;
@@ -168,8 +175,11 @@ export function RevealPanel({ game, actions }) {
   const isHost = game.you.host === true;
   const n = tb.players;
   const over = tb.phase === "over";
-  // (ext) Each rated seat's rating change, once the table told it (after `over`).
-  const deltas = new Map(over && tb.ratings ? tb.ratings.changes.map((c) => [c.seat, c.delta]) : []);
+  // (ext) Each rated seat's rating change, once the table told it (after `over`), whether that
+  // rating is still provisional; or why the match rated nobody (issue 46).
+  const told = over ? tb.ratings : null;
+  const deltas = new Map(told ? told.changes.map((c) => [c.seat, c]) : []);
+  const provisional = [...deltas.values()].some((c) => c.provisional);
   const ref = useRef(null);
   // A round can end while the page is scrolled down to the emissions: bring the reveal to the
   // player rather than leave it above the screen.
@@ -204,7 +214,8 @@ export function RevealPanel({ game, actions }) {
                 ${r.carres.includes(s) && html` <span class="tag carre-tag">${t("reveal.carre")}</span>`}
                 ${deltas.has(s) &&
                 html` <span class="tag rating-change" data-rating-seat=${s} title=${t("over.ratingChange")}
-                  >${t("over.ratingTag")} <${Delta} d=${deltas.get(s)} /></span>`}
+                  >${t("over.ratingTag")}
+                  <${Delta} d=${deltas.get(s).delta} provisional=${deltas.get(s).provisional} /></span>`}
               </span>
               <span class="reveal-cards">
                 ${(r.hands[s] || []).map((c) => html`<${Card} card=${c} small=${true} />`)}
@@ -214,6 +225,11 @@ export function RevealPanel({ game, actions }) {
         </div>`,
       )}
     </div>
+    ${told?.rated === false &&
+    html`<p class="unrated-note" data-unrated=${told.reason ?? ""}>
+      ${t(UNRATED[told.reason] ?? "over.unrated")}
+    </p>`}
+    ${provisional && html`<${ProvisionalNote} text=${t("over.provisional")} />`}
     ${game.replay
       ? null
       : html`<div class="row reveal-foot">

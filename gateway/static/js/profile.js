@@ -27,12 +27,36 @@ export function day(ms) {
   return new Intl.DateTimeFormat(locale, { dateStyle: "medium" }).format(new Date(ms));
 }
 
-// A rating change as players read it: +12, −8 (a real minus), always left to right.
-export function Delta({ d }) {
+// A provisional rating (fewer than ten rated matches at a size, issue 46) is marked as lichess
+// marks it, "1032?": the same Latin "?" in every language, inside the figure's own
+// left-to-right run.
+const PROVISIONAL = "?";
+
+// A rating change as players read it: +12, −8 (a real minus), always left to right; "+12?"
+// when the rating is still provisional.
+export function Delta({ d, provisional = false }) {
   const text = `${d > 0 ? "+" : d < 0 ? "\u2212" : "\u00b1"}${Math.abs(d)}`;
-  return html`<bdi dir="ltr" class="delta ${d > 0 ? "up" : d < 0 ? "down" : ""}" data-delta=${d}
-    >${text}</bdi
+  return html`<bdi
+    dir="ltr"
+    class="delta ${d > 0 ? "up" : d < 0 ? "down" : ""}"
+    data-delta=${d}
+    data-provisional=${provisional ? "yes" : "no"}
+    >${text}${provisional ? PROVISIONAL : ""}</bdi
   >`;
+}
+
+// A rating as players read it: 1032, or 1032? while provisional.
+export function Figure({ value, provisional = false }) {
+  return html`<bdi dir="ltr" data-provisional=${provisional ? "yes" : "no"}
+    >${value}${provisional ? PROVISIONAL : ""}</bdi
+  >`;
+}
+
+// What explains the mark wherever it shows: the mark itself, then the page's words.
+export function ProvisionalNote({ text }) {
+  return html`<p class="muted provisional-note">
+    <bdi dir="ltr">${PROVISIONAL}</bdi> ${text}
+  </p>`;
 }
 
 function go(path) {
@@ -43,6 +67,7 @@ function go(path) {
 }
 
 function Ratings({ ratings }) {
+  const provisional = SIZES.filter((n) => ratings[String(n)]?.provisional);
   return html`<section class="panel profile-ratings" aria-labelledby="ratings-title">
     <h2 id="ratings-title">${t("profile.ratings")}</h2>
     <table class="standings">
@@ -65,17 +90,31 @@ function Ratings({ ratings }) {
               >
             </th>
             ${s
-              ? html`<td class="rating" data-rating=${s.rating}>${s.rating}</td>
+              ? html`<td class="rating" data-rating=${s.rating}>
+                    <${Figure} value=${s.rating} provisional=${s.provisional} />
+                  </td>
                   <td>${s.played}</td>
                   <td>${s.won}</td>
-                  <td>${s.rank ?? ""}</td>`
+                  <td>${s.rank ?? "\u2013"}</td>`
               : html`<td colspan="4" class="muted">${t("profile.unrated")}</td>`}
           </tr>`;
         })}
       </tbody>
     </table>
+    ${provisional.length > 0 &&
+    html`<${ProvisionalNote} text=${t("profile.provisional")} />
+      <ul class="to-list">
+        ${provisional.map(
+          (n) => html`<li data-to-list=${n}>
+            ${t("profile.toList", { n: ratings[String(n)].remaining, size: t("board.size", { n }) })}
+          </li>`,
+        )}
+      </ul>`}
   </section>`;
 }
+
+// Why a match of the history changed no rating (issue 46).
+const UNRATED_LINE = { bots: "profile.unratedBots", practice: "profile.unratedPractice" };
 
 // A match record keeps a seat's name as the table had it: a bot's ("Bot 3") and a deleted
 // player's in the server's English. No player may take a name that reads as a bot's
@@ -113,7 +152,11 @@ function History({ lines, own = true }) {
                 ${t("board.size", { n: m.players })} ·
                 <strong>${t(m.won ? "profile.won" : "profile.lost")}</strong>
                 <span class="match-scores">${ownFirst(m).join(" – ")}</span>
-                ${m.delta !== null && html`<${Delta} d=${m.delta} />`}
+                ${m.delta !== null && html`<${Delta} d=${m.delta} provisional=${m.provisional} />`}
+                ${m.rated === false &&
+                html`<span class="tag unrated" data-unrated=${m.reason ?? ""}
+                  >${t(UNRATED_LINE[m.reason] ?? "profile.unratedLine")}</span
+                >`}
               </span>
               <span class="who">
                 ${listOf(
