@@ -27,7 +27,7 @@ from actors.match_records import MatchRecords
 from actors.pool_list import TRIM_ONE, PoolList
 from actors.protocol import Entry
 from actors.rating_fix import RatingFix
-from actors.ratings import RatingStore, match_id
+from actors.ratings import RULE, RatingStore, Settled, match_id
 from actors.ray_names import RayActors
 from actors.rescue import HAND_OVER, MOVE_HERE
 from actors.snapshot import record_json
@@ -47,6 +47,7 @@ from gateway.rate_limit import Bucket, RateLimits
 from gateway.routes.replays import READ, READ_LEGACY, locate, read
 from gateway.sessions import Sessions
 from loadtests.players_scale import fill, player_id
+from loadtests.rating_fix_scale import fill as fill_rated
 from tests.actors.test_table_core import Clock, act
 from tests.release_before import Match, older_matches, tree, wire
 from tests.store.soft_passkey import SoftPasskey
@@ -465,6 +466,16 @@ async def rating_fix_case(client: AsyncRedis, url: str) -> None:
     assert not (await RatingFix(client, "gw-ops").check(4)).ran
 
 
+async def rating_fix_scale_case(client: AsyncRedis, url: str) -> None:
+    """The fix's benchmark fill (matches as the release before left them), on a cluster, and
+    the fix that puts them right: no entry of the rule before is left."""
+    await fill_rated(client, 20, 6, 0.5, 46)
+    assert (await RatingFix(client, "gw-ops").check(4)).ran
+    entries = await client.hvals(keys.rated(4))
+    assert entries
+    assert all(Settled.read(e).rule == RULE for e in entries)
+
+
 async def players_scale_case(client: AsyncRedis, url: str) -> None:
     """The 1,000,000-profile script's fill, on a cluster (a few players)."""
     await fill(client, 30, 36)
@@ -498,6 +509,7 @@ CASES: list[Case] = [
     leaderboards_case,
     players_scale_case,
     rating_fix_case,
+    rating_fix_scale_case,
 ]
 
 
