@@ -50,7 +50,7 @@ from typing import Any
 
 from actors import keys
 from actors.rating_fix_scripts import ENTRIES, LEASE, MARK, PATCH, PATCHES, RECORDS, WRITE
-from actors.rating_replay import Applied, Replayed, patched, replay
+from actors.rating_replay import Applied, Line, Replayed, replay
 from actors.ratings import Settled, Standing
 from cluster.redis_client import AsyncRedis, async_redis
 from engine.cards import PLAYER_COUNTS
@@ -171,7 +171,7 @@ class RatingFix:
         await MARK.run(
             self.redis, [keys.rating_fix(players)], [self.holder, json.dumps(marked), "0"]
         )
-        await self._patch_records(players, applied, done, report)
+        await self._patch_records(players, done, report)
         return True
 
     async def _applied(self, players: int) -> list[Applied]:
@@ -195,8 +195,8 @@ class RatingFix:
             records = await self._records(ids)
             for mid, entry, record in zip(ids, entries, records, strict=True):
                 if entry is not None:
-                    rec = None if record is None else json.loads(record)
-                    out.append(Applied(mid, Settled.read(entry), rec))
+                    line = None if record is None else Line.of(json.loads(record))
+                    out.append(Applied(mid, Settled.read(entry), line))
 
     async def _records(self, ids: list[str]) -> list[Any]:
         pipe = RECORDS.on(self.redis)
@@ -268,14 +268,8 @@ class RatingFix:
                 raise LeaseLost(f"ratings of {players} seats: another fix took over")
         report.entries = len(pairs) // 2
 
-    async def _patch_records(
-        self, players: int, applied: list[Applied], done: Replayed, report: FixReport
-    ) -> None:
-        todo = []
-        for a in applied:
-            patch = done.patches.get(a.mid)
-            if a.record is not None and patch is not None and not patched(a.record, patch):
-                todo.append((a.mid, patch))
+    async def _patch_records(self, players: int, done: Replayed, report: FixReport) -> None:
+        todo = list(done.patches.items())
         for i in range(0, len(todo), PAGE):
             await self._renew(players, freeze=False)
             pipe = PATCHES.on(self.redis)

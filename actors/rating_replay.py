@@ -48,20 +48,40 @@ ASSUMED_LEVEL = DEFAULT_BOT_LEVEL
 GONE = "gone:"  # the stand-in id of a person whose seat a deletion scrubbed
 
 
+# How a record says its match was rated: `rated`, `reason`, and each seat's before, after and
+# played, in seat order.
+Said = tuple[bool | None, str | None, tuple[tuple[int | None, int | None, int | None], ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """What the replay reads of a match's record, and no more (a fix holds one per applied
+    match): its result, and how the record says it was rated."""
+
+    result: MatchResult
+    said: Said
+
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> Line:
+        seats = tuple((s.get("before"), s.get("after"), s.get("played")) for s in record["seats"])
+        return cls(result_of(record), (record.get("rated"), record.get("reason"), seats))
+
+
 @dataclass(frozen=True, slots=True)
 class Applied:
-    """One entry of `rated`: the match's id, what was applied, and its record (None: gone)."""
+    """One entry of `rated`: the match's id, what was applied, and its record's line (None:
+    the record is gone)."""
 
     mid: str
     settled: Settled
-    record: dict[str, Any] | None
+    line: Line | None
 
 
 @dataclass(slots=True)
 class Replayed:
     """What the size's keys should hold: each player's standing (None: not rated any more),
-    what `rated` holds of each match with a record, and the fields of each record that change
-    (`record_patch`). `kept`: the players whose history is not all known."""
+    what `rated` should hold of each match with a record, and the patches of the records that
+    say otherwise (`_patch`). `kept`: the players whose history is not all known."""
 
     standings: dict[str, Standing | None] = field(default_factory=dict)
     entries: dict[str, Settled] = field(default_factory=dict)
@@ -71,13 +91,13 @@ class Replayed:
 
 
 def result_of(record: dict[str, Any]) -> MatchResult:
-    """A match's result as its record keeps it."""
+    """A match's result as its record keeps it (names left out: nothing here reads them)."""
     seats = []
     for s in record["seats"]:
         player = s.get("player")
         if player is None and s.get("after") is not None:
             player = f"{GONE}{record['match']}:{s['seat']}"
-        seats.append(SeatResult(int(s["seat"]), int(s["team"]), player, str(s.get("name", ""))))
+        seats.append(SeatResult(int(s["seat"]), int(s["team"]), player, ""))
     return MatchResult(
         match=int(record.get("number", 1)),
         players=int(record["players"]),
@@ -98,7 +118,7 @@ def replay(applied: list[Applied], now: dict[str, Standing]) -> Replayed:
     lost: set[str] = set()
     for a in applied:
         named.update(list(a.settled.changes))
-        if a.record is None:
+        if a.line is None:
             lost.update(a.settled.changes)
     known = {p for p, s in now.items() if named[p] == s.played and p not in lost}
     out.kept = set(now) - known
@@ -107,16 +127,18 @@ def replay(applied: list[Applied], now: dict[str, Standing]) -> Replayed:
     won: Counter[str] = Counter()
     fixed = {p: _taken_back(p, now[p], applied) for p in out.kept}
     for a in applied:
-        if a.record is None:
+        if a.line is None:
             continue
-        result = result_of(a.record)
+        result = a.line.result
         reason = why_unrated(result)
         if reason is not None:
             out.entries[a.mid] = Settled({}, reason)
             out.unrated += 1
         else:
             out.entries[a.mid] = _rated(a, result, ratings, fixed, known, played, won)
-        out.patches[a.mid] = _patch(a.record, out.entries[a.mid])
+        patch = _patch(a.line, out.entries[a.mid])
+        if patch is not None:
+            out.patches[a.mid] = patch
     for p, s in now.items():
         if p in fixed:
             out.standings[p] = fixed[p]
@@ -173,9 +195,9 @@ def _taken_back(player: str, s: Standing, applied: list[Applied]) -> Standing:
     mu, played, won = s.rating.mu, s.played, s.won
     for a in applied:
         change = a.settled.changes.get(player)
-        if a.record is None or change is None or a.settled.rule != 0:
+        if a.line is None or change is None or a.settled.rule != 0:
             continue
-        result = result_of(a.record)
+        result = a.line.result
         if why_unrated(result) is None:
             continue
         mu -= (int(change["after"]) - int(change["before"])) / DISPLAY_SCALE
@@ -186,29 +208,24 @@ def _taken_back(player: str, s: Standing, applied: list[Applied]) -> Standing:
     return Standing(Rating(mu, s.rating.sigma), max(0, played), max(0, won), s.version)
 
 
-def _patch(record: dict[str, Any], settled: Settled) -> dict[str, Any]:
-    """The fields of a record that say how its match was rated, as `settled` says it."""
-    seats = []
-    for s in record["seats"]:
-        player = s.get("player")
+def _patch(line: Line, settled: Settled) -> dict[str, Any] | None:
+    """The fields of a record that say how its match was rated, as `settled` says it; None
+    when the record says so already."""
+    said = []
+    for seat, (before, after, _) in zip(line.result.seats, line.said[2], strict=True):
+        player = seat.player_id
         change = settled.changes.get(player) if player is not None else None
-        if change is None and player is None and s.get("after") is not None and settled.rated:
-            change = {"before": s["before"], "after": s["after"]}  # a deleted player's
-        seats.append(
-            {
-                "before": None if change is None else change.get("before"),
-                "after": None if change is None else change.get("after"),
-                "played": None if change is None else change.get("played"),
-            }
-        )
-    return {"rated": settled.rated, "reason": settled.reason, "seats": seats}
-
-
-def patched(record: dict[str, Any], patch: dict[str, Any]) -> bool:
-    """Whether `record` already says what `patch` says."""
-    if record.get("rated") != patch["rated"] or record.get("reason") != patch["reason"]:
-        return False
-    return all(
-        all(seat.get(k) == want[k] for k in ("before", "after", "played"))
-        for seat, want in zip(record["seats"], patch["seats"], strict=True)
-    )
+        if change is not None:
+            said.append((change.get("before"), change.get("after"), change.get("played")))
+        elif player is not None and player.startswith(GONE) and settled.rated:
+            said.append((before, after, None))  # a deleted player's, kept as it was
+        else:
+            said.append((None, None, None))
+    want: Said = (settled.rated, settled.reason, tuple(said))
+    if want == line.said:
+        return None
+    return {
+        "rated": settled.rated,
+        "reason": settled.reason,
+        "seats": [{"before": b, "after": a, "played": p} for b, a, p in said],
+    }
