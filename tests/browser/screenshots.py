@@ -8,7 +8,9 @@ reveal of a rated match with its rating change (issue 36).
 Every player is a real browser context driving the page; the deals are rigged through the
 test hooks so the pictures show something worth seeing (the stack it starts has them on). The
 rated matches behind the profile and the leaderboard are played over the wire as the client plays
-them, each by its one human against idle bots, so that they end in seconds.
+them, each by its human host against a rival on the other team (a match against bots alone is
+not rated, issue 46), idle bots as their partners, so that they end in seconds; the first
+player plays enough of them to be listed on the leaderboard.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import httpx
 from playwright.sync_api import ViewportSize, expect, sync_playwright
 from websockets.sync.client import connect
 
+from engine.ratings import ESTABLISHED_AFTER
 from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT
 from tests.browser.own_stack import own_stack
 from tests.browser.players import (
@@ -160,18 +163,22 @@ def scenes(browser: Any, base: str, lang: str, locale: str) -> None:
 MATCH_S = 120.0  # one rated match over the wire, on a loaded 2-core machine
 
 
-def lost_match(base: str, who: dict[str, Any], bot_level: str) -> str:
-    """A 4-seat match its human host loses 0-5 to idle bots of `bot_level` (a stronger bot
-    costs less rating): each round the host calls Quatro! while its bot partner holds no carré,
-    which scores for the bots (R15), then starts the next. Returns the table's code."""
+def lost_match(base: str, who: dict[str, Any], bot_level: str, rival: dict[str, Any]) -> str:
+    """A 4-seat match its human host loses 0-5 to `rival` (seat 1), idle bots of `bot_level`
+    as their partners (a stronger bot costs less rating): each round the host calls Quatro!
+    while its bot partner holds no carré, which scores for the rival's team (R15), then starts
+    the next. The rival is not connected, so nobody waits for them (R6). Returns the table's
+    code."""
     auth = {"Authorization": f"Bearer {who['token']}"}
     with httpx.Client(base_url=base, timeout=30) as c:
         scenario = {"seed": 5, "time_scale": 1.0, "bot_policy": "idle"}
-        r = c.post("/api/tables", json={"players": 4, "scenario": scenario}, headers=auth)
+        body = {"players": 4, "scenario": scenario, "bot_level": bot_level}
+        r = c.post("/api/tables", json=body, headers=auth)
         r.raise_for_status()
         code = str(r.json()["code"])
+        seat = {"Authorization": f"Bearer {rival['token']}"}
         for call in (
-            c.patch(f"/api/tables/{code}/settings", json={"bot_level": bot_level}, headers=auth),
+            c.post(f"/api/tables/{code}/seats/1", headers=seat),
             c.post(f"/api/tables/{code}/fill", headers=auth),
             c.post(f"/api/tables/{code}/start", headers=auth),
         ):
@@ -199,24 +206,31 @@ def lost_match(base: str, who: dict[str, Any], bot_level: str) -> str:
     raise TimeoutError(f"the match at {code} did not end in {MATCH_S} s")
 
 
+def session(base: str, name: str) -> dict[str, Any]:
+    r = httpx.post(f"{base}/api/sessions", json={"name": name}, timeout=30)
+    r.raise_for_status()
+    return dict(r.json())
+
+
 def rated_players(base: str) -> tuple[dict[str, Any], str]:
-    """A few players with rated matches: bots of different levels give different ratings, two
-    of them keep theirs hidden. Returns the first, who shows theirs, and their last table."""
+    """A few players with rated matches against one rival: bots of different levels give
+    different ratings, two of them keep theirs hidden; the first plays ten (established, so
+    listed, as the rival is), the others fewer (provisional). Returns the first, who shows
+    theirs, and their last table."""
+    rival = session(base, NAMES[7])
     mine: tuple[dict[str, Any], str] | None = None
     for name, levels, public in (
-        (NAMES[0], ("normal", "sharp"), True),
+        (NAMES[0], ("normal", "sharp") * (ESTABLISHED_AFTER // 2), True),
         (NAMES[1], ("sharp",), True),
         (NAMES[3], ("relaxed", "relaxed"), True),
         (NAMES[4], ("normal",), False),
         (NAMES[5], ("sharp", "sharp"), True),
         (NAMES[6], ("relaxed",), False),
     ):
-        r = httpx.post(f"{base}/api/sessions", json={"name": name}, timeout=30)
-        r.raise_for_status()
-        who = dict(r.json())
+        who = session(base, name)
         code = ""
         for level in levels:
-            code = lost_match(base, who, level)
+            code = lost_match(base, who, level, rival)
         if public:
             body = {"ratings": True, "history": True}
             auth = {"Authorization": f"Bearer {who['token']}"}
