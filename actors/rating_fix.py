@@ -50,7 +50,7 @@ from typing import Any
 
 from actors import keys
 from actors.rating_fix_scripts import ENTRIES, LEASE, MARK, PATCH, PATCHES, RECORDS, WRITE
-from actors.rating_replay import Applied, Line, Replayed, replay
+from actors.rating_replay import Applied, Line, Replayed, patch_json, replay
 from actors.ratings import Settled, Standing
 from cluster.redis_client import AsyncRedis, async_redis
 from engine.cards import PLAYER_COUNTS
@@ -157,7 +157,7 @@ class RatingFix:
         done = replay(applied, standings)
         report.unrated, report.kept = done.unrated, len(done.kept)
         moved = await self._write_standings(players, done, standings, board, report)
-        await self._write_entries(players, applied, done, report)
+        await self._write_entries(players, done, report)
         stale = moved > 0 or await self._applied_since(players, report.at, {a.mid for a in applied})
         thawed = await self._lease(players, freeze=False)
         if not thawed:
@@ -250,31 +250,23 @@ class RatingFix:
         report.written = len(args) // 4 - moved
         return moved
 
-    async def _write_entries(
-        self, players: int, applied: list[Applied], done: Replayed, report: FixReport
-    ) -> None:
-        pairs: list[str] = []
-        for a in applied:
-            new = done.entries.get(a.mid)
-            if new is not None and new != a.settled:
-                pairs += [a.mid, new.to_json()]
+    async def _write_entries(self, players: int, done: Replayed, report: FixReport) -> None:
+        pairs = [x for mid, entry in done.entries.items() for x in (mid, entry)]
         for i in range(0, len(pairs), 2 * BATCH):
             await self._renew(players)
             names = [keys.rated(players), keys.rating_fix(players)]
-            if (
-                int(await ENTRIES.run(self.redis, names, [self.holder, *pairs[i : i + 2 * BATCH]]))
-                < 0
-            ):
+            batch = [self.holder, *pairs[i : i + 2 * BATCH]]
+            if int(await ENTRIES.run(self.redis, names, batch)) < 0:
                 raise LeaseLost(f"ratings of {players} seats: another fix took over")
-        report.entries = len(pairs) // 2
+        report.entries = len(done.entries)
 
     async def _patch_records(self, players: int, done: Replayed, report: FixReport) -> None:
         todo = list(done.patches.items())
         for i in range(0, len(todo), PAGE):
             await self._renew(players, freeze=False)
             pipe = PATCHES.on(self.redis)
-            for mid, patch in todo[i : i + PAGE]:
-                PATCH.queue(pipe, [keys.match(mid)], [json.dumps(patch)])
+            for mid, said in todo[i : i + PAGE]:
+                PATCH.queue(pipe, [keys.match(mid)], [patch_json(said)])
             report.records += sum(int(x) for x in await PATCHES.run(pipe))
 
     async def _applied_since(self, players: int, at: int, seen: set[str]) -> bool:

@@ -35,6 +35,7 @@ were applied (`rated-at`: 30 days of them), with what was applied (`Settled`) an
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,13 +80,14 @@ class Applied:
 
 @dataclass(slots=True)
 class Replayed:
-    """What the size's keys should hold: each player's standing (None: not rated any more),
-    what `rated` should hold of each match with a record, and the patches of the records that
-    say otherwise (`_patch`). `kept`: the players whose history is not all known."""
+    """What the size's keys should hold where they say otherwise: each player's standing (None:
+    not rated any more), the JSON `rated` should hold of a match, what a record should say of
+    how its match was rated (`patch_json` makes the patch). `kept`: the players whose history
+    is not all known. Only the differences are held: a fix holds them all at once."""
 
     standings: dict[str, Standing | None] = field(default_factory=dict)
-    entries: dict[str, Settled] = field(default_factory=dict)
-    patches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    entries: dict[str, str] = field(default_factory=dict)
+    patches: dict[str, Said] = field(default_factory=dict)
     kept: set[str] = field(default_factory=set)
     unrated: int = 0  # matches that no longer count
 
@@ -132,13 +134,15 @@ def replay(applied: list[Applied], now: dict[str, Standing]) -> Replayed:
         result = a.line.result
         reason = why_unrated(result)
         if reason is not None:
-            out.entries[a.mid] = Settled({}, reason)
+            entry = Settled({}, reason)
             out.unrated += 1
         else:
-            out.entries[a.mid] = _rated(a, result, ratings, fixed, known, played, won)
-        patch = _patch(a.line, out.entries[a.mid])
-        if patch is not None:
-            out.patches[a.mid] = patch
+            entry = _rated(a, result, ratings, fixed, known, played, won)
+        if entry != a.settled:
+            out.entries[a.mid] = entry.to_json()
+        said = _said(a.line, entry)
+        if said != a.line.said:
+            out.patches[a.mid] = said
     for p, s in now.items():
         if p in fixed:
             out.standings[p] = fixed[p]
@@ -208,9 +212,8 @@ def _taken_back(player: str, s: Standing, applied: list[Applied]) -> Standing:
     return Standing(Rating(mu, s.rating.sigma), max(0, played), max(0, won), s.version)
 
 
-def _patch(line: Line, settled: Settled) -> dict[str, Any] | None:
-    """The fields of a record that say how its match was rated, as `settled` says it; None
-    when the record says so already."""
+def _said(line: Line, settled: Settled) -> Said:
+    """What a record should say of how its match was rated, as `settled` says it."""
     said = []
     for seat, (before, after, _) in zip(line.result.seats, line.said[2], strict=True):
         player = seat.player_id
@@ -221,11 +224,16 @@ def _patch(line: Line, settled: Settled) -> dict[str, Any] | None:
             said.append((before, after, None))  # a deleted player's, kept as it was
         else:
             said.append((None, None, None))
-    want: Said = (settled.rated, settled.reason, tuple(said))
-    if want == line.said:
-        return None
-    return {
-        "rated": settled.rated,
-        "reason": settled.reason,
-        "seats": [{"before": b, "after": a, "played": p} for b, a, p in said],
-    }
+    return (settled.rated, settled.reason, tuple(said))
+
+
+def patch_json(said: Said) -> str:
+    """A record's patch (actors/rating_fix_scripts.py, PATCH) from what it should say."""
+    rated, reason, seats = said
+    return json.dumps(
+        {
+            "rated": rated,
+            "reason": reason,
+            "seats": [{"before": b, "after": a, "played": p} for b, a, p in seats],
+        }
+    )
