@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.cards import cards_by_id
 from engine.config import DealSpec, TableConfig
-from engine.events import Reveal
+from engine.events import Coached, Reveal
 from engine.phase import Phase
 from engine.settings import TableSettings
 from engine.state import Claim, SeatState, TableState, VoteState
@@ -30,6 +30,7 @@ def dump(state: TableState) -> dict[str, Any]:
             "public": cfg.public,
             "fill_after_ms": cfg.fill_after_ms,
             "practice": cfg.practice,
+            "tutorial": cfg.tutorial,
             "deals": [
                 {"hands": [list(h) for h in d.hands], "center": list(d.center)} for d in cfg.deals
             ],
@@ -60,6 +61,7 @@ def dump(state: TableState) -> dict[str, Any]:
         "lineup": list(state.lineup),
         "ended_at": state.ended_at,
         "settings": state.settings.to_wire(),
+        "coached": None if state.coached is None else state.coached.to_wire(),
         "claims": [
             {"seat": s, "player_id": c.player_id, "name": c.name, "approved": c.approved}
             for s, c in sorted(state.claims.items())
@@ -99,6 +101,8 @@ def load(data: dict[str, Any]) -> TableState:
         fill_after_ms=int(c.get("fill_after_ms", 60_000)),
         # Snapshots saved before ratings existed: not a practice table.
         practice=bool(c.get("practice", False)),
+        # Snapshots saved before the guided round existed: not a tutorial.
+        tutorial=bool(c.get("tutorial", False)),
         deals=tuple(
             DealSpec(hands=tuple(tuple(h) for h in d["hands"]), center=tuple(d["center"]))
             for d in c["deals"]
@@ -177,9 +181,18 @@ def load(data: dict[str, Any]) -> TableState:
         ended_at=int(data.get("ended_at", 0)),
         # Snapshots saved before settings existed: the defaults.
         settings=TableSettings.from_wire(data.get("settings")),
+        coached=_coached(data.get("coached")),
         # Snapshots saved before late joining existed: no request.
         claims={
             int(c["seat"]): Claim(str(c["player_id"]), str(c["name"]), bool(c["approved"]))
             for c in data.get("claims", [])
         },
     )
+
+
+def _coached(raw: Any) -> Coached | None:
+    """A tutorial's last instruction as saved (engine.coach); None elsewhere."""
+    if raw is None:
+        return None
+    fields = {k: v for k, v in raw.items() if k != "type"}
+    return Coached(**fields)
