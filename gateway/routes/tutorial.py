@@ -5,9 +5,10 @@ everything; the client only asks for "the tutorial". `DELETE /api/tutorial/{code
 leaves it before its end (the match is over, nobody won), and it no longer counts among the
 tables they sit at.
 
-Abuse controls: those of any table the caller opens — a token of the per-IP `table` quota, and
-one of the caller's `max_open_lobbies` while it opens (it never waits in a lobby after that).
-It is a practice table: never rated.
+Abuse controls: one tutorial per player at a time (asking again while theirs is under way
+answers that one), and those of any table the caller opens — a token of the per-IP `table`
+quota, and one of the caller's `max_open_lobbies` while it opens (it never waits in a lobby
+after that). It is a practice table: never rated.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from actors import keys
 from engine.commands import EndTutorial
 from engine.errors import ErrorCode
 from engine.wire import ASKER
@@ -29,6 +31,7 @@ from gateway.routes.tables import FROM_SEAT, Code, _act, _phase, _within
 router = APIRouter(prefix="/api/tutorial", tags=["tutorial"])
 
 PLAYERS = 4  # engine.tutorial's tables are all of 4 seats
+HELD_S = 24 * 3600  # how long a player's tutorial is remembered (its phase has the last word)
 
 
 def _config(body: NewTutorial | None, test_hooks: bool) -> dict[str, Any]:
@@ -57,10 +60,16 @@ def _config(body: NewTutorial | None, test_hooks: bool) -> dict[str, Any]:
 )
 async def start_tutorial(svc: Svc, me: Me, body: NewTutorial | None = None) -> TableOut:
     """A new tutorial table, the caller in seat 0 as its learner; its first lesson's signing
-    has begun and waits for them. As for any new table: 429 `rate_limited` past the per-IP
-    quota, `too_many_lobbies` when the caller already has `max_open_lobbies` tables waiting in
-    their lobby, 503 `no_room` when every table slot is taken."""
+    has begun and waits for them. The caller's tutorial still under way, if there is one. As
+    for any new table: 429 `rate_limited` past the per-IP quota, `too_many_lobbies` when the
+    caller already has `max_open_lobbies` tables waiting in their lobby, 503 `no_room` when
+    every table slot is taken."""
     config = _config(body, svc.settings.test_hooks)
+    held = keys.player_tutorial(me.player_id)
+    if (code := await svc.redis.get(held)) is not None:
+        code = code.decode() if isinstance(code, bytes) else str(code)
+        if await _phase(svc, code) not in (None, "over"):
+            return await _table_out(svc, code)
     ticket = await svc.lobbies.reserve(me.player_id, lambda code: _phase(svc, code))
     try:
         creating = svc.directory.create(PLAYERS, config, me.player_id, me.name)
@@ -68,8 +77,13 @@ async def start_tutorial(svc: Svc, me: Me, body: NewTutorial | None = None) -> T
     finally:
         # Its match begins as its learner sits down, when it opens: never an open lobby.
         await svc.lobbies.release(me.player_id, ticket)
-    record = await svc.directory.record(code)
+    await svc.redis.set(held, code, ex=HELD_S)
     await svc.sessions.seated(me.player_id, code, 0)
+    return await _table_out(svc, code)
+
+
+async def _table_out(svc: Svc, code: str) -> TableOut:
+    record = await svc.directory.record(code)
     table_id = record["table_id"] if record else code
     return TableOut(table_id=table_id, code=code, players=PLAYERS, host=0)
 
