@@ -3,7 +3,7 @@
 // "the tutorial" and shows, one at a time, the instruction the table sends its learner (the
 // `tutorial` event and `welcome.table.tutorial`, engine/coach.py), pointing at what to tap.
 // Done or skipped is remembered on the device; "How to play" offers it again (`/?tutorial`).
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { api, loadSession } from "./api.js";
@@ -15,6 +15,8 @@ import { startPractice } from "./settings.js";
 
 const DONE_KEY = "quatro.tutorial"; // "done" | "skipped"
 const LEFT_KEY = "quatro.tutorialLeft"; // this tab just left one: the home page says what next
+// A lesson's end: what happened, under the reveal's own account of it.
+const AFTER = new Set(["done1", "done2", "missed", "finished"]);
 
 export async function startTutorial(token) {
   const body = {};
@@ -112,9 +114,13 @@ export function Coach({ game }) {
   const tb = game.table;
   const c = tb.tutorial;
   const step = c?.step;
+  const box = useRef(null);
   useMarks(c ? targets(c, tb, game.you) : []);
   useEffect(() => {
     if (step === "finished") localStorage.setItem(DONE_KEY, "done");
+    // The reveal brings itself into view as it opens (js/panels.js); a lesson's end then reads
+    // from the top: the coach's words, the reveal, and the button on at its foot.
+    if (AFTER.has(step)) requestAnimationFrame(() => box.current?.scrollIntoView({ block: "start" }));
   }, [step]);
   if (!c || step === "left") return null;
   const vars = {
@@ -131,7 +137,13 @@ export function Coach({ game }) {
     leave(tb.code, "skipped");
     navigate("/");
   }
-  return html`<section class="coach" aria-labelledby="coach-title" data-step=${step} data-lesson=${c.lesson}>
+  return html`<section
+    class="coach ${AFTER.has(step) ? "after" : ""}"
+    ref=${box}
+    aria-labelledby="coach-title"
+    data-step=${step}
+    data-lesson=${c.lesson}
+  >
     <div class="coach-head">
       <h2 id="coach-title" class="coach-lesson">
         ${t("tutorial.lesson", { lesson: c.lesson, lessons: c.lessons })}
