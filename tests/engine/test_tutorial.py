@@ -113,13 +113,11 @@ def test_nothing_moves_while_the_learner_is_waited_for() -> None:
     assert events_after(tut, mark) == []
     assert tut.view()["center"] == before["center"]
     assert tut.step() == "swap"
-    while tut.step() != "done1":
-        tut.follow()
+    tut.until("done1")
     mark = len(tut.log)
     tut.wait(HOUR)
     assert (tut.phase(), events_after(tut, mark)) == (Phase.PAUSE, [])
-    while tut.step() != "call_quatro":
-        tut.follow()
+    tut.until("call_quatro")
     mark = len(tut.log)
     tut.wait(HOUR)
     assert tut.phase() is Phase.PLAYING
@@ -144,16 +142,13 @@ def test_a_disconnected_learner_is_waited_for_at_signing() -> None:
 
 def test_calls_the_step_does_not_ask_for_are_refused_and_change_nothing() -> None:
     tut = Tutorial()
-    while tut.step() != "swap_more":
-        tut.follow()
+    tut.until("swap_more")
     for command in (CallQuatro(seat=LEARNER), CallContre(seat=LEARNER), RequestVote(LEARNER)):
         assert tut.refused(command).code is ErrorCode.TUTORIAL_STEP
-    while tut.step() != "wait":
-        tut.follow()
+    tut.until("wait")
     # The holder of the carré is the one who must not call (R15, R16): the coach says wait.
     assert tut.refused(CallQuatro(seat=LEARNER)).code is ErrorCode.TUTORIAL_STEP
-    while tut.step() != "watch_partner":
-        tut.follow()
+    tut.until("watch_partner")
     assert tut.refused(CallQuatro(seat=LEARNER)).code is ErrorCode.TUTORIAL_STEP
     # The partner's carré is the lesson: the learner's cards stay as they are.
     v = tut.view()
@@ -162,8 +157,7 @@ def test_calls_the_step_does_not_ask_for_are_refused_and_change_nothing() -> Non
     # A malformed swap is still the rules' to refuse, as anywhere.
     bad = Swap(LEARNER, card=v["hand"][0]["id"], slot="0", expect=v["center"][0]["id"])  # type: ignore[arg-type]
     assert tut.refused(bad).code is ErrorCode.BAD_MESSAGE
-    while tut.step() != "seen_once":
-        tut.follow()
+    tut.until("seen_once")
     assert tut.refused(CallContre(seat=LEARNER)).code is ErrorCode.TUTORIAL_STEP
     assert tut.refused(CallQuatro(seat=LEARNER)).code is ErrorCode.TUTORIAL_STEP
     tut.finish()
@@ -174,8 +168,7 @@ def test_harmless_moves_off_the_script_are_taken_and_the_coach_follows() -> None
     """In lesson 1 a swap that gives an ace back, a decoy on the floor, the floor released: the
     rules take them, nothing else moves, and the coach's next instruction starts from there."""
     tut = Tutorial()
-    while tut.step() != "swap_more":
-        tut.follow()
+    tut.until("swap_more")
     v = tut.view()
     ace = next(c for c in v["hand"] if c["rank"] == "A")
     other = next(i for i, c in enumerate(v["center"]) if c["rank"] != "A")
@@ -184,8 +177,7 @@ def test_harmless_moves_off_the_script_are_taken_and_the_coach_follows() -> None
     assert tut.step() == "swap"  # two aces again: the coach points at one of the centre's
     coached = tut.view()["tutorial"]
     assert tut.view()["center"][coached["slot"]]["rank"] == "A"
-    while tut.step() != "show":
-        tut.follow()
+    tut.until("show")
     tut.do(Emit(seat=LEARNER, emoji="🐢"))  # a decoy: the partner does not call on it
     tut.wait(30_000)
     assert (tut.phase(), tut.step()) == (Phase.PLAYING, "show")
@@ -218,8 +210,7 @@ def test_the_sign_shown_without_a_carre_costs_the_lesson_and_the_next_one_follow
 @pytest.mark.parametrize("stop", ["sign", "swap_more", "wait", "done1", "watch_others"])
 def test_the_learner_may_leave_at_any_step(stop: str) -> None:
     tut = Tutorial()
-    while tut.step() != stop:
-        tut.follow()
+    tut.until(stop)
     out = tut.do(EndTutorial(seat=LEARNER))
     assert [o.event.to_wire() for o in out if o.event.type == "over"] == [
         {"type": "over", "winners": [], "scores": list(tut.table.scores)}
@@ -249,8 +240,7 @@ def test_only_a_tutorials_learner_ends_it_so() -> None:
 def test_a_tutorial_saved_mid_lesson_comes_back_as_it_was() -> None:
     """The table actor saves after every change; a restored tutorial says and does the same."""
     tut = Tutorial()
-    while tut.step() != "watch_partner":
-        tut.follow()
+    tut.until("watch_partner")
     image = json.dumps(tut.table.to_snapshot(), sort_keys=True)
     back = Table.from_snapshot(json.loads(image))
     assert back.view(LEARNER) == tut.view()

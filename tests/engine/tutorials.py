@@ -121,9 +121,14 @@ class Tutorial:
         """Follow the coach until the tutorial is over; the steps followed, in order. Fails
         when it takes longer than `most_ms` of the table's time: a learner who does what they
         are told is never stuck."""
+        return self.until("finished", most_ms)
+
+    def until(self, step: str, most_ms: int = 10 * 60_000) -> list[str]:
+        """Follow the coach until it says `step` (or the tutorial is over); the steps
+        followed. Fails past `most_ms` of the table's time, as `finish`."""
         start = self.now
         steps: list[str] = []
-        while self.table.phase is not Phase.OVER:
+        while self.step() != step and self.phase() is not Phase.OVER:
             assert self.now - start <= most_ms, f"stuck at {self.step()} after {steps[-12:]}"
             steps.append(self.follow())
         return steps
