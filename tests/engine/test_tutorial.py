@@ -64,8 +64,9 @@ def test_the_tutorial_played_to_its_end_by_a_learner_who_follows_the_coach() -> 
         ("contre", LEARNER, True),  # R17: the accused team held a carré
     ]
     assert reveals[-1]["carres"] == [OPPONENT]
-    # The whole tutorial, at the script's pace, is a couple of minutes of the table's time.
-    assert tut.now < 3 * 60_000
+    # The bots' share of "two minutes" (`python -m tests.engine.tutorials` prints it: 34 s):
+    # the rest is the learner's, reading and doing.
+    assert tut.now < 60_000
 
 
 def test_the_tutorial_is_a_practice_table_and_never_rated() -> None:

@@ -142,3 +142,21 @@ class Tutorial:
             assert self.table.to_snapshot() == before, f"refused {command} changed the table"
             return refusal
         raise AssertionError(f"{command} was accepted")
+
+
+def timeline() -> list[tuple[int, str]]:
+    """When (the table's ms since the learner sat down) each instruction came, for a learner who
+    does each thing the moment it is asked: the script's own share of "two minutes"."""
+    tut = Tutorial()
+    seen: list[tuple[int, str]] = [(0, tut.step())]
+    while tut.phase() is not Phase.OVER:
+        tut.follow()
+        if tut.step() != seen[-1][1]:
+            seen.append((tut.now, tut.step()))
+    return seen
+
+
+if __name__ == "__main__":
+    # python -m tests.engine.tutorials: the guided round's timeline at its own pace.
+    for at, step in timeline():
+        print(f"{at / 1000:6.1f} s  {step}")
