@@ -100,6 +100,11 @@ def rate_limit(kind: str, ip: str) -> str:
     return f"quatro:rl:{kind}:{ip}"
 
 
+def player_tutorial(player_id: str) -> str:
+    """(ext) The guided round: the code of the player's tutorial table, while it may be live."""
+    return f"quatro:tutorial:{player_id}"
+
+
 def open_lobbies(player_id: str) -> str:
     """player -> set of codes of the tables they created that may still be in their lobby."""
     return f"quatro:lobbies:{player_id}"

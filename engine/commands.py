@@ -153,6 +153,12 @@ class NextRound(Command):
     pass
 
 
+# The guided round (engine.coach)
+@dataclass(frozen=True, slots=True)
+class EndTutorial(Command):
+    """The learner leaves their tutorial before its end: the match is over, nobody won."""
+
+
 # Commands of someone who may hold no seat at the table: their `seat` is the seat asked for (or
 # none, -1), and the asker is named by `player_id`. Every other command is played from `seat`.
 SEATLESS: tuple[type[Command], ...] = (TakeSeat, ClaimSeat, CancelClaim)

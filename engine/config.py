@@ -1,7 +1,8 @@
 """A table's configuration: its size, its seed, the rules' durations, and rigged deals for tests.
 
 `time_scale` and `deals` are how the cluster's test hooks reach the rules: they enter here, so no
-other layer needs a special path for them.
+other layer needs a special path for them. `tutorial` makes the guided round (engine.tutorial):
+its fixed deals come from its script, never from the caller.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field, fields
 
 from engine.cards import PLAYER_COUNTS, ranks_for
 from engine.settings import BOT_LEVELS, DEFAULT_BOT_LEVEL
+from engine.tutorial import DEALS as TUTORIAL_DEALS
 
 
 class ScenarioError(ValueError):
@@ -97,6 +99,9 @@ class TableConfig:
     # The level the table's settings start at (engine.settings.start_level picks it for a
     # newcomer's table); the host changes it in the lobby like any setting.
     bot_level: str = DEFAULT_BOT_LEVEL
+    # The guided practice round (engine.tutorial): its deals, a practice table's rating (none)
+    # and no clock on its phases come with it; a learner in seat 0 and the script's bots.
+    tutorial: bool = False
     timings: Timings = field(init=False)
 
     def __post_init__(self) -> None:
@@ -115,6 +120,16 @@ class TableConfig:
             raise ScenarioError(f"bot_level is one of {', '.join(BOT_LEVELS)}")
         if not _is_int(self.fill_after_ms) or not 0 < self.fill_after_ms <= 3_600_000:
             raise ScenarioError("fill_after_ms is an integer in (0, 3600000]")
+        if not isinstance(self.tutorial, bool):
+            raise ScenarioError("tutorial is true or false")
+        if self.tutorial:
+            if self.players != 4 or self.public:
+                raise ScenarioError("a tutorial is a private table of 4 seats")
+            object.__setattr__(self, "practice", True)
+            # Its bots are the script's, as slow as the learner: the table says so.
+            object.__setattr__(self, "bot_level", "relaxed")
+            if not self.deals:
+                object.__setattr__(self, "deals", tutorial_deals())
         if not isinstance(self.deals, tuple | list):
             raise ScenarioError("deals are a sequence of DealSpec")
         for deal in self.deals:
@@ -122,3 +137,7 @@ class TableConfig:
                 raise ScenarioError("deals are a sequence of DealSpec")
             deal.check(self.players)
         object.__setattr__(self, "timings", Timings.scaled(self.time_scale))
+
+
+def tutorial_deals() -> tuple[DealSpec, ...]:
+    return tuple(DealSpec(hands=hands, center=center) for hands, center in TUTORIAL_DEALS)

@@ -47,6 +47,8 @@ class ErrorCode(StrEnum):
     ALREADY_CLAIMED = "already_claimed"
     NO_CLAIM = "no_claim"
     NOT_WATCHING = "not_watching"
+    # The guided round (engine.coach): a move its lesson does not take now.
+    TUTORIAL_STEP = "tutorial_step"
     # Said by the table actor: the table, not a rule.
     NO_SEAT = "no_seat"
     UNKNOWN_TABLE = "unknown_table"

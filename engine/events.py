@@ -136,7 +136,7 @@ class ClaimChanged(Event):
 class SigningBegan(Event):
     type: ClassVar[str] = "signing"
     round: int
-    deadline: int
+    deadline: int | None  # None: no clock (a tutorial, engine.tutorial)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +162,7 @@ class RoundOpened(Event):
     round: int
     hand: tuple[Card, ...]
     center: tuple[Card, ...]
-    deadline: int
+    deadline: int | None  # None: no clock (a tutorial)
     redeals: int
 
 
@@ -240,7 +240,7 @@ class Reveal(Event):
 @dataclass(frozen=True, slots=True)
 class PauseBegan(Event):
     type: ClassVar[str] = "pause"
-    deadline: int
+    deadline: int | None  # None: no clock (a tutorial)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,3 +263,21 @@ class Resumed(Event):
     deadline: int | None
     vote_deadline: int | None
     vote_ready_at: int | None
+
+
+# The guided round (an extension: engine.tutorial, engine.coach)
+@dataclass(frozen=True, slots=True)
+class Coached(Event):
+    """The learner's next instruction at a tutorial table, to the learner's seat only, and
+    worked out from that seat's own view: `card` is a card of their own hand, `slot` a centre
+    slot, `emoji` their team's sign or an emoji a floor showed to everyone, `seat` a seat to
+    watch. None where the step points at nothing of that kind."""
+
+    type: ClassVar[str] = "tutorial"
+    lesson: int
+    lessons: int
+    step: str
+    card: str | None = None
+    slot: int | None = None
+    emoji: str | None = None
+    seat: int | None = None

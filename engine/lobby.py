@@ -28,6 +28,8 @@ def take_seat(state: TableState, seat: int, player_id: str, name: str, t: int) -
         raise Refusal(ErrorCode.ALREADY_SEATED, "you already hold a seat at this table")
     state.seats[seat] = SeatState(kind="human", player_id=player_id, name=name)
     events = [seat_event(state, seat, t)]
+    if state.config.tutorial:
+        return events + _tutorial_begins(state, t)
     if state.public:
         # Quick play: the fill clock starts with the first player; the last seat starts it.
         if state.deadline is None:
@@ -136,6 +138,18 @@ def _bots_in_empty_seats(state: TableState, t: int) -> list[Outbound]:
             state.seats[seat] = bot_seat(seat)
             events.append(seat_event(state, seat, t))
     return events
+
+
+def _tutorial_begins(state: TableState, t: int) -> list[Outbound]:
+    """A tutorial (engine.tutorial) starts as its learner sits down: the script's bots take the
+    other seats, and the table is the learner's alone: nobody watches or takes a bot's seat
+    (a newcomer in a scripted seat would undo the script), and the coach speaks instead of
+    the hints (engine.coach)."""
+    settings = state.settings
+    settings.bot_level, settings.hints = "relaxed", False
+    settings.late_join, settings.watchers = "never", False
+    changed = SettingsChanged(bot_level="relaxed", hints=False, late_join="never", watchers=False)
+    return [Outbound(ALL, changed, t), *_bots_in_empty_seats(state, t), *begin_signing(state, t)]
 
 
 def bot_seat(seat: int) -> SeatState:

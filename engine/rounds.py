@@ -27,6 +27,7 @@ from engine.latejoin import drop_claims, seat_claims
 from engine.phase import Phase
 from engine.signs import EMOJI_SET, EMOJIS
 from engine.state import TableState
+from engine.tutorial import LESSONS
 
 
 def begin_signing(state: TableState, t: int) -> list[Outbound]:
@@ -37,7 +38,7 @@ def begin_signing(state: TableState, t: int) -> list[Outbound]:
         state.lineup = tuple(st.player_id for st in state.seats)
     state.round += 1
     state.phase = Phase.SIGNING
-    state.deadline = t + state.timings.signing
+    state.deadline = state.due(t, state.timings.signing)
     state.signs = [None] * len(state.signs)
     state.center = []
     state.vote = None
@@ -54,10 +55,12 @@ def begin_signing(state: TableState, t: int) -> list[Outbound]:
 
 
 def open_if_all_ready(state: TableState, t: int) -> list[Outbound]:
-    """R6: open once every connected human is ready (at once when none is connected)."""
+    """R6: open once every connected human is ready (at once when none is connected). A
+    tutorial waits for its learner, connected or not: nothing there moves without them."""
     if state.phase is not Phase.SIGNING:
         return []
-    if all(st.ready for st in state.seats if st.is_human and st.connected):
+    tutorial = state.config.tutorial
+    if all(st.ready for st in state.seats if st.is_human and (st.connected or tutorial)):
         return open_round(state, t)
     return []
 
@@ -71,7 +74,7 @@ def open_round(state: TableState, t: int) -> list[Outbound]:
             events.append(Outbound(Audience.team(team), SignFixed(emoji=drawn, by=None), t))
     redeals = deal(state)
     state.phase = Phase.PLAYING
-    state.deadline = t + state.timings.round
+    state.deadline = state.due(t, state.timings.round)
     center = tuple(state.center)
     events += [
         Outbound(
@@ -150,7 +153,8 @@ def end_round(
         seat.close_floor()  # silently (R13)
     events.append(Outbound(ALL, reveal, t))
     best = max(state.scores)
-    if best >= WINNING_SCORE:
+    # A tutorial ends with its last lesson, whatever the score (engine.tutorial).
+    if best >= WINNING_SCORE or (state.config.tutorial and state.round >= LESSONS):
         state.phase = Phase.OVER
         state.deadline = None
         state.ended_at = t
@@ -159,7 +163,7 @@ def end_round(
         events += drop_claims(state, t)
     else:
         state.phase = Phase.PAUSE
-        state.deadline = t + state.timings.pause
+        state.deadline = state.due(t, state.timings.pause)
         events.append(Outbound(ALL, PauseBegan(deadline=state.deadline), t))
     return events
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.cards import cards_by_id
 from engine.config import DealSpec, TableConfig
-from engine.events import Reveal
+from engine.events import Coached, Reveal
 from engine.phase import Phase
 from engine.settings import DEFAULT_BOT_LEVEL, TableSettings
 from engine.state import Claim, SeatState, TableState, VoteState
@@ -31,6 +31,7 @@ def dump(state: TableState) -> dict[str, Any]:
             "fill_after_ms": cfg.fill_after_ms,
             "practice": cfg.practice,
             "bot_level": cfg.bot_level,
+            "tutorial": cfg.tutorial,
             "deals": [
                 {"hands": [list(h) for h in d.hands], "center": list(d.center)} for d in cfg.deals
             ],
@@ -61,6 +62,7 @@ def dump(state: TableState) -> dict[str, Any]:
         "lineup": list(state.lineup),
         "ended_at": state.ended_at,
         "settings": state.settings.to_wire(),
+        "coached": None if state.coached is None else state.coached.to_wire(),
         "claims": [
             {"seat": s, "player_id": c.player_id, "name": c.name, "approved": c.approved}
             for s, c in sorted(state.claims.items())
@@ -102,6 +104,8 @@ def load(data: dict[str, Any]) -> TableState:
         practice=bool(c.get("practice", False)),
         # Saved before a table could start at another level: the default.
         bot_level=str(c.get("bot_level", DEFAULT_BOT_LEVEL)),
+        # Snapshots saved before the guided round existed: not a tutorial.
+        tutorial=bool(c.get("tutorial", False)),
         deals=tuple(
             DealSpec(hands=tuple(tuple(h) for h in d["hands"]), center=tuple(d["center"]))
             for d in c["deals"]
@@ -180,9 +184,18 @@ def load(data: dict[str, Any]) -> TableState:
         ended_at=int(data.get("ended_at", 0)),
         # Snapshots saved before settings existed: the defaults.
         settings=TableSettings.from_wire(data.get("settings")),
+        coached=_coached(data.get("coached")),
         # Snapshots saved before late joining existed: no request.
         claims={
             int(c["seat"]): Claim(str(c["player_id"]), str(c["name"]), bool(c["approved"]))
             for c in data.get("claims", [])
         },
     )
+
+
+def _coached(raw: Any) -> Coached | None:
+    """A tutorial's last instruction as saved (engine.coach); None elsewhere."""
+    if raw is None:
+        return None
+    fields = {k: v for k, v in raw.items() if k != "type"}
+    return Coached(**fields)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from engine.cards import Card, deck_for
 from engine.config import TableConfig, Timings
 from engine.errors import ErrorCode, Refusal
-from engine.events import Reveal
+from engine.events import Coached, Reveal
 from engine.phase import Phase
 from engine.seating import partner, team_of, team_seats, teams
 from engine.settings import TableSettings
@@ -103,6 +103,9 @@ class TableState:
     match: int = 0
     lineup: tuple[str | None, ...] = ()
     ended_at: int = 0  # when the last match ended (the table's clock)
+    # A tutorial's last instruction to its learner (engine.coach): a new one is told when it
+    # differs.
+    coached: Coached | None = None
 
     @classmethod
     def new(cls, config: TableConfig) -> TableState:
@@ -136,6 +139,11 @@ class TableState:
 
     def team_seats(self, team: int) -> tuple[int, int]:
         return team_seats(team, self.players)
+
+    def due(self, t: int, duration: int) -> int | None:
+        """When a phase that starts at `t` and lasts `duration` ends; None at a tutorial table,
+        whose phases have no clock (engine.tutorial, docs/rules.md)."""
+        return None if self.config.tutorial else t + duration
 
     def connected_humans(self) -> list[int]:
         return [s for s, st in enumerate(self.seats) if st.is_human and st.connected]

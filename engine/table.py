@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from engine import calls, latejoin, lobby, play, rounds, snapshot, stall, vote
+from engine import calls, coach, latejoin, lobby, play, rounds, snapshot, stall, vote
 from engine.commands import (
     SEATLESS,
     AddBot,
@@ -32,6 +32,7 @@ from engine.commands import (
     Connect,
     Disconnect,
     Emit,
+    EndTutorial,
     FillBots,
     LeaveSeat,
     NextRound,
@@ -83,6 +84,7 @@ _HANDLERS: dict[type[Command], Handler] = {
     CallContre: lambda s, c, t: calls.contre(s, c.seat, c.team, t),
     RequestVote: lambda s, c, t: vote.request(s, c.seat, t),
     CastVote: lambda s, c, t: vote.cast(s, c.seat, c.accept, t),
+    EndTutorial: lambda s, c, t: coach.end(s, c.seat, t),
 }
 
 
@@ -237,7 +239,7 @@ class Table:
         events: list[Outbound] = []
         while (t := self.next_deadline()) is not None and t <= self._now:
             events += self._stamp(self._fire(t))
-        return events
+        return events + self._coach() if events else events
 
     def apply(self, command: Command, now: int) -> list[Outbound]:
         """Advance to `now`, then judge `command`. Raises Refusal (with the clock's events in
@@ -249,7 +251,9 @@ class Table:
                 raise Refusal(ErrorCode.BAD_MESSAGE, f"unknown command {type(command).__name__}")
             if not isinstance(command, SEATLESS):
                 self._check_actor(command.seat)
-            return events + self._stamp(handler(self._state, command, self._now))
+            if self._state.config.tutorial:
+                coach.check(self._state, command)
+            return events + self._stamp(handler(self._state, command, self._now)) + self._coach()
         except Refusal as refusal:
             refusal.events = events
             raise
@@ -263,6 +267,12 @@ class Table:
         if now > self._now:
             self._now = now
         return self._stamp(stall.shift(self._state, stalled, self._now))
+
+    def _coach(self) -> list[Outbound]:
+        """At a tutorial table, the learner's next instruction when it changed (engine.coach)."""
+        if not self._state.config.tutorial:
+            return []
+        return self._stamp(coach.update(self._state, self._now))
 
     def _stamp(self, events: list[Outbound]) -> list[Outbound]:
         """Each step's events carry the players their audience reached as the step ended: a

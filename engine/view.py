@@ -7,6 +7,7 @@ from engine.events import Wire
 from engine.phase import Phase
 from engine.signs import EMOJIS
 from engine.state import HOST_SEAT, TableState
+from engine.tutorial import LEARNER
 
 
 def seats_public(state: TableState, *, detail: bool) -> list[Wire]:
@@ -55,7 +56,7 @@ def view(state: TableState, seat: int | None) -> dict[str, Wire]:
     """The table as `seat` sees it; `seat=None` is an onlooker who sees only what is public."""
     mine = state.seats[seat] if seat is not None else None
     vote = state.vote
-    return {
+    out: dict[str, Wire] = {
         **summary(state, detail=True),
         "hand": [card.to_wire() for card in mine.hand] if mine else [],  # type: ignore[misc]
         "center": [card.to_wire() for card in state.center],  # type: ignore[misc]
@@ -82,3 +83,8 @@ def view(state: TableState, seat: int | None) -> dict[str, Wire]:
         "emissions": [{"seat": s, "emoji": e, "at": at} for s, e, at in state.emissions],
         "emojis": list(EMOJIS),
     }
+    if state.config.tutorial and seat == LEARNER:
+        # (ext) The learner's instruction now, as the last `tutorial` event said (engine.coach).
+        coached = state.coached
+        out["tutorial"] = None if coached is None else coached.to_wire()
+    return out

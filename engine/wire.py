@@ -30,6 +30,7 @@ from engine.commands import (
     ClaimSeat,
     Command,
     Emit,
+    EndTutorial,
     FillBots,
     LeaveSeat,
     NextRound,
@@ -78,6 +79,8 @@ _LOBBY_KINDS: dict[str, tuple[type[Command], dict[str, str]]] = {
     ),
     # Joining late: the host answers a request for a bot's seat (engine.latejoin).
     "answer_claim": (AnswerClaim, {"seat": "target", "accept": "accept"}),
+    # The guided round: its learner leaves it (engine.coach).
+    "end_tutorial": (EndTutorial, {}),
 }
 # Of someone who may hold no seat here: `seat` is the seat asked for, the asker is `player_id`
 # (taken from the session, never from a frame). A claim's `watching` is the table's to say.

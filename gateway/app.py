@@ -28,7 +28,16 @@ from gateway.errors import (
     validation_handler,
 )
 from gateway.openapi import openapi
-from gateway.routes import meta, pages, profiles, quickplay, replays, sessions, tables
+from gateway.routes import (
+    meta,
+    pages,
+    profiles,
+    quickplay,
+    replays,
+    sessions,
+    tables,
+    tutorial,
+)
 from gateway.security_headers import SecurityHeaders
 from gateway.services import Services
 from gateway.static_files import StaticFiles
@@ -77,6 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         tables.router,
         replays.router,
         quickplay.router,
+        tutorial.router,
         profiles.router,
         meta.router,
         ws.router,

@@ -107,6 +107,7 @@ STATUS: dict[str, int] = {
     ErrorCode.NOT_A_BOT: 409,
     ErrorCode.ALREADY_CLAIMED: 409,
     ErrorCode.NOT_WATCHING: 409,
+    ErrorCode.TUTORIAL_STEP: 409,
     ErrorCode.WRONG_PHASE: 409,
     ErrorCode.EXPIRED: 409,
     ErrorCode.NOT_FINISHED: 409,

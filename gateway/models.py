@@ -146,6 +146,21 @@ class NewTable(Body):
     )
 
 
+class TutorialScenario(Body):
+    """Test hooks only (QUATRO_TEST_HOOKS=1): a tutorial's seed and clock; its deals are its
+    script's (engine/tutorial.py), never the caller's."""
+
+    seed: WholeInt = 0
+    time_scale: float = Field(1.0, gt=0, le=10)
+
+
+class NewTutorial(Body):
+    """(ext) The guided practice round: nothing to choose (4 seats, the script's deals and
+    bots); `scenario` only with the test hooks."""
+
+    scenario: TutorialScenario | None = None
+
+
 class TableOut(BaseModel):
     table_id: str
     code: str

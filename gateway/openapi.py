@@ -30,7 +30,7 @@ MEANING: dict[str, str] = {
     ErrorCode.FORBIDDEN: "a `scenario` needs the server's test hooks (QUATRO_TEST_HOOKS=1)",
     ErrorCode.NOT_HOST: "only the table's host may do this",
     ErrorCode.NOT_ALLOWED: "not at this table: the host keeps seat 0, a public table has no "
-    "host, or its host lets nobody join late",
+    "host, its host lets nobody join late, or it is no tutorial of yours",
     ErrorCode.NO_SEAT: "you hold no seat at this table",
     ErrorCode.WATCHING_OFF: "the host closed this table to watchers",
     ErrorCode.UNKNOWN_TABLE: "no table has this code (or it has stopped)",

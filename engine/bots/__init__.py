@@ -19,12 +19,18 @@ from engine.bots.base import Bot, Intent
 from engine.bots.levels import LEVELS, Level, level
 from engine.bots.newcomer import NewcomerBot
 from engine.bots.random_bot import RandomBot
+from engine.bots.scripted import ScriptedBot
 from engine.bots.smart import SmartBot
 from engine.config import Timings
 from engine.settings import DEFAULT_BOT_LEVEL
 from engine.wire import client_frame
 
-POLICIES: dict[str, type[Bot]] = {"random": RandomBot, "smart": SmartBot, "newcomer": NewcomerBot}
+POLICIES: dict[str, type[Bot]] = {
+    "random": RandomBot,
+    "smart": SmartBot,
+    "newcomer": NewcomerBot,
+    "tutorial": ScriptedBot,  # the guided round's script (engine.tutorial); no level applies
+}
 
 
 def make_bot(
@@ -45,6 +51,8 @@ def make_bot(
     except KeyError:
         raise ValueError(f"unknown bot policy {policy!r}; choose from {sorted(POLICIES)}") from None
     tuning = level(bot_level)
+    if cls is ScriptedBot:
+        return ScriptedBot(seat, players, seed=seed, speed=speed, timings=timings)
     if cls is NewcomerBot:
         return NewcomerBot(seat, players, seed=seed, speed=speed, timings=timings)
     if cls is SmartBot:
@@ -68,6 +76,7 @@ __all__ = [
     "Level",
     "NewcomerBot",
     "RandomBot",
+    "ScriptedBot",
     "SmartBot",
     "client_frame",
     "level",

@@ -154,7 +154,7 @@ class Model:
     def _on_signing(self, e: Wire, at: int) -> None:
         self.phase = Phase.SIGNING
         self.round = int(e["round"])
-        self.deadline = int(e["deadline"])
+        self.deadline = _deadline(e)
         self.sign = None
         self.hand = []
         self.center = []
@@ -180,7 +180,7 @@ class Model:
         self.round = int(e["round"])
         self.hand = [CardView.parse(c) for c in e["hand"]]
         self.center = [CardView.parse(c) for c in e["center"]]
-        self.deadline = int(e["deadline"])
+        self.deadline = _deadline(e)
         self.opened_at = at
         self._reset_deal(at)
         self.saw_deal = True
@@ -253,7 +253,7 @@ class Model:
 
     def _on_pause(self, e: Wire, at: int) -> None:
         self.phase = Phase.PAUSE
-        self.deadline = int(e["deadline"])
+        self.deadline = _deadline(e)
 
     def _on_resumed(self, e: Wire, at: int) -> None:
         """The table stood still (engine.stall): every clock this seat knows moves on as the
@@ -332,6 +332,12 @@ class Model:
         for c in self.hand:
             counts[c.rank] = counts.get(c.rank, 0) + 1
         return counts
+
+
+def _deadline(e: Wire) -> int | None:
+    """A phase's deadline; null where the phase has no clock (a tutorial, engine.tutorial)."""
+    raw = e.get("deadline")
+    return None if raw is None else int(raw)
 
 
 _HANDLERS = {

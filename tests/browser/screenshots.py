@@ -1,8 +1,10 @@
 """Make the screenshots in docs/screenshots/ from the real stack, in English and Arabic:
 the lobby, a 4-seat table, an 8-seat table and a reveal; a profile, a leaderboard and the last
-reveal of a rated match with its rating change (issue 36).
+reveal of a rated match with its rating change (issue 36); and in all four languages, the
+guided round's steps on a phone (issue 46).
 
     .venv/bin/python -m tests.browser.screenshots            # starts its own stack
+    .venv/bin/python -m tests.browser.screenshots tutorial   # the guided round's alone
     QUATRO_STACK_URL=http://127.0.0.1:8000 .venv/bin/python -m tests.browser.screenshots
 
 Every player is a real browser context driving the page; the deals are rigged through the
@@ -16,6 +18,7 @@ player plays enough of them to be listed on the leaderboard.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from typing import Any
 
@@ -25,6 +28,7 @@ from websockets.sync.client import connect
 
 from engine.ratings import ESTABLISHED_AFTER
 from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, ROOT
+from tests.browser.guided import Learner, start
 from tests.browser.own_stack import own_stack
 from tests.browser.players import (
     RIGGED_4,
@@ -265,10 +269,46 @@ def rated_scenes(browser: Any, base: str, lang: str, who: dict[str, Any], code: 
         p.close()
 
 
+# The guided round's steps pictured, as `<lang>-tutorial-<n>-<step>.png`: the offer, the
+# learner's carré, waiting for the partner's call, its point, the opponents' sign, the end.
+TUTORIAL_SHOTS = ("swap", "wait", "done1", "call_contre", "finished")
+TUTORIAL_LANGS = (
+    ("en", "en-US", "🍍"),
+    ("fr", "fr-FR", "🐙"),
+    ("ht", "ht", "🦜"),
+    ("ar", "ar", "🌙"),
+)
+
+
+def tutorial_scenes(browser: Any, base: str, lang: str, locale: str, sign: str) -> None:
+    """A first visit on a phone (390×844, touch), the guided round played at its own pace."""
+    p = new_player(browser, NAMES[0], locale=locale, viewport=PHONE, touch=True)
+    try:
+        p.page.goto(f"{base}/")
+        expect(p.page.locator("#tutorial-offer")).to_be_visible()
+        shoot(p, f"{lang}-tutorial-0-offer.png")
+        start(p.page, base, NAMES[0])
+
+        def each(step: str) -> None:
+            if step in TUTORIAL_SHOTS:
+                n = TUTORIAL_SHOTS.index(step) + 1
+                shoot(p, f"{lang}-tutorial-{n}-{step.replace('_', '-')}.png")
+
+        Learner(p.page, sign=sign).play(each)
+    finally:
+        p.close()
+
+
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
+    only_tutorial = sys.argv[1:] == ["tutorial"]
     with own_stack() as base, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        for lang, locale, sign in TUTORIAL_LANGS:
+            tutorial_scenes(browser, base, lang, locale, sign)
+        if only_tutorial:
+            browser.close()
+            return 0
         # First, while the last match's table is still open for its reveal.
         who, code = rated_players(base)
         for lang in ("en", "ar"):

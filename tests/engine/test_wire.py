@@ -56,6 +56,7 @@ def test_lobby_calls_name_their_target_as_seat() -> None:
         "start",
         "settings",
         "answer_claim",
+        "end_tutorial",
     }
     assert kinds == LOBBY_KINDS
     with pytest.raises(ValueError, match="AddBot"):

@@ -100,6 +100,11 @@ export const api = {
     if (scenario) body.scenario = JSON.parse(scenario);
     return call("POST", "/api/tables", { body, token });
   },
+  // (ext) The guided round: a tutorial table with the caller as its learner -> {code, …}; and
+  // the learner leaving it (its match ends, the seat is forgotten).
+  startTutorial: (token, body = {}) => call("POST", "/api/tutorial", { body, token }),
+  endTutorial: (token, code) =>
+    call("DELETE", `/api/tutorial/${encodeURIComponent(code)}`, { token }),
   // (ext) Quick play: a seat at a public table of `players` seats -> {code, table_id, seat, players}.
   quickPlay: (token, players) => call("POST", "/api/quickplay", { body: { players }, token }),
   table: (code) => call("GET", `/api/tables/${encodeURIComponent(code)}`),

@@ -11,6 +11,7 @@ import { InviteBox } from "./invite.js";
 import { useFocusRescue } from "./focus.js";
 import { navigate } from "./router.js";
 import { TableSettings, startPractice } from "./settings.js";
+import { TutorialPanel, askedFor, firstVisit, startTutorial } from "./tutorial.js";
 import { Countdown, useTick } from "./ticking.js";
 import { Cancelled, withRetry } from "./retry.js";
 import { serverNow } from "./servertime.js";
@@ -95,6 +96,15 @@ export function Home() {
   // Quick play: a seat at a public table that is filling, or a new one; the table page follows.
   const playNow = () => enter(async (token) => (await api.quickPlay(token, quickSize)).code);
   const practice = () => enter(startPractice, (clean) => (clean ? null : "err.name_required"));
+  // (ext) The guided round: offered on a first visit, and started at once when "How to play"
+  // sent the player here with a name already known.
+  const [asked] = useState(askedFor);
+  const [offer] = useState(() => asked || firstVisit());
+  const learn = () => enter(startTutorial, (clean) => (clean ? null : "err.name_required"));
+  useEffect(() => {
+    if (asked && cleanName(name)) learn();
+    else if (asked) document.getElementById("player-name")?.focus();
+  }, []);
 
   function join(e) {
     e.preventDefault();
@@ -111,6 +121,7 @@ export function Home() {
     <${PagesNav} signedIn=${!!session} signIn=${!session && passkeysWork()} />
     ${mine.length > 0 && html`<${ReturnPanel} tables=${mine} />`}
     <${NameField} value=${name} onInput=${setName} />
+    <${TutorialPanel} busy=${busy} onStart=${learn} offer=${offer} />
     ${waiting &&
     html`<${RoomWait} waiting=${waiting} onStop=${() => stopWaiting.current?.abort()} />`}
     <div class="panel quick" role="group" aria-labelledby="quick-title">

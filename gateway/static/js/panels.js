@@ -123,7 +123,8 @@ export function SigningPanel({ game, actions }) {
       >
         ${mine.ready ? t("sign.isReady") : t("sign.ready")}
       </button>
-      <span>${t("sign.opensIn")} <${Countdown} deadline=${tb.deadline} label=${t("status.signingClock")} /></span>
+      ${tb.deadline &&
+      html`<span>${t("sign.opensIn")} <${Countdown} deadline=${tb.deadline} label=${t("status.signingClock")} /></span>`}
     </div>
     <p class="hint ready-note" id="ready-note" role="status">${tb.sign ? "" : t("sign.readyNoSign")}</p>
   </section>`;
@@ -247,13 +248,16 @@ export function RevealPanel({ game, actions }) {
         onClick=${(e) => (e.preventDefault(), navigate(`/replay/${tb.table_id}`))}
         >${t("replay.watch")}</a
       >`}
-      ${over
+      ${over && tb.tutorial
+        ? null
+        : over
         ? isHost
           ? html`<button type="button" class="primary big" id="play-again" onClick=${actions.rematch}>
               ${t("over.again")}
             </button>`
           : html`<span class="muted">${t(tb.public ? "over.public" : "over.waitHost")}</span>`
-        : html`<span>${t("reveal.nextIn")} <${Countdown} deadline=${tb.deadline} label=${t("status.pauseClock")} /></span>
+        : html`${tb.deadline &&
+            html`<span>${t("reveal.nextIn")} <${Countdown} deadline=${tb.deadline} label=${t("status.pauseClock")} /></span>`}
             ${isHost
               ? html`<button type="button" class="primary" id="start-now" onClick=${actions.nextRound}>
                   ${t("reveal.startNow")}

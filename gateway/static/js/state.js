@@ -191,6 +191,11 @@ export function reduce(state, ev) {
       if (tb.phase === "lobby" && tb.fills_at) patch.fills_at = ev.deadline;
       return next(patch);
     }
+    // (ext) The guided round's next instruction to its learner (engine/coach.py).
+    case "tutorial": {
+      const { type, seq, at, ...coached } = ev;
+      return next({ tutorial: { type, ...coached } });
+    }
     // (ext) The match's rating changes, told once it is over (issue 36).
     case "ratings":
       return next({ ratings: { match: ev.match, changes: ev.changes } });

@@ -19,6 +19,7 @@ export function StatusBar({ game, status }) {
     <span class="when">
       <span class="round-no">${t("status.round", { n: tb.round })}</span>
       ${clockLabel &&
+      tb.deadline &&
       html`<span class="clock" data-phase=${tb.phase}>
         <span class="clock-label">${clockLabel}</span>
         <${Countdown} deadline=${tb.deadline} label=${clockLabel} />
@@ -41,7 +42,7 @@ export function StatusBar({ game, status }) {
             )}`
         : html`<span class="muted">${t("status.noFloor")}</span>`}
     </span>
-    ${status !== "replay" && html`<${WatchCount} game=${game} />`}
+    ${status !== "replay" && !tb.tutorial && html`<${WatchCount} game=${game} />`}
     ${status === "replay"
       ? html`<span class="net net-replay tag">${t("replay.tag")}</span>`
       : html`<span class="net net-${status}" role="status">

@@ -16,6 +16,7 @@ import { FloorControls, History } from "./floor.js";
 import { CallButtons } from "./calls.js";
 import { Emoji } from "./emoji.js";
 import { ClaimRequests, LateJoin } from "./latejoin.js";
+import { Coach } from "./tutorial.js";
 
 // `controls`, for a replay: shown in place of a watcher's panel (or under your hand), and the
 // table plays for nobody (status "replay" is never "online").
@@ -116,6 +117,7 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
     data-seat=${watching ? "watch" : me}
   >
     <${StatusBar} game=${game} status=${status} />
+    ${tb.tutorial && !watching && !controls && html`<${Coach} game=${game} />`}
     ${tb.vote && html`<${VoteBanner} game=${game} actions=${actions} />`}
     ${revealing && html`<${RevealPanel} game=${game} actions=${actions} />`}
     ${tb.phase === "signing" &&
