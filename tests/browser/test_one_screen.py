@@ -161,6 +161,37 @@ def test_play_controls_are_on_screen_without_scrolling(
     assert page.evaluate("document.documentElement.scrollWidth") <= view["width"]
 
 
+# Phones from the smallest to the largest sold now, each at its own height.
+PHONE_WIDTHS = {320: 568, 360: 640, 390: 844, 414: 896, 430: 932}
+# A thumb's width, 1 cm, between the edges of Quatro! and Contre!: a phone's CSS pixel is about
+# 0.165 mm (390 of them span the ~64 mm of a 6.1-inch phone's glass; 430 the ~71 mm of a
+# 6.7-inch one), so 1 cm is 61 of them. That is about the width of a thumb's contact with the
+# glass: a thumb resting on one button does not touch the other.
+THUMB = 61
+
+
+@pytest.mark.parametrize("lang", ["en", "ar"])
+@pytest.mark.parametrize("n", [4, 6, 8])
+def test_quatro_and_contre_lie_a_thumb_apart(tables: Tables, n: int, lang: str) -> None:
+    page = tables.page(n, lang)
+    for width, height in PHONE_WIDTHS.items():
+        page.set_viewport_size({"width": width, "height": height})
+        page.evaluate("window.scrollTo(0, 0)")
+        page.wait_for_timeout(100)  # one layout after the resize
+        quatro = page.locator("#call-quatro").bounding_box()
+        contre = page.locator("#call-contre").bounding_box()
+        assert quatro is not None
+        assert contre is not None
+        apart = max(
+            contre["x"] - (quatro["x"] + quatro["width"]),
+            quatro["x"] - (contre["x"] + contre["width"]),
+        )
+        assert apart >= THUMB, (width, quatro, contre)
+        # Side by side on one row, each at least a thumb wide: not one under the other.
+        assert abs(quatro["y"] - contre["y"]) < 1, (width, quatro, contre)
+        assert min(quatro["width"], contre["width"]) >= THUMB, (width, quatro, contre)
+
+
 @pytest.mark.parametrize(("n", "lang", "size"), [(8, "ar", "360x640"), (8, "en", "1280x800")])
 def test_the_one_screen_table_stays_accessible(
     tables: Tables, n: int, lang: str, size: str
@@ -309,7 +340,11 @@ def test_the_reveal_comes_into_view_by_itself(browser: Any, stack_url: str) -> N
         at_size(guest.page, "1280x800")
         for p in people:
             p.page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
-        # A click from script, so that the host's page stays scrolled as it was.
+        # Clicks from script, so that the host's page stays scrolled as it was: the second
+        # once the first has armed it (nothing on the partner's floor: js/guard.js).
+        quatro = host.page.locator("#call-quatro")
+        host.page.evaluate("document.querySelector('#call-quatro').click()")
+        expect(quatro).to_have_attribute("data-guard", "armed")
         host.page.evaluate("document.querySelector('#call-quatro').click()")
         for p in people:
             reveal = p.page.locator(".reveal")
