@@ -1,8 +1,9 @@
 """Play fits on one screen (issue 14, point 2): the hand, the centre, Quatro!, Contre! and the
 floor button sit inside the viewport without scrolling, on phones and desktops, at 4, 6 and 8
-seats, in English and in Arabic; the reveal scrolls into view by itself; the emoji picker leaves
-the hand and "Our sign" uncovered and marks the team's sign; names stay readable on phones and
-every seat writes its team's number.
+seats, in English and in Arabic, with the bots' level at the ring's foot; Quatro! and Contre!
+lie a thumb's width apart on every phone (issue 46); the reveal scrolls into view by itself; the
+emoji picker leaves the hand and "Our sign" uncovered and marks the team's sign; names stay
+readable on phones and every seat writes its team's number.
 
 One table per seat count is shared by the layout tests (its bots are idle and its clock slowed
 tenfold, so nothing changes while the pages are resized): an English host at seat 0, an Arabic
@@ -143,6 +144,23 @@ def seats_over_centre(page: Page) -> list[str]:
     return found
 
 
+def chip_over_seats(page: Page) -> list[str]:
+    """The bot level's chip, if it is missing or overlaps a seat's or a centre card's box."""
+    found: list[str] = page.evaluate(
+        """() => {
+          const chip = document.querySelector(".ring .level-chip summary");
+          if (!chip) return ["no chip"];
+          const c = chip.getBoundingClientRect();
+          return [...document.querySelectorAll(".ring .seat, .center .slot")].filter((el) => {
+            const r = el.getBoundingClientRect();
+            return !(r.right <= c.left || c.right <= r.left
+              || r.bottom <= c.top || c.bottom <= r.top);
+          }).map((el) => `chip over ${el.className} ${el.dataset.seat ?? el.dataset.slot}`);
+        }"""
+    )
+    return found
+
+
 @pytest.mark.parametrize("size", list(VIEWPORTS))
 @pytest.mark.parametrize("lang", ["en", "ar"])
 @pytest.mark.parametrize("n", [4, 6, 8])
@@ -157,6 +175,8 @@ def test_play_controls_are_on_screen_without_scrolling(
     }
     assert problems == {}
     assert seats_over_centre(page) == []
+    # The bots' level stays in sight at the ring's foot, over no seat or card (issue 46).
+    assert chip_over_seats(page) == []
     # Nothing is wider than the screen either: no sideways scroll.
     assert page.evaluate("document.documentElement.scrollWidth") <= view["width"]
 
