@@ -121,9 +121,9 @@ export function TableSettings({ code, table, isHost }) {
 }
 
 // How the bots play, always in sight at a table with bots: a chip in the ring's corner that,
-// opened, says where the level is chosen. The host chooses it in the lobby only: the bots are
-// tuned when the match starts (actors/bots.py) and a rated match counts them at one level
-// (engine/ratings.py), so it holds for the whole table.
+// opened, says where the level is chosen. The host chooses it in the lobby only (a public table
+// has no host): the bots are tuned when the match starts (actors/bots.py) and a rated match
+// counts them at one level (engine/ratings.py), so it holds for the whole table.
 export function BotLevelChip({ table, isHost }) {
   if (!table.seats.some((s) => s.kind === "bot")) return null;
   const level = table.settings?.bot_level ?? DEFAULTS.bot_level;
@@ -132,6 +132,8 @@ export function BotLevelChip({ table, isHost }) {
     <summary aria-label=${name}>
       <${Emoji} e=${ICON.bot} label="" /> <span aria-hidden="true">${t(`level.${level}`)}</span>
     </summary>
-    <p class="level-where">${name}. ${t(isHost ? "level.whereHost" : "level.where")}</p>
+    <p class="level-where">
+      ${name}. ${t(table.public ? "level.wherePublic" : isHost ? "level.whereHost" : "level.where")}
+    </p>
   </details>`;
 }
