@@ -82,10 +82,14 @@ def test_a_call_that_can_only_lose_takes_a_second_tap_and_the_right_one_goes_at_
         # Round 1. Nobody took anything yet: the opponent's Contre! can only lose. Enter once
         # turns the button into "Press again to call", says why, and sends nothing.
         contre = guest.page.locator("#call-contre")
+        calls = guest.page.locator(".calls button")
+        boxes = [b.bounding_box() for b in calls.all()]
         contre.focus()
         guest.page.keyboard.press("Enter")
         expect(contre).to_have_attribute("data-guard", "armed")
         expect(contre.locator(".again")).to_have_text(AR["guard.pressAgain"])
+        # Nothing moves: the words wrap inside the button's own box.
+        assert [b.bounding_box() for b in calls.all()] == boxes
         expect(contre).to_contain_text(AR["call.contre"])
         expect(guest.page.locator("#live-urgent")).to_contain_text(AR["guard.saidContre"])
         assert severe_violations(guest.page) == []
