@@ -76,7 +76,8 @@ export function Again({ armed }) {
     ><span class="guard-bar" aria-hidden="true" key=${armed.n} style=${`animation-duration:${armed.lasts}ms`}></span>`;
 }
 
-// The button's attributes while it waits for its second tap.
+// The button's `data-guard` while it waits for its second tap: "settling", then "armed" once a
+// second tap counts; "" otherwise.
 export function guardState(armed, what) {
   if (armed?.what !== what) return "";
   return armed.settled ? "armed" : "settling";

@@ -120,7 +120,7 @@ export function TableSettings({ code, table, isHost }) {
   </section>`;
 }
 
-// How the bots play, always in sight at a table with bots: a chip in the ring's corner that,
+// How the bots play, always in sight at a table with bots: a chip at the foot of the ring that,
 // opened, says where the level is chosen. The host chooses it in the lobby only (a public table
 // has no host): the bots are tuned when the match starts (actors/bots.py) and a rated match
 // counts them at one level (engine/ratings.py), so it holds for the whole table.
