@@ -40,5 +40,6 @@ def deal(state: TableState) -> int:
         center = deck[n * 4 :]
     for seat, hand in zip(state.seats, hands, strict=True):
         seat.hand = hand
+        seat.net_taken = {}
     state.center = center
     return redeals

@@ -27,6 +27,18 @@ The same module decides when the client asks before a costly signal (`sign_needs
 showing the team's own sign tells the partner "call Quatro! now" (R13, R15), so showing it
 without a carré hands the other teams a point. Like R16's reminder, that question is asked
 whether or not hints are on.
+
+It decides too when a call can only lose, so that the client asks for a second tap before
+sending it (a slip of the thumb would give a point away; the right call always goes on one tap):
+
+    quatro_needs_confirm   the partner's floor shows nothing (no floor, or no emoji on it yet):
+                           nothing the player sees says the partner holds a carré (R15). A carré
+                           of the player's own leaves this to R16's reminder, which asks anyway.
+    contre_needs_confirm   no player of the accused team has taken two cards of one rank from the
+                           centre (net of those put back) since their hands were dealt. No hand is
+                           dealt three of a rank (R4), so without that a carré is impossible and
+                           the Contre! gives the accused team a point (R17). Every swap is public
+                           (R9): the view's `net_taken` is that record, the same for every seat.
 """
 
 from __future__ import annotations
@@ -34,7 +46,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.seating import partner
+from engine.seating import partner, team_seats
 
 HINTS = ("partner_sign", "carre_floor", "carre_sign", "carre_wait", "tip_sign", "tip_play")
 
@@ -90,3 +102,34 @@ def sign_needs_confirm(view: Mapping[str, Any], emoji: str, confirmed_round: int
         and not holds_carre(view.get("hand") or [])
         and view.get("round") != confirmed_round
     )
+
+
+def partner_floor_shows(view: Mapping[str, Any], seat: int) -> bool:
+    """Whether the partner of `seat` holds the floor with an emoji on it (the sign or not)."""
+    seats = view["seats"]
+    other = seats[partner(seat, len(seats))]
+    return bool(other.get("floor")) and other.get("emoji") is not None
+
+
+def carre_possible(view: Mapping[str, Any], team: int) -> bool:
+    """Whether the swaps the table saw leave `team` a way to hold a carré: one of its players
+    holds, net, two or more cards of one rank taken from the centre since the deal (R4)."""
+    seats = view["seats"]
+    net = view.get("net_taken") or [{} for _ in seats]
+    return any(count >= 2 for s in team_seats(team, len(seats)) for count in net[s].values())
+
+
+def quatro_needs_confirm(view: Mapping[str, Any], seat: int) -> bool:
+    """Whether a Quatro! of `seat` now should take a second tap: in play, no carré in its own
+    hand (R16's reminder asks then), and the partner's floor shows nothing."""
+    return (
+        view.get("phase") == "playing"
+        and not holds_carre(view.get("hand") or [])
+        and not partner_floor_shows(view, seat)
+    )
+
+
+def contre_needs_confirm(view: Mapping[str, Any], team: int) -> bool:
+    """Whether a Contre! against `team` now should take a second tap: in play, and nothing
+    public says that team can hold a carré, so the call can only lose (R17)."""
+    return view.get("phase") == "playing" and not carre_possible(view, team)

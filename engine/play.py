@@ -38,8 +38,22 @@ def swap(
     placed = hand[index]
     hand[index] = taken
     state.center[slot] = placed
+    count_swap(st.net_taken, taken.rank, placed.rank)
     st.swap_ready_at = t + state.timings.swap_cooldown
     return [Outbound(ALL, Swapped(seat=seat, slot=slot, placed=placed, taken=taken), t)]
+
+
+def count_swap(net_taken: dict[str, int], taken: str, placed: str) -> None:
+    """A seat's public tally of ranks (SeatState.net_taken) after it took `taken` from the
+    centre and put `placed` there; a rank back at zero leaves the tally."""
+    if taken == placed:
+        return
+    for rank, step in ((taken, 1), (placed, -1)):
+        count = net_taken.get(rank, 0) + step
+        if count:
+            net_taken[rank] = count
+        else:
+            net_taken.pop(rank, None)
 
 
 def set_floor(state: TableState, seat: int, open_: object, t: int) -> list[Outbound]:

@@ -82,6 +82,7 @@ def dump(state: TableState) -> dict[str, Any]:
                 "next_emission_at": st.next_emission_at,
                 "last_emission_at": st.last_emission_at,
                 "last_emitted": st.last_emitted,
+                "net_taken": dict(st.net_taken),
             }
             for st in state.seats
         ],
@@ -135,6 +136,9 @@ def load(data: dict[str, Any]) -> TableState:
                 next_emission_at=s["next_emission_at"],
                 last_emission_at=s["last_emission_at"],
                 last_emitted=s["last_emitted"],
+                # Saved before the tally was kept: nothing taken as far as the table knows
+                # (a Contre! is then asked about once more than needed, never less).
+                net_taken={str(r): int(k) for r, k in s.get("net_taken", {}).items()},
             )
             for s in data["seats"]
         ],

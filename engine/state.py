@@ -32,6 +32,11 @@ class SeatState:
     next_emission_at: int | None = None
     last_emission_at: int | None = None
     last_emitted: str | None = None
+    # Cards of each rank this seat took from the centre minus those it put there, since its hand
+    # was dealt (a round's deal or a reshuffle); ranks at zero are left out. Public: every swap
+    # is seen by the whole table (R9). A carré needs two of its rank from the centre (R4), so
+    # this is what the table can know of who might hold one (engine.hints).
+    net_taken: dict[str, int] = field(default_factory=dict)
 
     @property
     def is_human(self) -> bool:
@@ -41,6 +46,7 @@ class SeatState:
         """R23: cooldowns and floors start afresh with every round."""
         self.ready = self.kind == "bot"
         self.hand = []
+        self.net_taken = {}
         self.swap_ready_at = 0
         self.floor_open = False
         self.floor_ready_at = 0

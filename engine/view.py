@@ -81,6 +81,9 @@ def view(state: TableState, seat: int | None) -> dict[str, Wire]:
         "last_reveal": state.last_reveal.to_wire() if state.last_reveal else None,
         "winners": list(state.winners) if state.winners is not None else None,
         "emissions": [{"seat": s, "emoji": e, "at": at} for s, e, at in state.emissions],
+        # Public like every swap (R9): what each seat took from the centre, net, since its hand
+        # was dealt, so that a reloaded page still knows who may hold a carré (engine.hints).
+        "net_taken": [dict(st.net_taken) for st in state.seats],
         "emojis": list(EMOJIS),
     }
     if state.config.tutorial and seat == LEARNER:

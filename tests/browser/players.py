@@ -153,6 +153,20 @@ def wait_swap_ready(page: Page, timeout: float = 5_000) -> None:
     expect(page.locator(".hand-card").first).to_be_enabled(timeout=timeout)
 
 
+def call(page: Page, selector: str = "#call-quatro") -> None:
+    """Press a call (or a team of the Contre! picker) as a player who means it: a call that can
+    only lose turns its button into "Tap again to call" (js/guard.js), and a second tap, once it
+    counts, sends it. The button says so by the time the click returns (its render is a
+    microtask of the click's handler); a call that went on the first tap says nothing."""
+    button = page.locator(selector)
+    button.click()
+    # Read without waiting: a team's button leaves with its picker once the call is sent.
+    guard = page.evaluate("s => document.querySelector(s)?.dataset.guard ?? ''", selector)
+    if guard in ("settling", "armed"):
+        expect(button).to_have_attribute("data-guard", "armed")
+        button.click()
+
+
 def start_with_bots(host: Player, base: str, before_start: Any = None) -> str:
     """A CALM 4-seat table of `host` and three bots, started: the host signs, is ready and
     holds RIGGED_4's first hand. `before_start(page)` looks at the lobby first. Returns the code."""

@@ -33,6 +33,7 @@ from tests.browser.own_stack import own_stack
 from tests.browser.players import (
     RIGGED_4,
     Player,
+    call,
     create_table,
     join_by_link,
     new_player,
@@ -142,7 +143,7 @@ def scenes(browser: Any, base: str, lang: str, locale: str) -> None:
         swap_by_taps(players[2].page, "Q", 1)
         wait_hand(players[2].page, ["A", "A", "A", "A"])
         players[0].page.set_viewport_size(DESKTOP)
-        players[0].page.click("#call-quatro")
+        call(players[0].page, "#call-quatro")
         expect(players[0].page.locator(".reveal")).to_be_visible()
         shoot(players[0], f"{lang}-reveal.png")
     finally:

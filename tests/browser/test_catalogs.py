@@ -129,3 +129,52 @@ def test_error_codes_of_the_protocol_have_messages(catalogs: dict[str, dict[str,
     ]
     for code in codes:
         assert f"err.{code}" in catalogs["en"], code
+
+
+# A value may read as the English one where the words are the same in that language too; every
+# other value of fr, ht and ar is its own (issue 46: the Kreyòl replay still said "Match").
+SAME_AS_ENGLISH = {
+    "home.title": "the game's name",
+    "seat.short": "a seat's number, '#3'",
+    "rank.10": "digits stay Latin in every language (js/i18n.js)",
+    "rank.9": "digits",
+    "rank.8": "digits",
+    "rank.7": "digits",
+    "rank.6": "digits",
+    "reveal.timeoutTag": "empty: a void round tags nobody",
+    "replay.times": "a speed, '2×'",
+}
+SAME_IN = {
+    "fr": {
+        "face.A": "the ace is 'A' on French cards too",
+        "status.scores": "'scores' is French",
+        "emoji.1f335": "'cactus' is French",
+        "emoji.23f8": "'pause' is French",
+        "emoji.1f916": "'robot' is French",
+        "replay.pause": "'Pause' is French",
+        "board.pages": "'Pages' is French",
+        "nav.pages": "'Pages' is French",
+    },
+    "ht": {"call.quatro": "the game's own call, its name"},
+    "ar": {
+        "face.A": "Arabic cards keep the Latin letters",
+        "face.K": "Latin letters",
+        "face.Q": "Latin letters",
+        "face.J": "Latin letters",
+    },
+}
+
+
+def test_every_string_is_translated(catalogs: dict[str, dict[str, Any]]) -> None:
+    for lang in LANGS[1:]:
+        same = {
+            key
+            for key, value in catalogs["en"].items()
+            if catalogs[lang][key] == value
+            and key not in SAME_AS_ENGLISH
+            and key not in SAME_IN[lang]
+        }
+        assert sorted(same) == [], lang
+        # An exception that no longer applies is dropped, so that the lists stay true.
+        stale = {k for k in SAME_IN[lang] if catalogs[lang][k] != catalogs["en"][k]}
+        assert sorted(stale) == [], lang

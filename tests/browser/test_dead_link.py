@@ -14,7 +14,7 @@ import httpx
 import pytest
 from playwright.sync_api import ViewportSize, expect
 
-from tests.browser.players import RIGGED_4, create_table, join_by_link, new_player
+from tests.browser.players import RIGGED_4, call, create_table, join_by_link, new_player
 from tests.browser.test_languages import catalog
 
 PHONE: ViewportSize = {"width": 390, "height": 664}
@@ -56,7 +56,7 @@ def test_actions_pressed_into_a_dead_link_never_happen(
         # (Rosa holds no carré, so a call that landed would be a wrong one, a point lost).
         page.locator(".hand-card[data-rank='K']").first.click()
         page.click(".slot[data-slot='0']")
-        page.click("#call-quatro")
+        call(page, "#call-quatro")
         banner = page.locator(".banner[data-conn]")
         expect(banner).to_be_visible(timeout=8_000)
         assert time.monotonic() - cut < 8

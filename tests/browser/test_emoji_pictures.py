@@ -33,6 +33,7 @@ from tests.browser.emoji_fonts import (
 from tests.browser.players import (
     CALM,
     Player,
+    call,
     create_table,
     join_by_link,
     swap_by_taps,
@@ -165,7 +166,7 @@ def test_a_round_on_phones_without_an_emoji_font_shows_every_sign_as_a_picture(
         all_drawn(host)
 
         # The reveal: each team's sign.
-        host.click("#call-quatro")
+        call(host, "#call-quatro")
         expect(host.locator(".reveal")).to_be_visible()
         expect(host.locator(f".reveal-team [data-sign='{PINEAPPLE}'] img.pic")).to_be_visible()
         expect(host.locator(".reveal-team [data-sign] img.pic")).to_have_count(2)

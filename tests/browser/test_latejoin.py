@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import ViewportSize, expect
 
-from tests.browser.players import CALM, DESKTOP, PHONE, new_player, start_with_bots
+from tests.browser.players import CALM, DESKTOP, PHONE, call, new_player, start_with_bots
 from tests.browser.test_match import severe_violations
 
 
@@ -52,7 +52,7 @@ def test_a_friend_who_comes_late_takes_a_bots_seat_at_the_next_round(
         expect(page.locator(".hand-card")).to_have_count(0)
 
         # The host's wrong Quatro! scores for team 1 (seat 1's), then skips the pause.
-        host.page.click("#call-quatro")
+        call(host.page, "#call-quatro")
         host.page.click("#start-now")
 
         # The next signing: the friend's page is seat 1's, with the team's point.

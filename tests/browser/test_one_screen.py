@@ -1,8 +1,9 @@
 """Play fits on one screen (issue 14, point 2): the hand, the centre, Quatro!, Contre! and the
 floor button sit inside the viewport without scrolling, on phones and desktops, at 4, 6 and 8
-seats, in English and in Arabic; the reveal scrolls into view by itself; the emoji picker leaves
-the hand and "Our sign" uncovered and marks the team's sign; names stay readable on phones and
-every seat writes its team's number.
+seats, in English and in Arabic, with the bots' level at the ring's foot; Quatro! and Contre!
+lie a thumb's width apart on every phone (issue 46); the reveal scrolls into view by itself; the
+emoji picker leaves the hand and "Our sign" uncovered and marks the team's sign; names stay
+readable on phones and every seat writes its team's number.
 
 One table per seat count is shared by the layout tests (its bots are idle and its clock slowed
 tenfold, so nothing changes while the pages are resized): an English host at seat 0, an Arabic
@@ -143,6 +144,23 @@ def seats_over_centre(page: Page) -> list[str]:
     return found
 
 
+def chip_over_seats(page: Page) -> list[str]:
+    """The bot level's chip, if it is missing or overlaps a seat's or a centre card's box."""
+    found: list[str] = page.evaluate(
+        """() => {
+          const chip = document.querySelector(".ring .level-chip summary");
+          if (!chip) return ["no chip"];
+          const c = chip.getBoundingClientRect();
+          return [...document.querySelectorAll(".ring .seat, .center .slot")].filter((el) => {
+            const r = el.getBoundingClientRect();
+            return !(r.right <= c.left || c.right <= r.left
+              || r.bottom <= c.top || c.bottom <= r.top);
+          }).map((el) => `chip over ${el.className} ${el.dataset.seat ?? el.dataset.slot}`);
+        }"""
+    )
+    return found
+
+
 @pytest.mark.parametrize("size", list(VIEWPORTS))
 @pytest.mark.parametrize("lang", ["en", "ar"])
 @pytest.mark.parametrize("n", [4, 6, 8])
@@ -157,8 +175,41 @@ def test_play_controls_are_on_screen_without_scrolling(
     }
     assert problems == {}
     assert seats_over_centre(page) == []
+    # The bots' level stays in sight at the ring's foot, over no seat or card (issue 46).
+    assert chip_over_seats(page) == []
     # Nothing is wider than the screen either: no sideways scroll.
     assert page.evaluate("document.documentElement.scrollWidth") <= view["width"]
+
+
+# Phones from the smallest to the largest sold now, each at its own height.
+PHONE_WIDTHS = {320: 568, 360: 640, 390: 844, 414: 896, 430: 932}
+# A thumb's width, 1 cm, between the edges of Quatro! and Contre!: a phone's CSS pixel is about
+# 0.165 mm (390 of them span the ~64 mm of a 6.1-inch phone's glass; 430 the ~71 mm of a
+# 6.7-inch one), so 1 cm is 61 of them. That is about the width of a thumb's contact with the
+# glass: a thumb resting on one button does not touch the other.
+THUMB = 61
+
+
+@pytest.mark.parametrize("lang", ["en", "ar"])
+@pytest.mark.parametrize("n", [4, 6, 8])
+def test_quatro_and_contre_lie_a_thumb_apart(tables: Tables, n: int, lang: str) -> None:
+    page = tables.page(n, lang)
+    for width, height in PHONE_WIDTHS.items():
+        page.set_viewport_size({"width": width, "height": height})
+        page.evaluate("window.scrollTo(0, 0)")
+        page.wait_for_timeout(100)  # one layout after the resize
+        quatro = page.locator("#call-quatro").bounding_box()
+        contre = page.locator("#call-contre").bounding_box()
+        assert quatro is not None
+        assert contre is not None
+        apart = max(
+            contre["x"] - (quatro["x"] + quatro["width"]),
+            quatro["x"] - (contre["x"] + contre["width"]),
+        )
+        assert apart >= THUMB, (width, quatro, contre)
+        # Side by side on one row, each at least a thumb wide: not one under the other.
+        assert abs(quatro["y"] - contre["y"]) < 1, (width, quatro, contre)
+        assert min(quatro["width"], contre["width"]) >= THUMB, (width, quatro, contre)
 
 
 @pytest.mark.parametrize(("n", "lang", "size"), [(8, "ar", "360x640"), (8, "en", "1280x800")])
@@ -309,7 +360,11 @@ def test_the_reveal_comes_into_view_by_itself(browser: Any, stack_url: str) -> N
         at_size(guest.page, "1280x800")
         for p in people:
             p.page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
-        # A click from script, so that the host's page stays scrolled as it was.
+        # Clicks from script, so that the host's page stays scrolled as it was: the second
+        # once the first has armed it (nothing on the partner's floor: js/guard.js).
+        quatro = host.page.locator("#call-quatro")
+        host.page.evaluate("document.querySelector('#call-quatro').click()")
+        expect(quatro).to_have_attribute("data-guard", "armed")
         host.page.evaluate("document.querySelector('#call-quatro').click()")
         for p in people:
             reveal = p.page.locator(".reveal")

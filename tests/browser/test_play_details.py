@@ -13,6 +13,7 @@ from playwright.sync_api import Page, WebSocketRoute, expect
 from tests.browser.players import (
     RIGGED_4,
     Player,
+    call,
     create_table,
     hand_ranks,
     join_by_link,
@@ -164,8 +165,9 @@ def test_stale_swap_floor_emission_vote_and_contre(browser: Any, stack_url: str)
             expect(p.page.locator("#live-polite")).to_contain_text(EN["vote.passed"])
             expect(p.page.locator(".vote-btn")).to_be_disabled()  # once per round (R20)
 
-        # Contre! at four players needs no team: it ends the round.
-        dieu.page.click("#call-contre")
+        # Contre! at four players needs no team: it ends the round. Nobody swapped since the
+        # reshuffle, so it can only lose: a second tap sends it (js/guard.js).
+        call(dieu.page, "#call-contre")
         for p in players:
             expect(p.page.locator(".reveal[data-reason='contre']")).to_be_visible()
     finally:
@@ -183,7 +185,7 @@ def test_a_match_runs_to_its_winners_and_plays_again(browser: Any, stack_url: st
         host.page.click("#start-match")
         for round_no in range(1, 6):
             expect(host.page.locator("#call-quatro")).to_be_enabled(timeout=20_000)
-            host.page.click("#call-quatro")
+            call(host.page, "#call-quatro")
             expect(host.page.locator(".score[data-team='1'] .points")).to_have_text(str(round_no))
         for p in players:
             expect(p.page.locator(".winners[data-winners='1']")).to_be_visible()
@@ -268,7 +270,7 @@ def test_contre_at_six_players_asks_which_team(browser: Any, stack_url: str) -> 
         expect(dialog.locator("button[data-team='1']")).to_have_count(0)
         expect(dialog.locator("button[data-team='2']")).to_contain_text("Chloé")
         expect(dialog.locator("button[data-team='2']")).to_contain_text("Fritz")
-        dialog.locator("button[data-team='2']").click()
+        call(caller, "[role=dialog] button[data-team='2']")
         for p in players:
             expect(p.page.locator(".reveal[data-reason='contre']")).to_be_visible()
         # Nobody swapped and no hand is dealt a carré: the accused team 2 scores (R17).

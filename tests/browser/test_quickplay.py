@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Page, ViewportSize, expect
 
 from tests.browser.players import Player, new_player
+from tests.browser.test_languages import catalog
 from tests.browser.test_match import severe_violations
 
 PHONE: ViewportSize = {"width": 390, "height": 664}
@@ -62,6 +63,9 @@ def test_play_now_seats_two_players_at_one_public_table_that_bots_fill(
             # The others around the ring: the other player, and bots in every seat left.
             expect(p.page.locator(".ring .seat")).to_have_count(players - 1)
             expect(p.page.locator(".ring .seat .bot-tag")).to_have_count(players - 2)
+        # The bots' level is in sight, and says that nobody chooses it here.
+        page.click(".level-chip summary")
+        expect(page.locator(".level-where")).to_contain_text(catalog(lang)["level.wherePublic"])
         assert severe_violations(page) == []
     finally:
         second.close()

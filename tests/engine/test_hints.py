@@ -3,9 +3,32 @@ what that seat already sees (R30), and gone when the host turns them off."""
 
 from __future__ import annotations
 
-from engine import ChangeSettings, ChooseSign, Emit, SetFloor, StartMatch
-from engine.hints import hint_for, partner_shows_sign, sign_needs_confirm
-from tests.engine.tables import FLOOR_COOLDOWN, Game, deal
+from collections import Counter
+
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from engine import (
+    CastVote,
+    ChangeSettings,
+    ChooseSign,
+    Emit,
+    RequestVote,
+    SetFloor,
+    StartMatch,
+    Swap,
+    Table,
+    team_seats,
+)
+from engine.hints import (
+    carre_possible,
+    contre_needs_confirm,
+    hint_for,
+    partner_shows_sign,
+    quatro_needs_confirm,
+    sign_needs_confirm,
+)
+from tests.engine.tables import FLOOR_COOLDOWN, SWAP_COOLDOWN, Game, deal
 
 MELON = "🍉"
 
@@ -154,3 +177,142 @@ def test_no_tip_after_round_one() -> None:
     view |= {"seats": [{"floor": False, "emoji": None}] * 4, "hand": [], "choice": None}
     assert hint_for(view, 0) is None
     assert hint_for({**view, "phase": "signing"}, 0) is None
+
+
+# -- calls that can only lose (a second tap before sending them) -------------------------------
+
+
+def take_one(g: Game, seat: int, rank: str, give: str | None = None) -> None:
+    """`seat` takes a card of `rank` from the centre, giving a card of `give` (default: the
+    first of its hand that is not of `rank`); the swap cooldown is waited out first."""
+    slot, card = next((i, c) for i, c in enumerate(g.center()) if c["rank"] == rank)
+    mine = next(c for c in g.hand(seat) if (c["rank"] == give if give else c["rank"] != rank))
+    ready_at = g.view(seat)["swap_ready_at"]
+    if ready_at > g.now:
+        g.wait_until(ready_at)
+    g.do(Swap(seat=seat, card=mine["id"], slot=slot, expect=card["id"]))
+
+
+def test_r17_a_contre_asks_until_the_accused_took_two_of_a_rank() -> None:
+    """R4: no hand is dealt three of a rank, so a carré takes two cards of its rank from the
+    centre, in plain sight (R9). Until one of the accused team did, the Contre! can only lose."""
+    g = carre_game()
+    g.open_round()
+    assert all(contre_needs_confirm(g.view(s), 0) for s in (1, 3))
+    assert contre_needs_confirm(g.view(0), 1)
+    take_one(g, 2, "A")
+    assert contre_needs_confirm(g.view(1), 0), "one ace taken: three at most"
+    take_one(g, 2, "A")
+    assert g.hand_ranks(2) == ["A"] * 4
+    # Every seat sees the same public record, and an onlooker too.
+    assert {str(g.view(s)["net_taken"]) for s in (0, 1, 2, 3, None)} == {
+        str(g.view(None)["net_taken"])
+    }
+    assert g.view(None)["net_taken"][2]["A"] == 2
+    assert not contre_needs_confirm(g.view(1), 0)
+    assert not contre_needs_confirm(g.view(3), 0)
+    assert contre_needs_confirm(g.view(0), 1), "the other team took nothing"
+    assert not contre_needs_confirm({**g.view(1), "phase": "pause"}, 0), "nothing to call"
+
+
+def test_r17_an_ace_put_back_counts_against_the_two_taken() -> None:
+    g = carre_game()
+    g.open_round()
+    take_one(g, 2, "A")
+    take_one(g, 2, "A")
+    take_one(g, 2, "J", give="A")  # an ace back in the centre: three at most in that hand
+    assert g.view(1)["net_taken"][2]["A"] == 1
+    assert max(g.view(1)["net_taken"][2].values()) == 1
+    assert contre_needs_confirm(g.view(1), 0)
+
+
+def test_r21_a_reshuffle_starts_the_record_again() -> None:
+    g = carre_game()
+    g.open_round()
+    g.make_carre(2, "A")
+    assert not contre_needs_confirm(g.view(1), 0)
+    g.do(RequestVote(seat=1))
+    for s in (0, 2, 3):
+        g.do(CastVote(seat=s, accept=True))
+    assert g.view(1)["reshuffled"]
+    assert g.view(1)["net_taken"] == [{}, {}, {}, {}]
+    assert contre_needs_confirm(g.view(1), 0)
+
+
+def test_r16_r15_a_quatro_asks_while_the_partners_floor_shows_nothing() -> None:
+    g = carre_game()
+    g.open_round()
+    assert quatro_needs_confirm(g.view(0), 0), "no floor"
+    g.do(SetFloor(seat=2, open=True))
+    assert quatro_needs_confirm(g.view(0), 0), "a floor with nothing on it yet"
+    g.do(Emit(seat=2, emoji="🐢"))
+    assert not quatro_needs_confirm(g.view(0), 0), "the partner shows something: a player's call"
+    g.do(Emit(seat=2, emoji=MELON))
+    g.wait(5_000)
+    assert partner_shows_sign(g.view(0), 0)
+    assert not quatro_needs_confirm(g.view(0), 0)
+    assert not quatro_needs_confirm({**g.view(0), "phase": "signing"}, 0)
+
+
+def test_r16_a_carre_of_your_own_is_left_to_the_reminder() -> None:
+    g = carre_game()
+    g.open_round()
+    g.make_carre(2, "A")
+    assert not quatro_needs_confirm(g.view(2), 2), "R16's reminder asks instead"
+    assert quatro_needs_confirm(g.view(0), 0)
+
+
+def test_the_record_survives_a_snapshot() -> None:
+    g = carre_game()
+    g.open_round()
+    take_one(g, 2, "A")
+    restored = Table.from_snapshot(g.table.to_snapshot())
+    assert restored.view(1)["net_taken"] == g.view(1)["net_taken"]
+    assert g.view(1)["net_taken"][2]["A"] == 1
+    old = g.table.to_snapshot()
+    for seat in old["state"]["seats"]:
+        del seat["net_taken"]  # saved before the record was kept
+    assert Table.from_snapshot(old).view(1)["net_taken"] == [{}, {}, {}, {}]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    players=st.sampled_from([4, 6, 8]),
+    seed=st.integers(0, 10_000),
+    moves=st.lists(
+        st.tuples(st.integers(0, 7), st.integers(0, 3), st.booleans()), min_size=20, max_size=120
+    ),
+)
+def test_r4_a_team_holding_a_carre_is_never_one_a_contre_can_only_lose_against(
+    players: int, seed: int, moves: list[tuple[int, int, bool]]
+) -> None:
+    """Random deals and swaps, some random, some a collector's (take the centre's card of the
+    rank held most, give one of the rank held least): whenever a seat holds a carré, its team
+    is one the record says may hold one."""
+    g = Game(players, seed=seed)
+    g.open_round()
+    held = 0
+    for who, slot, collect in moves:
+        seat = who % players
+        hand = g.hand(seat)
+        counts = Counter(c["rank"] for c in hand)
+        center = g.center()
+        if collect:
+            slot = max(range(4), key=lambda i: (counts[center[i]["rank"]], -i))
+            give = min(hand, key=lambda c: counts[c["rank"]])
+        else:
+            give = hand[slot]
+        ready_at = g.view(seat)["swap_ready_at"]
+        if ready_at > g.now:
+            g.wait_until(ready_at)
+        if g.phase().value != "playing":
+            break
+        g.do(Swap(seat=seat, card=give["id"], slot=slot, expect=center[slot]["id"]))
+        view = g.view(None)
+        for team in range(players // 2):
+            for s in team_seats(team, players):
+                if len(set(g.hand_ranks(s))) == 1:
+                    held += 1
+                    assert carre_possible(view, team), (s, g.hand_ranks(s), view["net_taken"])
+        g.wait(SWAP_COOLDOWN // 4)
+    event("a carré held" if held else "no carré held")

@@ -10,7 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from engine import EMOJIS, ErrorCode, Outbound, Phase, Table, deck_for, team_of
+from engine import EMOJIS, ErrorCode, Outbound, Phase, Table, deck_for, team_of, team_seats
+from engine.hints import carre_possible
 from tests.engine.randomplay import JUNK, RandomGame, Record, apply, junk_command, steps_from
 
 STEPS = st.binary(min_size=5 * 50, max_size=5 * 400).map(steps_from)
@@ -57,6 +58,7 @@ VIEW_KEYS = {
     "public",  # quick play: whether the table is public (no host): public
     "fills_at",  # quick play: when bots fill a public lobby (a public clock)
     "claims",  # (ext) requests for bots' seats during the match: public
+    "net_taken",  # (ext) what each seat took from the centre, net: public like every swap
 }
 
 
@@ -83,6 +85,7 @@ class Referee:
         self.table = table
         self.n = table.players
         self.deck = sorted(card.id for card in deck_for(self.n))
+        self.rank_of = {card.id: card.rank for card in deck_for(self.n)}
         self.hands: list[list[str]] = [[] for _ in range(self.n)]
         self.center: list[str] = []
         self.signs: list[str | None] = [None] * (self.n // 2)
@@ -95,6 +98,8 @@ class Referee:
         self.last_at = 0
         self.emitted: list[str | None] = [None] * self.n
         self.emissions: list[dict[str, Any]] = []  # the round's, as every seat saw them
+        # Ranks each seat took from the centre, net, since its hand was dealt: the swaps seen.
+        self.net: list[Counter[str]] = [Counter() for _ in range(self.n)]
 
     def state(self) -> dict[str, Any]:
         state: dict[str, Any] = self.table.to_snapshot()["state"]
@@ -112,6 +117,7 @@ class Referee:
         self.against_snapshot(state)
         for seat in (*range(self.n), None):
             self.check_view(seat, state)
+        self.check_carres_possible(state)
 
     # -- events -------------------------------------------------------------------------------
     def follow(self, o: Outbound, rest: list[Outbound]) -> None:
@@ -135,12 +141,15 @@ class Referee:
             assert len(e["center"]) == 4
             self.hands[o.to.index] = [c["id"] for c in e["hand"]]
             self.center = [c["id"] for c in e["center"]]
+            self.net[o.to.index] = Counter()
         elif kind == "swapped":  # R9: both cards are public
             assert o.to.scope == "all"
             hand = self.hands[e["seat"]]
             assert self.center[e["slot"]] == e["taken"]["id"]
             hand[hand.index(e["placed"]["id"])] = e["taken"]["id"]
             self.center[e["slot"]] = e["placed"]["id"]
+            self.net[e["seat"]][e["taken"]["rank"]] += 1
+            self.net[e["seat"]][e["placed"]["rank"]] -= 1
         elif kind == "signing":
             self.round = e["round"]
             self.rounds_played += 1
@@ -149,6 +158,7 @@ class Referee:
             self.signs = [None] * (self.n // 2)
             self.emitted = [None] * self.n
             self.emissions = []
+            self.net = [Counter() for _ in range(self.n)]
             if e["round"] == 1:  # a new match (Rematch) starts from zero
                 self.scores = [0] * (self.n // 2)
                 self.last_reveal = None
@@ -228,6 +238,18 @@ class Referee:
         # The round's latest emissions, public, as the events showed them (a reload keeps them).
         assert v["emissions"] == self.emissions[-8:]
         assert v["scores"] == self.scores
+        # Public: the same for every seat, as the swaps showed it.
+        assert v["net_taken"] == [{r: k for r, k in c.items() if k} for c in self.net]
+
+    def check_carres_possible(self, s: dict[str, Any]) -> None:
+        """A team holding a carré is never one that a Contre! "can only lose" against
+        (engine.hints.carre_possible, from R4 and the public swaps)."""
+        view = self.table.view(None)
+        for team in range(self.n // 2):
+            for seat in team_seats(team, self.n):
+                held = {self.rank_of[c] for c in s["seats"][seat]["hand"]}
+                if len(s["seats"][seat]["hand"]) == 4 and len(held) == 1:
+                    assert carre_possible(view, team), (seat, held, view["net_taken"])
 
 
 def run(players: int, seed: int, humans: frozenset[int], steps: list[tuple[int, int, int]]) -> None:

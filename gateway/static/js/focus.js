@@ -41,21 +41,28 @@ function noteInput(keys) {
   const mode = keys ? "keyboard" : "pointer";
   if (document.documentElement.dataset.input !== mode) document.documentElement.dataset.input = mode;
 }
+
+// A key that says a keyboard is in use: not a virtual keyboard's typing into a text field (a
+// phone's keyboard sends real key names there too), nor a shortcut of the browser's.
+function keyboardKey(e) {
+  if (e.key === "Unidentified" || e.key === "Process" || e.ctrlKey || e.metaKey || e.altKey) return false;
+  return e.key === "Tab" || !e.target?.closest?.("input, textarea, select");
+}
+
+// Whether the player has a keyboard at all: a fine main pointer (a mouse, a trackpad) usually
+// comes with one, and such a key pressed proves it (a tablet with a keyboard case). A phone's
+// name typed on its own keyboard proves nothing: the keys' sentence ("Keys 1 to 4…") stays off.
+let keyPressed = false;
 document.addEventListener("pointerdown", () => noteInput(false), true);
 document.addEventListener(
   "keydown",
   (e) => {
-    if (e.key === "Unidentified" || e.key === "Process" || e.ctrlKey || e.metaKey || e.altKey) return;
-    if (e.key !== "Tab" && e.target?.closest?.("input, textarea, select")) return;
+    if (!keyboardKey(e)) return;
+    keyPressed = true;
     noteInput(true);
   },
   true,
 );
-
-// Whether the player has a keyboard at all: a fine pointer usually comes with one, and a key
-// pressed proves it (a tablet with a keyboard case).
-let keyPressed = false;
-document.addEventListener("keydown", () => (keyPressed = true), { capture: true, once: true });
 export function hasKeyboard() {
-  return keyPressed || window.matchMedia("(any-pointer: fine)").matches;
+  return keyPressed || window.matchMedia("(pointer: fine)").matches;
 }

@@ -183,9 +183,14 @@ export function RevealPanel({ game, actions }) {
   const provisional = [...deltas.values()].some((c) => c.provisional);
   const ref = useRef(null);
   // A round can end while the page is scrolled down to the emissions: bring the reveal to the
-  // player rather than leave it above the screen.
+  // player rather than leave it above the screen, with the status bar above it (the scores it
+  // changed, the pause's clock), which the reveal at the screen's top had cut off.
   useEffect(() => {
-    ref.current?.scrollIntoView({ block: "start", behavior: reducedMotion() ? "auto" : "smooth" });
+    const bar = ref.current?.closest(".table-page")?.querySelector(".statusbar");
+    const title = ref.current?.querySelector("h2");
+    if (!bar || !title) return;
+    if (bar.getBoundingClientRect().top >= 0 && title.getBoundingClientRect().bottom <= innerHeight) return;
+    bar.scrollIntoView({ block: "start", behavior: reducedMotion() ? "auto" : "smooth" });
   }, []);
   return html`<section
     class="reveal panel"

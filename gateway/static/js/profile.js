@@ -12,6 +12,7 @@ import { nameProblem } from "./namecheck.js";
 import { navigate } from "./router.js";
 import { toast } from "./toast.js";
 import { PasskeyCancelled, addPasskey, passkeysWork } from "./passkey.js";
+import { GuardSwitch } from "./guard.js";
 
 const SIZES = [4, 6, 8];
 
@@ -343,6 +344,7 @@ function Mine() {
       <h1 id="profile-title">${t("profile.title")}</h1>
       <p>${t("profile.noProfile")}</p>
       <${PasskeySignIn} />
+      <${GuardSwitch} />
     </section>`;
   }
   if (!me) {
@@ -357,6 +359,7 @@ function Mine() {
     <${Visibility} token=${session.token} me=${me} onChange=${setMe} />
     <${Rename} token=${session.token} me=${me} onChange=${setMe} />
     <${Passkeys} token=${session.token} keys=${me.passkeys} reload=${reload} />
+    <${GuardSwitch} />
     <${Delete} token=${session.token} />
   </section>`;
 }

@@ -1,10 +1,12 @@
-// The host's table settings in the lobby (bot level, hints; docs/protocol.md, "settings"), and
-// the home page's practice table: you and a bot partner against relaxed bots, hints on.
+// The host's table settings in the lobby (bot level, hints; docs/protocol.md, "settings"), the
+// bot level's chip at the table during the match, and the home page's practice table: you and a
+// bot partner against relaxed bots, hints on.
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { api, loadSession } from "./api.js";
 import { errorText } from "./words.js";
 import { toast } from "./toast.js";
+import { Emoji, ICON } from "./emoji.js";
 
 export const BOT_LEVELS = ["relaxed", "normal", "sharp"];
 const DEFAULTS = { bot_level: "normal", hints: true, late_join: "ask" };
@@ -116,4 +118,22 @@ export function TableSettings({ code, table, isHost }) {
       <span>${t("watch.allow")}</span>
     </label>
   </section>`;
+}
+
+// How the bots play, always in sight at a table with bots: a chip at the foot of the ring that,
+// opened, says where the level is chosen. The host chooses it in the lobby only (a public table
+// has no host): the bots are tuned when the match starts (actors/bots.py) and a rated match
+// counts them at one level (engine/ratings.py), so it holds for the whole table.
+export function BotLevelChip({ table, isHost }) {
+  if (!table.seats.some((s) => s.kind === "bot")) return null;
+  const level = table.settings?.bot_level ?? DEFAULTS.bot_level;
+  const name = t("level.chip", { level: t(`level.${level}`) });
+  return html`<details class="level-chip" data-level=${level}>
+    <summary aria-label=${name}>
+      <${Emoji} e=${ICON.bot} label="" /> <span aria-hidden="true">${t(`level.${level}`)}</span>
+    </summary>
+    <p class="level-where">
+      ${name}. ${t(table.public ? "level.wherePublic" : isHost ? "level.whereHost" : "level.where")}
+    </p>
+  </details>`;
 }

@@ -37,6 +37,24 @@ function recentEmissions(table) {
     .slice(0, HISTORY);
 }
 
+// What each seat took from the centre, net, since its hand was dealt (the snapshot's
+// `net_taken`, kept up by the swaps everyone sees): a rank back at zero leaves the tally.
+function tallySwap(netTaken, seat, taken, placed) {
+  if (taken === placed) return netTaken;
+  return netTaken.map((tally, s) => {
+    if (s !== seat) return tally;
+    const next = { ...tally };
+    for (const [rank, step] of [[taken, 1], [placed, -1]]) {
+      const count = (next[rank] ?? 0) + step;
+      if (count) next[rank] = count;
+      else delete next[rank];
+    }
+    return next;
+  });
+}
+
+const noneTaken = (tb) => tb.seats.map(() => ({}));
+
 function withSeat(seats, seat, patch) {
   return seats.map((row) => (row.seat === seat ? { ...row, ...patch } : row));
 }
@@ -94,6 +112,7 @@ export function reduce(state, ev) {
           ratings: fresh ? null : tb.ratings,
           last_reveal: fresh ? null : tb.last_reveal,
           seats: tb.seats.map((row) => ({ ...row, ready: false, floor: false, emoji: null })),
+          net_taken: noneTaken(tb),
         },
         { pending: [], signBy: null, history: [], lastSwap: null, voteResult: null, timeScale },
       );
@@ -105,14 +124,22 @@ export function reduce(state, ev) {
     case "round": {
       const timeScale = ev.at && ev.deadline ? (ev.deadline - ev.at) / BASE.round : scale;
       return next(
-        { phase: "playing", round: ev.round, hand: ev.hand, center: ev.center, deadline: ev.deadline },
+        {
+          phase: "playing",
+          round: ev.round,
+          hand: ev.hand,
+          center: ev.center,
+          deadline: ev.deadline,
+          net_taken: noneTaken(tb),
+        },
         { pending: [], redeals: ev.redeals, timeScale },
       );
     }
     case "swapped": {
       const center = tb.center.slice();
       center[ev.slot] = ev.placed;
-      const patch = { center };
+      const netTaken = tb.net_taken ?? noneTaken(tb);
+      const patch = { center, net_taken: tallySwap(netTaken, ev.seat, ev.taken.rank, ev.placed.rank) };
       let pending = state.pending;
       if (ev.seat === me) {
         patch.hand = tb.hand.map((c) => (c.id === ev.placed.id ? ev.taken : c));
@@ -157,7 +184,7 @@ export function reduce(state, ev) {
       return next({ vote: null }, { voteResult: { passed: ev.passed, n: ev.seq ?? Date.now() } });
     case "reshuffled":
       return next(
-        { hand: ev.hand, center: ev.center, reshuffled: true },
+        { hand: ev.hand, center: ev.center, reshuffled: true, net_taken: noneTaken(tb) },
         { pending: [], redeals: ev.redeals },
       );
     case "reveal": {

@@ -17,6 +17,7 @@ import { CallButtons } from "./calls.js";
 import { Emoji } from "./emoji.js";
 import { ClaimRequests, LateJoin } from "./latejoin.js";
 import { Coach } from "./tutorial.js";
+import { BotLevelChip } from "./settings.js";
 
 // `controls`, for a replay: shown in place of a watcher's panel (or under your hand), and the
 // table plays for nobody (status "replay" is never "online").
@@ -127,6 +128,7 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
     ${!revealing &&
     html`<div class="ring" role="region" aria-label=${t("table.ring")}>
       <div class="felt" aria-hidden="true"></div>
+      <${BotLevelChip} table=${tb} isHost=${game.you.host === true} />
       ${others.map(
         (s) => html`<${SeatView}
           key=${s}
