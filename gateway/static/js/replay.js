@@ -233,7 +233,7 @@ function Player({ data, own, canOwn, onOwn, notice }) {
       html`<button type="button" id="replay-view" aria-pressed=${own ? "true" : "false"} onClick=${() => onOwn(!own)}>
         ${t(own ? "replay.showPublic" : "replay.showOwn")}
       </button>`}
-      <button type="button" onClick=${() => navigate("/")}>${t("nav.home")}</button>
+      <button type="button" id="replay-home" onClick=${() => navigate("/")}>${t("nav.home")}</button>
     </div>
   </section>`;
   return html`<div class="replay" data-pos=${pos} data-view=${data.view}>
