@@ -60,7 +60,8 @@ MEANING: dict[str, str] = {
     ErrorCode.UNKNOWN_PROFILE: "no such profile, or its owner shows nothing of it",
     ErrorCode.UNKNOWN_PASSKEY: "no such passkey of yours",
     ErrorCode.BAD_PASSKEY: "the passkey could not be verified: its challenge expired or was "
-    "used, the origin or the signature is wrong, or no profile has this passkey",
+    "used, the origin or the signature is wrong, no profile has this passkey, or the site was "
+    "opened by an IP address (a passkey's site is a domain name)",
 }
 
 RETRY_AFTER = {
