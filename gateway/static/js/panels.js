@@ -140,7 +140,7 @@ export function VoteBanner({ game, actions }) {
   const v = tb.vote;
   const me = game.you.seat;
   const answered = v.accepted.includes(me);
-  const mayAnswer = v.voters.includes(me) && !answered;
+  const mayAnswer = !game.replay && v.voters.includes(me) && !answered;
   const waiting = v.voters.length - v.accepted.length;
   return html`<div
     class="banner vote ${mayAnswer ? "asking" : ""}"
