@@ -25,9 +25,8 @@ import pytest
 from playwright.sync_api import Page, ViewportSize, expect
 
 from tests.browser.players import DESKTOP, TALL_PHONE, new_player
-from tests.browser.test_addresses import Walker
-from tests.browser.test_keyboard import Keys
 from tests.browser.test_profiles import authenticator, catalog, local, session
+from tests.browser.walker import Walker
 
 
 def labels(page: Page) -> list[str]:
@@ -62,7 +61,7 @@ def test_passkeys_are_offered_only_where_they_work_and_each_reads_apart(
     me = session(stack_url, "Kay")
     player = new_player(browser, "Kay", viewport=view, touch=touch)
     player.context.add_init_script(f"localStorage.setItem('quatro.lang', {json.dumps(lang)});")
-    walker = Walker(player, touch, Keys(player.page))
+    walker = Walker.of(player, touch)
     page = walker.page
     try:
         # 127.0.0.1: the home page offers no passkey sign-in, and says why.

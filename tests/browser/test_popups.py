@@ -27,9 +27,8 @@ from tests.browser.players import (
     wait_hand,
     wait_swap_ready,
 )
-from tests.browser.test_addresses import Walker
-from tests.browser.test_keyboard import Keys
 from tests.browser.test_profiles import session
+from tests.browser.walker import Walker
 
 # Seat 0 holds A A K Q and the centre A A J 10: two swaps make its own carré (R16's reminder).
 # Idle bots keep the centre still; a real-time clock leaves the round its 3 minutes.
@@ -152,7 +151,7 @@ def test_no_pop_up_covers_a_seat_and_each_closes_on_escape_and_a_press_outside(
     player.context.add_init_script(
         f"localStorage.setItem('quatro.session', {json.dumps(json.dumps(host))});"
     )
-    walker = Walker(player, touch, Keys(player.page))
+    walker = Walker.of(player, touch)
     page = walker.page
     try:
         page.goto(f"{stack_url}/t/{code}")

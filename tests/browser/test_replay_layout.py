@@ -18,11 +18,10 @@ from playwright.sync_api import ViewportSize, expect
 from gateway.emoji_vendor import emoji_code
 from tests.browser.bot_match import FinishedMatch
 from tests.browser.players import DESKTOP, TALL_PHONE, new_player
-from tests.browser.test_addresses import Walker
-from tests.browser.test_keyboard import Keys
 from tests.browser.test_match import severe_violations
 from tests.browser.test_one_screen import seats_over_centre
 from tests.browser.test_replay import scrub
+from tests.browser.walker import Walker
 
 SIZES: list[tuple[str, ViewportSize, bool]] = [
     ("ar", {"width": 390, "height": 844}, True),
@@ -176,7 +175,7 @@ def test_a_replay_is_read_only_in_every_view_and_keeps_its_speed(
     p.context.add_init_script(
         f"localStorage.setItem('quatro.session', {json.dumps(json.dumps(me))});"
     )
-    walker = Walker(p, touch, Keys(p.page))
+    walker = Walker.of(p, touch)
     page = p.page
     try:
         page.goto(f"{stack_url}/replay/{table_id}")
