@@ -106,7 +106,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 def add_web_client(app: FastAPI, root: Path = STATIC) -> None:
     """The web client's page routes and files: they need neither Ray nor Redis (the browser
     tests of the client alone serve just these). The files are read once, and a page that
-    cannot be rendered stops the start here."""
+    cannot be rendered stops the start here. A browser asking for a page where there is none
+    gets the page, with 404 (pages.not_found)."""
     app.state.web_client = WebClient(ClientFiles(root))
     app.include_router(pages.router)
+    app.add_exception_handler(404, pages.not_found)
     app.mount("/static", StaticFiles(app.state.web_client), name="static")

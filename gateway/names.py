@@ -1,6 +1,9 @@
 """What a player's name may hold: 1–24 visible characters, no invisible filler, no stack of
 combining marks, no bidi or control character, and nothing that reads as a bot's name ("Bot 3"
-is how the engine names bots). Emoji ZWJ sequences ("👩‍💻") and VS16 are allowed."""
+is how the engine names bots). Emoji ZWJ sequences ("👩‍💻") and VS16 are allowed.
+
+A passkey's label (what its owner calls the device) is held to the same rule of characters,
+1–40 of them, and may read as anything: only its owner ever sees it."""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import unicodedata
 
 MAX_LENGTH = 24
 MAX_CODE_POINTS = 64  # what the joiners, selectors and tags of 24 emoji may add, bounded
+LABEL_LENGTH = 40
+LABEL_CODE_POINTS = 100
 MAX_STACKED_MARKS = 2
 ZWJ = "\u200d"
 VS16 = "\ufe0f"  # emoji presentation
@@ -45,6 +50,7 @@ _REFUSED = (
 _SPACE = r"\u0009-\u000d\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 NAME_PATTERN = f"^[^{_REFUSED}]*[^{_REFUSED}{_SPACE}][^{_REFUSED}]*$"
 NAME_FORMAT = "quatro-name"
+LABEL_FORMAT = "quatro-label"  # the characters of a name, 1-40 of them, any reading
 
 # Letters that look like the Latin ones of "bot" after NFKC (which leaves scripts alone).
 LOOKALIKES = str.maketrans(
@@ -129,9 +135,21 @@ def _bot_like(name: str) -> bool:
 
 def check_name(raw: str) -> str:
     """The name, whitespace collapsed; ValueError saying what is refused."""
+    name = _check_text(raw, MAX_LENGTH, MAX_CODE_POINTS, "name")
+    if _bot_like(name):
+        raise ValueError("bots are named so: choose another name")
+    return name
+
+
+def check_label(raw: str) -> str:
+    """A passkey's label, whitespace collapsed; ValueError saying what is refused."""
+    return _check_text(raw, LABEL_LENGTH, LABEL_CODE_POINTS, "label")
+
+
+def _check_text(raw: str, most: int, most_code_points: int, what: str) -> str:
     name = " ".join(raw.split())
-    if not 1 <= visible_length(name) <= MAX_LENGTH or len(name) > MAX_CODE_POINTS:
-        raise ValueError(f"a name has 1 to {MAX_LENGTH} visible characters")
+    if not 1 <= visible_length(name) <= most or len(name) > most_code_points:
+        raise ValueError(f"a {what} has 1 to {most} visible characters")
     marks = 0
     for i, ch in enumerate(name):
         cat = unicodedata.category(ch)
@@ -145,7 +163,7 @@ def check_name(raw: str) -> str:
                 raise ValueError("tag characters only spell a flag after 🏴")
             continue
         if ord(ch) in INVISIBLE or cat in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
-            raise ValueError("a name has only visible characters")
+            raise ValueError(f"a {what} has only visible characters")
         if cat in ("Mn", "Me") and ch != VS16:
             marks += 1
             if marks > MAX_STACKED_MARKS:
@@ -153,7 +171,5 @@ def check_name(raw: str) -> str:
         else:
             marks = 0
     if not any(not unicodedata.category(ch).startswith(("M", "Z")) for ch in name):
-        raise ValueError("a name has only visible characters")
-    if _bot_like(name):
-        raise ValueError("bots are named so: choose another name")
+        raise ValueError(f"a {what} has only visible characters")
     return name

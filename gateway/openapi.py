@@ -60,7 +60,8 @@ MEANING: dict[str, str] = {
     ErrorCode.UNKNOWN_PROFILE: "no such profile, or its owner shows nothing of it",
     ErrorCode.UNKNOWN_PASSKEY: "no such passkey of yours",
     ErrorCode.BAD_PASSKEY: "the passkey could not be verified: its challenge expired or was "
-    "used, the origin or the signature is wrong, or no profile has this passkey",
+    "used, the origin or the signature is wrong, no profile has this passkey, or the site was "
+    "opened by an IP address (a passkey's site is a domain name)",
 }
 
 RETRY_AFTER = {
@@ -156,11 +157,19 @@ def _every_answer(path: str, operation: dict[str, Any]) -> None:
         content = response.get("content") or {}
         if any(media.get("schema") == ERROR_REF for media in content.values()):
             # A refusal is JSON, whatever the route's own media type (an HTML page's 404:
-            # FastAPI put its schema under text/html, beside the JSON examples).
+            # FastAPI put its schema under text/html, beside the JSON examples). A media type
+            # with a schema of its own stays: a page's address of the wrong shape is answered
+            # with the page (routes/pages.py, NO_PAGE).
+            error = {
+                name
+                for name, media in content.items()
+                if media.get("schema", ERROR_REF) == ERROR_REF
+            }
             merged: dict[str, Any] = {}
-            for media in sorted(content, key=lambda name: name == "application/json"):
+            for media in sorted(error, key=lambda name: name == "application/json"):
                 merged |= content[media]
-            response["content"] = {"application/json": merged}
+            others = {name: media for name, media in content.items() if name not in error}
+            response["content"] = {"application/json": merged, **others}
     if path not in PROBES:
         responses.setdefault("400", BAD_HOST)
     # BodyLimit reads Content-Length on every request, whatever the method.

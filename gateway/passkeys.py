@@ -12,6 +12,9 @@ another device and gets the same profile. No password, no e-mail.
 - What is kept: per passkey, its credential id's hash (the key's name), public key, counter, the
   player and an id of ours; per player, those ids with a label and a date. A credential id is
   never stored in clear, never logged, never answered.
+- The label tells the owner's devices apart: the one the browser proposes (its platform and
+  browser), numbered when another of the player's passkeys reads alike; its owner may rename it
+  (the characters of a name, 1-40 of them: gateway/names.py). Only its owner ever sees it.
 
 Every key is one slot: the challenge's, the passkey's, the player's; registering is two steps
 (the passkey, then the player's list), each of which may run again.
@@ -20,6 +23,7 @@ Every key is one slot: the challenge's, the passkey's, the player's; registering
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import secrets
 import time
@@ -45,13 +49,32 @@ from webauthn.helpers.structs import (
 
 from actors import keys
 from cluster.redis_client import AsyncRedis
+from cluster.redis_ops import Script
 from engine.errors import ErrorCode
 from gateway.errors import ApiError
+from gateway.names import check_label
 
 CHALLENGE_TTL_S = 300
 TIMEOUT_MS = 120_000  # how long the browser's prompt stays
 MOST_PASSKEYS = 10  # per player
 RP_NAME = "Quatro"
+UNLABELLED = "Passkey"  # a passkey registered without a label
+
+# KEYS: the player's passkeys. ARGV: a passkey's id, its new label. Its line (JSON), or nil when
+# the player has no such passkey. A script: a passkey removed meanwhile (from another tab) must
+# not come back as a line without its key.
+RENAME = Script(
+    "passkeys.rename",
+    """
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return false end
+local line = cjson.decode(raw)
+line['label'] = ARGV[2]
+local out = cjson.encode(line)
+redis.call('HSET', KEYS[1], ARGV[1], out)
+return out
+""",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,14 +87,29 @@ class Site:
 
 def site_of(origin: str | None, host: str | None, scheme: str, rp_id: str) -> Site:
     """The site of a request: its `Origin` must be the host it asked (a page of this site; the
-    browser sets both), and the relying party is that host's name unless configured."""
+    browser sets both), and the relying party is that host's name unless configured. An IP
+    address is refused, told as such: WebAuthn takes a domain (or `localhost`) as the relying
+    party, and a browser would refuse the ceremony only after its prompt."""
     if not host:
         raise ApiError(ErrorCode.BAD_PASSKEY, "no Host")
     own = f"{scheme}://{host}".lower()
     if origin is None or origin.lower().rstrip("/") != own:
         raise ApiError(ErrorCode.BAD_PASSKEY, "passkeys are used from this site's own pages")
-    name = urlsplit(own).hostname or ""
-    return Site(rp_id or name, own)
+    site = rp_id or urlsplit(own).hostname or ""
+    if _ip_address(site):
+        raise ApiError(
+            ErrorCode.BAD_PASSKEY,
+            "a passkey's site is a domain name: open this site by its name, not an IP address",
+        )
+    return Site(site, own)
+
+
+def _ip_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def credential_hash(credential_id: bytes) -> str:
@@ -157,7 +195,12 @@ class Passkeys:
             key_id = str(await self.redis.hget(keys.passkey(cred), "key") or key_id)
             record["key"] = key_id
         await self.redis.hset(keys.passkey(cred), mapping=record)
-        line = {"credential": cred, "label": label or "Passkey", "created": _now_ms()}
+        taken = {line["label"] for line in await self.mine(player_id) if line["id"] != key_id}
+        line = {
+            "credential": cred,
+            "label": distinct(label or UNLABELLED, taken),
+            "created": _now_ms(),
+        }
         await self.redis.hset(keys.passkeys(player_id), key_id, json.dumps(line))
         return {"id": key_id, "label": line["label"], "created": line["created"]}
 
@@ -168,6 +211,16 @@ class Passkeys:
             for k, v in ((k, json.loads(v)) for k, v in raw.items())
         ]
         return sorted(lines, key=lambda line: line["created"])
+
+    async def rename(self, player_id: str, key_id: str, label: str) -> dict[str, Any]:
+        """The passkey of this player's, relabelled (the label as checked at the edge). 404
+        `unknown_passkey` for an id that is not one of theirs: another's passkey is named by
+        nothing a player can read, and answers as one that never was."""
+        raw = await RENAME.run(self.redis, [keys.passkeys(player_id)], [key_id, label])
+        if raw is None:
+            raise ApiError(ErrorCode.UNKNOWN_PASSKEY, "no such passkey of yours")
+        line = json.loads(raw)
+        return {"id": key_id, "label": line["label"], "created": int(line["created"])}
 
     async def remove(self, player_id: str, key_id: str) -> None:
         raw = await self.redis.hget(keys.passkeys(player_id), key_id)
@@ -210,6 +263,23 @@ class Passkeys:
             raise ApiError(ErrorCode.BAD_PASSKEY, "the passkey could not be verified") from exc
         await self.redis.hset(key, "sign_count", str(verified.new_sign_count))
         return str(stored["player"])
+
+
+def distinct(label: str, taken: set[str]) -> str:
+    """`label`, or numbered so that it reads like none of `taken` (the player's other labels):
+    two phones of one make, or a passkey added twice from one browser, are told apart."""
+    if label not in taken:
+        return label
+    n = 2
+    while True:
+        numbered = f"{label} ({n})"
+        try:
+            numbered = check_label(numbered)
+        except ValueError:  # past the length a label may have: the label made short
+            numbered = f"{UNLABELLED} ({n})"
+        if numbered not in taken:
+            return numbered
+        n += 1
 
 
 def _now_ms() -> int:

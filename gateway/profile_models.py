@@ -9,7 +9,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 
 from gateway.models import Body, SeatLine
-from gateway.names import MAX_CODE_POINTS, NAME_FORMAT, NAME_PATTERN, check_name
+from gateway.names import (
+    LABEL_CODE_POINTS,
+    LABEL_FORMAT,
+    MAX_CODE_POINTS,
+    NAME_FORMAT,
+    NAME_PATTERN,
+    check_label,
+    check_name,
+)
 
 PROVISIONAL = (
     "whether the rating is still provisional: fewer than 10 rated matches at this size "
@@ -66,7 +74,7 @@ class HistoryLine(BaseModel):
 
 class PasskeyOut(BaseModel):
     id: str = Field(description="the passkey's id here (never its credential id)")
-    label: str
+    label: str = Field(description="what its owner calls the device; only they see it")
     created: int
 
 
@@ -151,12 +159,44 @@ class PasskeyOptions(BaseModel):
     )
 
 
+# A passkey's label: the characters a name may hold (the pattern says what a regular expression
+# can of them; the format `quatro-label` is the whole rule, gateway/names.py), 1-40 of them.
+LABEL_RULE: dict[str, Any] = {"pattern": NAME_PATTERN, "format": LABEL_FORMAT}
+LABEL_SAYS = "1–40 visible characters once whitespace is collapsed, none of those a name refuses"
+
+
 class PasskeyNew(Body):
     challenge_id: StrictStr = Field(max_length=64)
     credential: dict[str, Any] = Field(
         description="the browser's PublicKeyCredential, in JSON (base64url)"
     )
-    label: StrictStr = Field(default="", max_length=40)
+    label: StrictStr | None = Field(
+        default=None,
+        min_length=1,
+        max_length=LABEL_CODE_POINTS,
+        description=f"what the owner calls the device: {LABEL_SAYS}; numbered when another of "
+        "their passkeys reads alike (none: `Passkey`)",
+        json_schema_extra=LABEL_RULE,
+    )
+
+    @field_validator("label")
+    @classmethod
+    def visible(cls, v: str | None) -> str | None:
+        return None if v is None else check_label(v)
+
+
+class PasskeyRename(Body):
+    label: StrictStr = Field(
+        min_length=1,
+        max_length=LABEL_CODE_POINTS,
+        description=f"the passkey's new label: {LABEL_SAYS}",
+        json_schema_extra=LABEL_RULE,
+    )
+
+    @field_validator("label")
+    @classmethod
+    def visible(cls, v: str) -> str:
+        return check_label(v)
 
 
 class PasskeySignIn(Body):

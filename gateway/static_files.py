@@ -65,10 +65,14 @@ async def file_response(
     request_headers: Headers,
     cache_control: str,
     extra: Sequence[tuple[str, str]] = (),
+    status: int = 200,
 ) -> Response:
+    """The file, compressed as the browser takes it. With another `status` than 200 (the page
+    answering an address where nothing is), never a 304 nor an ETag: those say "this is the
+    resource", which a 404 is not."""
     headers = {"cache-control": cache_control, "vary": "accept-encoding", **dict(extra)}
     held = _held_tag(request_headers.get("if-none-match", ""), file.digest)
-    if held is not None:
+    if held is not None and status == 200:
         return Response(status_code=304, headers={**headers, "etag": held})
     body, etag = file.body, file.digest
     coding = chosen_encoding(request_headers.get("accept-encoding", ""))
@@ -82,8 +86,9 @@ async def file_response(
         if encoded is not None:
             body, etag = encoded, f"{file.digest}-{coding}"
             headers["content-encoding"] = coding
-    headers["etag"] = f'"{etag}"'
-    return Response(body, headers=headers, media_type=file.media_type)
+    if status == 200:
+        headers["etag"] = f'"{etag}"'
+    return Response(body, status, headers=headers, media_type=file.media_type)
 
 
 class StaticFiles:

@@ -26,6 +26,7 @@ from gateway.profile_models import (
     PasskeyNew,
     PasskeyOptions,
     PasskeyOut,
+    PasskeyRename,
     PasskeySignIn,
     ProfileChange,
     ProfileOut,
@@ -228,11 +229,23 @@ async def passkey_options(svc: Svc, me: Me, where: OnSite) -> dict[str, Any]:
 )
 async def add_passkey(body: PasskeyNew, svc: Svc, me: Me, where: OnSite) -> dict[str, Any]:
     """The browser's new passkey, verified (challenge, origin, site, signature) and kept: from
-    now on it signs in to this profile on any device that has it. 401 `bad_passkey` when it
-    cannot be verified; 403 `not_allowed` past 10 passkeys."""
+    now on it signs in to this profile on any device that has it. Its label is numbered when
+    another of the caller's reads alike. 401 `bad_passkey` when it cannot be verified; 403
+    `not_allowed` past 10 passkeys."""
     return await svc.passkeys.register(
-        where, me.player_id, body.challenge_id, body.credential, body.label
+        where, me.player_id, body.challenge_id, body.credential, body.label or ""
     )
+
+
+@router.patch(
+    "/passkeys/{key_id}",
+    response_model=PasskeyOut,
+    responses=refusals(*AUTH, ErrorCode.UNKNOWN_PASSKEY, *BACKEND),
+)
+async def rename_passkey(key_id: KeyId, body: PasskeyRename, svc: Svc, me: Me) -> dict[str, Any]:
+    """A new label for one of the caller's passkeys (the characters of a name, 1-40 of them:
+    422 `bad_message` otherwise). 404 `unknown_passkey` for an id that is not one of theirs."""
+    return await svc.passkeys.rename(me.player_id, key_id, body.label)
 
 
 @router.delete(

@@ -6,7 +6,8 @@
 // - Only the URLs of that list and the app's own pages are answered here; everything else —
 //   /api (table state, sessions, replays), the WebSocket, metrics — goes to the network as if
 //   there were no worker, and nothing of it is ever stored.
-// - A page (`/`, `/t/…`, `/replay/…`) comes from the network first, so a deploy reaches players
+// - A page (`/`, `/t/…`, `/replay/…`, `/profile`, `/p/…`, `/leaderboard…`: the addresses of
+//   js/router.js) comes from the network first, so a deploy reaches players
 //   on their next load; only when the network fails (offline, or a gateway answering 5xx while
 //   it restarts) is the kept page served, with the files of its own version.
 // - One cache per version, named by it; a new worker fills its own (checking each answer's
@@ -16,7 +17,7 @@
 
 const CACHE = `quatro-shell-${SHELL.version}`;
 const KEPT = new Map(SHELL.files.map((f) => [f.url, f.digest]));
-const PAGE_ROUTES = /^\/(?:t\/[^/]+|replay\/[^/]+)?$/;
+const PAGE_ROUTES = /^\/(?:t\/[^/]+|replay\/[^/]+|profile|p\/[^/]+|leaderboard(?:\/[^/]+)?)?\/?$/;
 // A page slower than this from the network is served from the cache: a player on a dying
 // connection sees the table's shell (and its link state) rather than a blank tab.
 const PAGE_TIMEOUT_MS = 5000;

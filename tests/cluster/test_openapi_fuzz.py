@@ -29,19 +29,23 @@ import schemathesis
 from hypothesis import strategies as st
 from schemathesis.engine import events, from_schema
 
-from gateway.names import NAME_FORMAT, check_name
+from gateway.names import LABEL_FORMAT, NAME_FORMAT, check_label, check_name
 from tests.conftest import Stack
 
 SEED = 34
 MAX_EXAMPLES = 12  # per operation and phase: ~700 requests, under a minute on a quiet machine
 
 
-def _valid(name: str) -> bool:
+def _valid(name: str, rule: Any = check_name) -> bool:
     try:
-        check_name(name)
+        rule(name)
     except ValueError:
         return False
     return True
+
+
+def _valid_label(label: str) -> bool:
+    return _valid(label, check_label)
 
 
 # `format: quatro-name` (gateway/models.py): the pattern and lengths say what a regular
@@ -51,6 +55,13 @@ NAMES = st.one_of(
     st.text(st.characters(categories=["L", "N", "P", "S", "Zs"]), min_size=1, max_size=24),
 ).filter(_valid)
 schemathesis.openapi.format(NAME_FORMAT, NAMES)
+# `format: quatro-label` (a passkey's label, gateway/profile_models.py): a name's characters,
+# 1-40 of them, any reading.
+LABELS = st.one_of(
+    st.sampled_from(["Chrome · Android (Pixel 7)", "Bot 3", "Laptop 👩‍💻", "هاتفي"]),
+    st.text(st.characters(categories=["L", "N", "P", "S", "Zs"]), min_size=1, max_size=40),
+).filter(_valid_label)
+schemathesis.openapi.format(LABEL_FORMAT, LABELS)
 
 
 @schemathesis.check
@@ -111,6 +122,7 @@ def _breaks_a_format(case: schemathesis.Case[Any]) -> bool:
     components = case.operation.schema.raw_schema["components"]
     checker = jsonschema.FormatChecker()
     checker.checks(NAME_FORMAT)(lambda value: not isinstance(value, str) or _valid(value))
+    checker.checks(LABEL_FORMAT)(lambda value: not isinstance(value, str) or _valid_label(value))
     validator = jsonschema.Draft202012Validator(
         {**schema, "components": components}, format_checker=checker
     )

@@ -399,11 +399,25 @@ async def profiles_case(client: AsyncRedis, url: str) -> None:
 
 async def passkeys_case(client: AsyncRedis, url: str) -> None:
     """A passkey stored, listed, used to sign in on another device (the same player), its
-    challenges used once, then removed."""
+    challenges used once, then removed; a second one that reads like it numbered apart, and
+    renamed by its owner only."""
     player = "p-opsk1"
     device = await add_passkey(client, player)
     passkeys = Passkeys(client, "")
     (mine,) = await passkeys.mine(player)
+    await add_passkey(client, player)
+    labels = {line["label"] for line in await passkeys.mine(player)}
+    assert labels == {"Passkey", "Passkey (2)"}
+    second = next(line for line in await passkeys.mine(player) if line["id"] != mine["id"])
+    renamed = await passkeys.rename(player, second["id"], "Téléphone 👩‍💻")
+    assert renamed == {**second, "label": "Téléphone 👩‍💻"}
+    assert second["id"] in {line["id"] for line in await passkeys.mine(player)}
+    with pytest.raises(ApiError, match="no such passkey"):
+        await passkeys.rename("p-opsk2", second["id"], "Mine now")
+    await passkeys.remove(player, second["id"])
+    with pytest.raises(ApiError, match="no such passkey"):
+        await passkeys.rename(player, second["id"], "Back")
+    assert [line["id"] for line in await passkeys.mine(player)] == [mine["id"]]
     assert await sign_in(client, device) == player
     asked = await passkeys.sign_in_options(SITE)
     answer = device.get(asked["options"])

@@ -144,6 +144,8 @@ export const api = {
   myRank: (token, players) => call("GET", `/api/leaderboards/${players}/me`, { token }),
   passkeyOptions: (token) => call("POST", "/api/passkeys/options", { token }),
   addPasskey: (token, body) => call("POST", "/api/passkeys", { body, token }),
+  renamePasskey: (token, id, label) =>
+    call("PATCH", `/api/passkeys/${encodeURIComponent(id)}`, { body: { label }, token }),
   removePasskey: (token, id) =>
     call("DELETE", `/api/passkeys/${encodeURIComponent(id)}`, { token }),
   signInOptions: () => call("POST", "/api/passkeys/sign-in/options"),

@@ -1,6 +1,5 @@
-// The shell: header (language, sound, help), routing between the home page and a table, and
-// toasts. Routes: `/` is home, `/t/{code}` a table, `/replay/{table_id}` a replay (the gateway
-// serves this page at each).
+// The shell: header (language, sound, help), routing between the pages (router.js lists them;
+// the gateway serves this page at each), and toasts.
 import { useEffect, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { LANGS, NATIVE_NAMES, currentLang, onLanguage, setLanguage, t } from "./i18n.js";
@@ -8,6 +7,7 @@ import { isMuted, setMuted } from "./sound.js";
 import { Home } from "./lobby.js";
 import { TableRoute } from "./game.js";
 import { ReplayRoute } from "./replay.js";
+import { Missing } from "./missing.js";
 import { ProfileRoute } from "./profile.js";
 import { LeaderboardRoute } from "./leaderboard.js";
 import { navigate, route } from "./router.js";
@@ -77,7 +77,9 @@ export function App() {
             ? html`<${ProfileRoute} key=${where.id || "me"} id=${where.id} />`
             : where.name === "leaderboard"
               ? html`<${LeaderboardRoute} key=${where.players} players=${where.players} />`
-              : html`<${Home} />`}
+              : where.name === "missing"
+                ? html`<${Missing} />`
+                : html`<${Home} />`}
     </main>
     <${Toasts} />
   `;

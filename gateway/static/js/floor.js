@@ -9,6 +9,7 @@ import { useTick } from "./ticking.js";
 import { Dialog, EmojiGrid } from "./panels.js";
 import { hintsOn, signNeedsConfirm } from "./hints.js";
 import { Emoji, ICON } from "./emoji.js";
+import { useDismiss } from "./popup.js";
 
 export function FloorControls({ game, actions, hand }) {
   useTick(250);
@@ -46,9 +47,14 @@ export function FloorControls({ game, actions, hand }) {
       emitBtn.current?.focus();
     }
   }, [mine.floor]);
+  // The picker opens over the foot of your area, which a small phone leaves under the fold: the
+  // page scrolls it into view whole.
   useEffect(() => {
-    if (picker) pickerBox.current?.querySelector("button")?.focus();
+    if (!picker) return;
+    pickerBox.current?.scrollIntoView({ block: "nearest" });
+    pickerBox.current?.querySelector("button")?.focus();
   }, [picker]);
+  useDismiss(picker, () => setPicker(false), [pickerBox, emitBtn], emitBtn);
   return html`<div class="floor-controls" data-choice=${tb.choice || ""}>
     <button
       type="button"

@@ -56,11 +56,16 @@ export function EmojiGrid({
   </div>`;
 }
 
+// A dialog of the table (Quatro!'s reminder, Contre!'s choice of team, the sign's question). It
+// opens over the player's own area, never over the ring (css: .dialog; js/popup.js), and closes
+// on Escape and on a press outside it, which its catcher takes: a press meant to close it must
+// not also call Contre! behind it. Focus goes back where it was.
 export function Dialog({ title, onClose, children }) {
   const ref = useRef(null);
   useEffect(() => {
     const before = document.activeElement;
     ref.current?.querySelector("button")?.focus();
+    ref.current?.scrollIntoView({ block: "nearest" });
     const onKey = (e) => e.key === "Escape" && onClose();
     window.addEventListener("keydown", onKey);
     return () => {
@@ -68,12 +73,11 @@ export function Dialog({ title, onClose, children }) {
       before?.focus?.();
     };
   }, []);
-  return html`<div class="backdrop" onClick=${(e) => e.target === e.currentTarget && onClose()}>
+  return html`<div class="backdrop" onClick=${onClose}></div>
     <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="dialog-title" ref=${ref}>
       <h2 id="dialog-title">${title}</h2>
       ${children}
-    </div>
-  </div>`;
+    </div>`;
 }
 
 export function SigningPanel({ game, actions }) {
@@ -137,7 +141,7 @@ export function VoteBanner({ game, actions }) {
   const v = tb.vote;
   const me = game.you.seat;
   const answered = v.accepted.includes(me);
-  const mayAnswer = v.voters.includes(me) && !answered;
+  const mayAnswer = !game.replay && v.voters.includes(me) && !answered;
   const waiting = v.voters.length - v.accepted.length;
   return html`<div
     class="banner vote ${mayAnswer ? "asking" : ""}"

@@ -11,7 +11,7 @@ import { cleanName, errorText } from "./words.js";
 import { nameProblem } from "./namecheck.js";
 import { navigate } from "./router.js";
 import { toast } from "./toast.js";
-import { PasskeyCancelled, addPasskey, passkeysWork } from "./passkey.js";
+import { Passkeys } from "./passkeylist.js";
 import { GuardSwitch } from "./guard.js";
 
 const SIZES = [4, 6, 8];
@@ -184,51 +184,6 @@ function History({ lines, own = true }) {
   </section>`;
 }
 
-function Passkeys({ token, keys, reload }) {
-  const [busy, setBusy] = useState(false);
-  async function add() {
-    setBusy(true);
-    try {
-      await addPasskey(token);
-      toast(t("passkey.added"));
-      await reload();
-    } catch (err) {
-      toast(err instanceof PasskeyCancelled ? t("passkey.cancelled") : errorText(err), "error");
-    } finally {
-      setBusy(false);
-    }
-  }
-  async function remove(id) {
-    try {
-      await api.removePasskey(token, id);
-      await reload();
-    } catch (err) {
-      toast(errorText(err), "error");
-    }
-  }
-  return html`<section class="panel passkeys" aria-labelledby="passkeys-title">
-    <h2 id="passkeys-title">${t("passkey.title")}</h2>
-    <p>${t("passkey.lead")}</p>
-    ${keys.length === 0
-      ? html`<p class="muted">${t("passkey.none")}</p>`
-      : html`<ul class="passkey-list">
-          ${keys.map(
-            (k) => html`<li data-passkey=${k.id}>
-              <bdi>${k.label}</bdi> <span class="muted">${t("passkey.created", { date: day(k.created) })}</span>
-              <button type="button" class="link" onClick=${() => remove(k.id)}>
-                ${t("passkey.remove")}
-              </button>
-            </li>`,
-          )}
-        </ul>`}
-    ${passkeysWork()
-      ? html`<button type="button" class="primary" id="add-passkey" disabled=${busy} onClick=${add}>
-          ${t("passkey.add")}
-        </button>`
-      : html`<p class="muted">${t("passkey.unsupported")}</p>`}
-  </section>`;
-}
-
 function Visibility({ token, me, onChange }) {
   async function set(body) {
     try {
@@ -358,7 +313,7 @@ function Mine() {
     <${History} lines=${me.history} />
     <${Visibility} token=${session.token} me=${me} onChange=${setMe} />
     <${Rename} token=${session.token} me=${me} onChange=${setMe} />
-    <${Passkeys} token=${session.token} keys=${me.passkeys} reload=${reload} />
+    <${Passkeys} token=${session.token} keys=${me.passkeys} reload=${reload} day=${day} />
     <${GuardSwitch} />
     <${Delete} token=${session.token} />
   </section>`;

@@ -46,10 +46,22 @@ function spanOf(data, match) {
   return { from: from + 1, to: last + 1 };
 }
 
+// The position of a match showing the table as it stood at `at` (a moment of the other view,
+// whose events differ: the own view adds its private ones), or the match's first.
+function positionAt(data, span, at) {
+  let pos = span.from;
+  while (at !== undefined && pos < span.to && data.events[pos].at <= at) pos += 1;
+  return pos;
+}
+
 export function ReplayRoute({ id }) {
   const [data, setData] = useState(null);
   const [failure, setFailure] = useState(null);
   const [own, setOwn] = useState(false);
+  // Switching views loads the other view's events and draws them anew: the speed chosen and the
+  // moment shown ({match, at}) stay as they were.
+  const [speed, setSpeed] = useState(1);
+  const moment = useRef(null);
   const session = loadSession();
 
   useEffect(() => {
@@ -97,16 +109,21 @@ export function ReplayRoute({ id }) {
     canOwn=${Boolean(session)}
     onOwn=${(v) => (setFailure(null), setOwn(v))}
     notice=${failure?.toast}
+    speed=${speed}
+    setSpeed=${setSpeed}
+    moment=${moment}
   />`;
 }
 
-function Player({ data, own, canOwn, onOwn, notice }) {
+function Player({ data, own, canOwn, onOwn, notice, speed, setSpeed, moment }) {
   const states = useMemo(() => statesOf(data), [data]);
-  const [match, setMatch] = useState(data.matches.length - 1);
+  const [match, setMatch] = useState(() =>
+    Math.min(moment.current?.match ?? data.matches.length - 1, data.matches.length - 1),
+  );
   const span = spanOf(data, match);
-  const [pos, setPos] = useState(span.from);
+  const [pos, setPos] = useState(() => positionAt(data, span, moment.current?.at));
   const [playing, setPlayingState] = useState(false);
-  const [speed, setSpeed] = useState(1);
+  moment.current = { match, at: data.events[pos - 1]?.at };
   const timer = useRef(null);
   // Whether the replay runs, as of now: read by a move's timer when it fires. Clearing the
   // timer on pause is not enough, since a render that is still to come may arm the next one
@@ -162,9 +179,11 @@ function Player({ data, own, canOwn, onOwn, notice }) {
   const lineup = (data.lineups || [])[match]?.filter((s) => !/^Bot \d+$/.test(s.name));
   const total = span.to - span.from;
   const step = pos - span.from;
+  // Compact, so that a phone's ring keeps its height with a hand drawn above (the own view): the
+  // title beside the players, the position beside the scrubber.
   const controls = html`<section class="me replay-controls" aria-labelledby="replay-title">
+    <div class="replay-head">
     <h2 id="replay-title">${t("replay.title")}</h2>
-    <p class="hint">${t(data.view === "own" ? "replay.ownLead" : "replay.publicLead")}</p>
     ${lineup &&
     html`<p class="replay-players" id="replay-players">
       ${t("replay.players")}${" "}${listOf(
@@ -177,6 +196,8 @@ function Player({ data, own, canOwn, onOwn, notice }) {
         ),
       )}
     </p>`}
+    </div>
+    <p class="hint">${t(data.view === "own" ? "replay.ownLead" : "replay.publicLead")}</p>
     ${notice && html`<p class="hint" role="alert">${notice}</p>`}
     <div class="row replay-row">
       <button
@@ -212,6 +233,7 @@ function Player({ data, own, canOwn, onOwn, notice }) {
         </select>
       </label>`}
     </div>
+    <div class="replay-scrub-row">
     <label class="replay-scrub" for="replay-scrubber">
       <span id="replay-position">${t("replay.position", { n: step, total })}</span>
     </label>
@@ -228,12 +250,13 @@ function Player({ data, own, canOwn, onOwn, notice }) {
         setPos(Number(e.currentTarget.value));
       }}
     />
+    </div>
     <div class="row">
       ${canOwn &&
       html`<button type="button" id="replay-view" aria-pressed=${own ? "true" : "false"} onClick=${() => onOwn(!own)}>
         ${t(own ? "replay.showPublic" : "replay.showOwn")}
       </button>`}
-      <button type="button" onClick=${() => navigate("/")}>${t("nav.home")}</button>
+      <button type="button" id="replay-home" onClick=${() => navigate("/")}>${t("nav.home")}</button>
     </div>
   </section>`;
   return html`<div class="replay" data-pos=${pos} data-view=${data.view}>

@@ -5,12 +5,13 @@ import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { navigate } from "./router.js";
 import { toast } from "./toast.js";
-import { PasskeyCancelled, passkeysWork, signInWithPasskey } from "./passkey.js";
+import { PasskeyCancelled, passkeyProblem, signInWithPasskey } from "./passkey.js";
 import { errorText } from "./words.js";
 
+// Where the browser cannot use a passkey, the panel says why instead of offering one.
 export function PasskeySignIn({ onSignedIn = null }) {
   const [busy, setBusy] = useState(false);
-  if (!passkeysWork()) return null;
+  const problem = passkeyProblem();
   async function signIn() {
     setBusy(true);
     try {
@@ -27,8 +28,10 @@ export function PasskeySignIn({ onSignedIn = null }) {
   return html`<div class="panel passkey-sign-in">
     <h2>${t("passkey.signInTitle")}</h2>
     <p>${t("passkey.signInLead")}</p>
-    <button type="button" id="passkey-sign-in" disabled=${busy} onClick=${signIn}>
-      ${t("passkey.signIn")}
-    </button>
+    ${problem
+      ? html`<p class="muted passkey-problem" data-problem=${problem}>${t(problem, { host: location.hostname })}</p>`
+      : html`<button type="button" id="passkey-sign-in" disabled=${busy} onClick=${signIn}>
+          ${t("passkey.signIn")}
+        </button>`}
   </div>`;
 }

@@ -1,10 +1,12 @@
 // The bar above the table: round, clock, scores, who holds the floor, watchers, the link.
+import { useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { listOf, t } from "./i18n.js";
 import { Name, teamLabel } from "./names.js";
 import { Countdown } from "./ticking.js";
 import { allowWatchers } from "./settings.js";
 import { Emoji, ICON } from "./emoji.js";
+import { useDismiss } from "./popup.js";
 
 export function StatusBar({ game, status }) {
   const tb = game.table;
@@ -51,8 +53,13 @@ export function StatusBar({ game, status }) {
   </div>`;
 }
 
-// How many watch without a seat. The host can close the table to them from here, mid-match too.
+// How many watch without a seat. The host can close the table to them from here, mid-match too:
+// a switch that opens in the bar's flow (watchers.css) and closes on Escape or a press outside.
 function WatchCount({ game }) {
+  const [open, setOpen] = useState(false);
+  const menu = useRef(null);
+  const summary = useRef(null);
+  useDismiss(open, () => setOpen(false), [menu], summary);
   const tb = game.table;
   const n = tb.watching ?? 0;
   const allowed = tb.settings?.watchers !== false;
@@ -63,8 +70,15 @@ function WatchCount({ game }) {
       <span aria-hidden="true"><${Emoji} e=${ICON.watchers} label="" /> ${n}</span>
     </span>`;
   }
-  return html`<details class="watch-count watch-menu" data-count=${n} data-open=${allowed ? "yes" : "no"}>
-    <summary aria-label=${label} title=${label}>
+  return html`<details
+    class="watch-count watch-menu"
+    ref=${menu}
+    open=${open}
+    onToggle=${(e) => setOpen(e.currentTarget.open)}
+    data-count=${n}
+    data-open=${allowed ? "yes" : "no"}
+  >
+    <summary ref=${summary} aria-label=${label} title=${label}>
       <span aria-hidden="true"><${Emoji} e=${ICON.watchers} label="" /> ${allowed ? n : "⊘"}</span>
     </summary>
     <div class="popover">

@@ -20,7 +20,8 @@ import { Coach } from "./tutorial.js";
 import { BotLevelChip } from "./settings.js";
 
 // `controls`, for a replay: shown in place of a watcher's panel (or under your hand), and the
-// table plays for nobody (status "replay" is never "online").
+// table plays for nobody (status "replay" is never "online"): in every view it is read-only,
+// with no signing grid, no "I'm ready" and no live tips, even in a player's own seat's view.
 export function TableView({ game, actions, flash, status, onStopWatching, controls = null }) {
   const tb = game.table;
   const watching = Boolean(game.you.watching);
@@ -122,7 +123,7 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
     ${tb.vote && html`<${VoteBanner} game=${game} actions=${actions} />`}
     ${revealing && html`<${RevealPanel} game=${game} actions=${actions} />`}
     ${tb.phase === "signing" &&
-    (watching
+    (watching || controls
       ? html`<p class="panel center-text" role="status">${t("watch.signing")}</p>`
       : html`<${SigningPanel} game=${game} actions=${actions} />`)}
     ${!revealing &&
@@ -180,7 +181,7 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
           ${t("sign.ours")} <span class="big-emoji"><${Emoji} e=${tb.sign} /></span>
         </span>`}
       </div>
-      <${HintLine} table=${tb} seat=${me} hand=${hand} />
+      ${!controls && html`<${HintLine} table=${tb} seat=${me} hand=${hand} />`}
       ${tb.phase === "playing" &&
       html`<${Hand}
           hand=${hand}
