@@ -1,6 +1,6 @@
 // The panels around play: choosing the sign, the reshuffle vote, the reveal and the end of the
 // match, plus the emoji grid and a small accessible dialog.
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import { reducedMotion } from "./announce.js";
 import { html } from "./html.js";
 import { Delta, ProvisionalNote } from "./profile.js";
@@ -62,7 +62,8 @@ export function EmojiGrid({
 // not also call Contre! behind it. Focus goes back where it was.
 export function Dialog({ title, onClose, children }) {
   const ref = useRef(null);
-  useEffect(() => {
+  // Before the paint (js/popup.js says why): a dialog on screen already has focus and its Escape.
+  useLayoutEffect(() => {
     const before = document.activeElement;
     ref.current?.querySelector("button")?.focus();
     ref.current?.scrollIntoView({ block: "nearest" });

@@ -3,15 +3,18 @@
 // a press anywhere outside them. Where they open is the stylesheets' concern, and the rule is one:
 // never over the ring, whose seats are where a player watches for the sign — over the player's
 // own area (your-area.css, panels.css) or in the flow of the bar that holds them (watchers.css).
-import { useEffect, useRef } from "preact/hooks";
+import { useLayoutEffect, useRef } from "preact/hooks";
 
 // While `open`: Escape, or a press outside every element of `inside` (refs), calls `close`;
 // Escape then focuses `opener` (a ref). A press outside still does what it would have done: a
 // dialog that must swallow it draws its own catcher (panels.js, Dialog).
+// A layout effect, not an effect: it runs before the browser paints the pop-up, so that a key
+// pressed the moment it shows already closes it (an effect waits for the paint, and an Escape
+// in between was lost: the pop-up then stayed open).
 export function useDismiss(open, close, inside, opener = null) {
   const latest = useRef(close);
   latest.current = close;
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (!open) return undefined;
     const onKey = (e) => {
       if (e.key !== "Escape") return;

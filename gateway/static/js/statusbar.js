@@ -60,6 +60,14 @@ function WatchCount({ game }) {
   const menu = useRef(null);
   const summary = useRef(null);
   useDismiss(open, () => setOpen(false), [menu], summary);
+  // A <details> opens itself before its toggle event tells the state: an Escape in between must
+  // close it too.
+  const escape = (e) => {
+    if (e.key !== "Escape" || !e.currentTarget.open) return;
+    e.currentTarget.open = false;
+    setOpen(false);
+    summary.current?.focus();
+  };
   const tb = game.table;
   const n = tb.watching ?? 0;
   const allowed = tb.settings?.watchers !== false;
@@ -75,6 +83,7 @@ function WatchCount({ game }) {
     ref=${menu}
     open=${open}
     onToggle=${(e) => setOpen(e.currentTarget.open)}
+    onKeyDown=${escape}
     data-count=${n}
     data-open=${allowed ? "yes" : "no"}
   >
