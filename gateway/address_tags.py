@@ -6,8 +6,9 @@ A tag is HMAC-SHA256 of the address under a secret key, cut to 64 bits: the same
 the same tag on every gateway that shares the key, and a store read without the key tells
 nothing (an IPv4 address could be found from its tag by trying all four billion, but only with
 the key). The key is `QUATRO_ADDRESS_KEY`, or else one derived from the Ray token, which every
-gateway of a deployment already shares; rotating either changes every tag, so for a day the
-rule sees no one twice.
+gateway of a deployment already shares (a Ray without token authentication has its link secret
+in Redis instead, and the key would sit beside the tags: set `QUATRO_ADDRESS_KEY` there);
+rotating either changes every tag, so for a day the rule sees no one twice.
 
 An IPv6 client is tagged by its /64 network: a household's devices share one, and each device
 moves around in it (temporary addresses), as an IPv4 household shares its one address. An
