@@ -191,6 +191,8 @@ class Profiles:
                 [keys.profile(player_id), *report_keys(player_id)],
                 ["1" if "name" in fields else "0", *pairs],
             )
+        if "name" in fields:
+            await self.redis.zrem(keys.REPORTED, player_id)  # a new name: nothing to review
         after = await self.get(player_id)
         if after is None:
             raise ApiError(ErrorCode.UNKNOWN_PROFILE, "your profile was deleted")
