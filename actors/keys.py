@@ -151,7 +151,9 @@ def quick_seat(player_id: str) -> str:
 
 
 def profile(player_id: str) -> str:
-    """A player's profile: hash {name, created, ratings_public, history_public, name_hidden}."""
+    """A player's profile: hash {name, created, ratings_public, history_public, name_hidden,
+    lasting} (issue 47, `lasting`: "1" kept for good, "0" a guest's, which expires with its
+    last session; none: made before issue 47, not judged yet: gateway/guests.py)."""
     return f"quatro:{{{player_id}}}:profile"
 
 
@@ -178,8 +180,51 @@ def passkeys(player_id: str) -> str:
 
 
 def reports(player_id: str) -> str:
-    """Who reported the player's name since its last change: a set of player ids."""
+    """Who reported the player's name under the rule before issue 47 (a set of player ids):
+    read by nobody now, deleted with the profile, its rename, or an operator's clearing."""
     return f"quatro:{{{player_id}}}:reports"
+
+
+def reporters(player_id: str) -> str:
+    """The reports of the player's name that count (issue 47, gateway/reports.py), since its
+    last change: hash reporter id -> the address tag the report came from."""
+    return f"quatro:{{{player_id}}}:reporters"
+
+
+def report_tags(player_id: str) -> str:
+    """Every address tag of every reporter counted in `reporters`: a set, so that a second
+    profile of one person (seen at one of those addresses) is not counted again."""
+    return f"quatro:{{{player_id}}}:report-tags"
+
+
+def seen(player_id: str) -> str:
+    """Where the player's sessions were made or used from (issue 47): sorted set address tag
+    (a keyed hash, never an address: gateway/address_tags.py) -> when last seen (ms), the
+    newest few only, expiring."""
+    return f"quatro:{{{player_id}}}:seen"
+
+
+def owned(player_id: str) -> list[str]:
+    """Every key a profile holds, on its slot (its tombstone aside): what a guest's expiry
+    covers and a deletion removes. The profile hash first."""
+    return [
+        profile(player_id),
+        history(player_id),
+        wins(player_id),
+        passkeys(player_id),
+        reports(player_id),
+        reporters(player_id),
+        report_tags(player_id),
+        seen(player_id),
+    ]
+
+
+# Profiles with counted reports of their name (sorted set player id -> when last reported,
+# ms): an operator's list (gateway/reports.py). A key of its own, written after the report.
+REPORTED = "quatro:reported"
+# Issue 47's judging of the profiles made before it (gateway/guest_migration.py): hash
+# {lease: "holder until_ms" while a gateway runs it, done: JSON of its last pass}.
+GUEST_MIGRATION = "quatro:{guests}:migration"
 
 
 def passkey(credential_hash: str) -> str:
@@ -228,6 +273,13 @@ def rating_fix(players: int) -> str:
     {lease: "holder until_ms" while a gateway runs it, freeze: the same while the size's
     applies wait for it (APPLY refuses while it is live), done: JSON of the last run}."""
     return f"quatro:{rating_tag(players)}:fix"
+
+
+def met(players: int, a: str, b: str) -> str:
+    """Issue 47: the counted matches of two opponents at one table size in the last day (sorted
+    set match id -> when it ended, ms, expiring a day after the last), on the size's slot so
+    that `APPLY` counts and adds in the same step. `a` < `b`."""
+    return f"quatro:{rating_tag(players)}:met:{a}:{b}"
 
 
 def unrated(players: int) -> str:

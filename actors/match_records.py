@@ -12,7 +12,8 @@ write the same thing however often they run: a table restarted in the middle run
   a seat from the first round, rated or not, so that a player's history says a match against
   bots was not rated, and why; written only while their profile lives (one script on the
   player's slot), so that a deletion finished meanwhile is never followed by a history of
-  nobody's.
+  nobody's. A match that rated the player makes their profile lasting, if it was a guest's
+  (issue 47, actors/profile_keys.py); a guest's line expires with the rest of it.
 - **A win** for each of them whose team won, unless at a practice table, rated or not: a newcomer
   who only plays bots graduates from the relaxed start too (engine.settings.start_level). A set
   of match ids, so that a retry counts nothing twice, which stops growing at NEWCOMER_WINS: all
@@ -25,6 +26,7 @@ import json
 from typing import Any
 
 from actors import keys
+from actors.profile_keys import LUA, OWNED
 from actors.ratings import Settled
 from cluster.redis_client import AsyncRedis
 from cluster.redis_ops import Script
@@ -34,17 +36,29 @@ from engine.settings import NEWCOMER_WINS
 HISTORY = 50  # matches kept in a player's history
 MATCH_TTL_S = 180 * 24 * 3600  # a match's record (history lines point at it)
 
-# KEYS: the player's profile, tombstone, history, wins. ARGV: match id, when it ended (ms), the
-# lines kept, '1' for a win to count, the most wins kept. Returns 1 written, 0 no profile.
-# A script: the profile's check and the writes must see no deletion between them.
+# KEYS: the player's own keys (`keys.owned`: profile, history, wins, …), then its tombstone.
+# ARGV: match id, when it ended (ms), the lines kept, '1' for a win to count, the most wins
+# kept, '1' when the match rated the player. Returns 1 written, 0 no profile. A script: the
+# profile's check and the writes must see no deletion between them. A rated match makes the
+# profile lasting (issue 47: every key it holds kept); a guest's new line and win expire with
+# it (actors/profile_keys.py).
 PLAYER_LINE = Script(
     "records.player-line",
-    """
-if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-redis.call('ZADD', KEYS[3], tonumber(ARGV[2]), ARGV[1])
-redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -tonumber(ARGV[3]) - 1)
-if ARGV[4] == '1' and redis.call('SCARD', KEYS[4]) < tonumber(ARGV[5]) then
-  redis.call('SADD', KEYS[4], ARGV[1])
+    LUA
+    + f"""
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[{OWNED + 1}]) == 1 then
+  return 0
+end
+redis.call('ZADD', KEYS[2], tonumber(ARGV[2]), ARGV[1])
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[3]) - 1)
+if ARGV[4] == '1' and redis.call('SCARD', KEYS[3]) < tonumber(ARGV[5]) then
+  redis.call('SADD', KEYS[3], ARGV[1])
+end
+if ARGV[6] == '1' then
+  keep()
+else
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then expire(ttl) end
 end
 return 1
 """,
@@ -63,15 +77,11 @@ class MatchRecords:
         await self.redis.set(keys.match(mid), json.dumps(record), ex=MATCH_TTL_S)
         for player_id in result.rated():
             won = result.won(player_id) and not result.practice
+            rated = "1" if player_id in settled.changes else "0"
             await PLAYER_LINE.run(
                 self.redis,
-                [
-                    keys.profile(player_id),
-                    keys.profile_gone(player_id),
-                    keys.history(player_id),
-                    keys.wins(player_id),
-                ],
-                [mid, result.ended_at, HISTORY, "1" if won else "0", NEWCOMER_WINS],
+                [*keys.owned(player_id), keys.profile_gone(player_id)],
+                [mid, result.ended_at, HISTORY, "1" if won else "0", NEWCOMER_WINS, rated],
             )
 
     async def wins(self, player_id: str) -> int:
@@ -97,6 +107,9 @@ def match_record(
         "bot_level": result.bot_level,
         "rated": settled.rated,
         "reason": settled.reason,
+        # Issue 47: the share of a whole match it counted for (1/k, the k-th of its opponents'
+        # day); null when not rated.
+        "weight": settled.weight if settled.rated else None,
         "seats": [
             {
                 "seat": s.seat,

@@ -31,17 +31,36 @@ were applied (`rated-at`: 30 days of them), with what was applied (`Settled`) an
 - **Matches already judged by the new rule** (applied by this release, or put right by an
   earlier fix) are replayed like the others: the result is the same, so a second run finds
   nothing to change.
+- **Issue 47's rule.** The same two opponents' matches of a day are counted again from the
+  records (who played, when each ended), in the order applied, as `APPLY` counted them: the
+  k-th weighs 1/k, and past five an old rule's match is taken out (`"repeated"`). Whether two
+  people were seen at one address is not in any record, and cannot be judged again: a match
+  that `rated` holds is taken as one of different people. What this rule leaves unrated at
+  apply time (`"same_person"`, `"repeated"`) never reaches `rated`, so the replay never sees
+  it, and counts it no more than `APPLY` did; its record says why it was not rated.
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from actors.ratings import Settled, Standing
-from engine.ratings import DISPLAY_SCALE, NEW, MatchResult, Rating, SeatResult, rate, why_unrated
+from engine.ratings import (
+    DISPLAY_SCALE,
+    NEW,
+    REPEAT_WINDOW_MS,
+    Facts,
+    MatchResult,
+    Rating,
+    SeatResult,
+    Unrated,
+    rate,
+    weight,
+    why_unrated,
+)
 from engine.settings import DEFAULT_BOT_LEVEL
 
 # What a record before issue 46 is taken to have had its bots play at (see above).
@@ -127,17 +146,18 @@ def replay(applied: list[Applied], now: dict[str, Standing]) -> Replayed:
     ratings: dict[str, Rating] = {p: NEW for p in known}
     played: Counter[str] = Counter()
     won: Counter[str] = Counter()
-    fixed = {p: _taken_back(p, now[p], applied) for p in out.kept}
+    judged = judge(applied)
+    fixed = {p: _taken_back(p, now[p], applied, judged) for p in out.kept}
     for a in applied:
         if a.line is None:
             continue
         result = a.line.result
-        reason = why_unrated(result)
+        reason, share = judged[a.mid]
         if reason is not None:
             entry = Settled({}, reason)
             out.unrated += 1
         else:
-            entry = _rated(a, result, ratings, fixed, known, played, won)
+            entry = _rated(a, result, share, ratings, fixed, known, played, won)
         if entry != a.settled:
             out.entries[a.mid] = entry.to_json()
         said = _said(a.line, entry)
@@ -153,9 +173,32 @@ def replay(applied: list[Applied], now: dict[str, Standing]) -> Replayed:
     return out
 
 
+def judge(applied: list[Applied]) -> dict[str, tuple[Unrated | None, float]]:
+    """Each applied match with a record, judged by the rule in the order applied: why it does
+    not count, or the weight it counts with. The opponents' counts of the day are made again
+    from the matches that count before it (issue 47), as `APPLY` kept them; whether two
+    people were seen at one address is not on record, and taken as not."""
+    met: dict[tuple[str, str], list[int]] = defaultdict(list)
+    out: dict[str, tuple[Unrated | None, float]] = {}
+    for a in applied:
+        if a.line is None:
+            continue
+        result = a.line.result
+        start = result.ended_at - REPEAT_WINDOW_MS
+        pairs = result.opponents()
+        facts = Facts(met=max((sum(t >= start for t in met[p]) for p in pairs), default=0))
+        reason = why_unrated(result, facts)
+        out[a.mid] = (reason, weight(facts))
+        if reason is None:
+            for pair in pairs:
+                met[pair].append(result.ended_at)
+    return out
+
+
 def _rated(
     a: Applied,
     result: MatchResult,
+    share: float,
     ratings: dict[str, Rating],
     fixed: dict[str, Standing],
     known: set[str],
@@ -170,7 +213,7 @@ def _rated(
             before[p] = fixed[p].rating
         else:
             before[p] = ratings.get(p, NEW)
-    after = rate(result, before)
+    after = rate(result, before, share)
     changes: dict[str, dict[str, int]] = {}
     for p in result.rated():
         if p in fixed:
@@ -190,10 +233,15 @@ def _rated(
             "after": after[p].display,
             "played": played[p],
         }
-    return Settled(changes)
+    return Settled(changes, weight=share)
 
 
-def _taken_back(player: str, s: Standing, applied: list[Applied]) -> Standing:
+def _taken_back(
+    player: str,
+    s: Standing,
+    applied: list[Applied],
+    judged: dict[str, tuple[Unrated | None, float]],
+) -> Standing:
     """A player whose history is not all known: each applied match of theirs that no longer
     counts and was rated by the old rule, taken back on the display (μ, played, won)."""
     mu, played, won = s.rating.mu, s.played, s.won
@@ -202,7 +250,7 @@ def _taken_back(player: str, s: Standing, applied: list[Applied]) -> Standing:
         if a.line is None or change is None or a.settled.rule != 0:
             continue
         result = a.line.result
-        if why_unrated(result) is None:
+        if judged[a.mid][0] is None:
             continue
         mu -= (int(change["after"]) - int(change["before"])) / DISPLAY_SCALE
         played -= 1

@@ -15,7 +15,12 @@ script's answer lost and sent again, a Redis failover after which the actor retr
 the match applied and answers what it stored the first time.
 
 A match that does not count (`engine.ratings.why_unrated`: a practice table, people on fewer
-than two teams) never reaches the script: settling it says why, and nothing is written here.
+than two teams; issue 47: two of its people seen at one address, the same opponents past their
+day's count, judged on what actors/rating_facts.py reads) never reaches the script: settling it
+says why, and nothing is written here. A match that counts weighs 1/k as the k-th of its
+opponents' day: the script checks that their count is still the one read, and adds the match to
+it with the ratings. A match found applied is answered as it was applied before anything is
+judged again (the facts may have moved since).
 The leaderboard lists established players only: a player whose rating is still provisional
 (fewer than `ESTABLISHED_AFTER` rated matches at the size) is rated, and not on the board.
 
@@ -33,10 +38,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from actors import keys
+from actors.rating_facts import met_keys, read_facts
 from actors.store import NO_REPLICA_BACKOFF_S
 from cluster.redis_client import AsyncRedis, RedisSettings
 from cluster.redis_ops import Pipeline, Script, run_waited
-from engine.ratings import NEW, MatchResult, Rating, provisional, rate, why_unrated
+from engine.ratings import (
+    NEW,
+    REPEAT_WINDOW_MS,
+    MatchResult,
+    Rating,
+    provisional,
+    rate,
+    weight,
+    why_unrated,
+)
 
 RATED_KEPT_MS = 30 * 24 * 3600 * 1000  # how long an applied match's id is remembered
 TRIM_AT_ONCE = 100  # applied ids forgotten per script at most (bounded work per call)
@@ -45,18 +60,22 @@ ATTEMPTS = 20  # reads and computations when other matches of the same players k
 log = logging.getLogger("quatro.table")
 
 # The rule a match was applied by, in what `rated` stores of it: 2 is issue 46's (people on two
-# teams). What the release before stored carries none, and is put right (actors/rating_fix.py).
-RULE = 2
+# teams), 3 issue 47's (and not one person twice, the same opponents weighed by their day's
+# count). What the release before issue 46 stored carries none, and is put right
+# (actors/rating_fix.py).
+RULE = 3
 
-# KEYS: ratings, board, board names, rated, rated-at, unrated, fix.
+# KEYS: ratings, board, board names, rated, rated-at, unrated, fix, then each two opponents'
+# count of the day (`keys.met`).
 # ARGV: match id, now (ms), how long applied ids are kept, what is applied (`Settled`'s JSON),
-# then for each player: id, the version read ('0': none yet), the new rating's JSON (without
-# its version), the leaderboard's score ('': not listed, the rating still provisional), and
-# the name the leaderboard shows ('' for none).
-# Returns {1, applied} applied (now or before), {0, ''} a rating moved since it was read,
-# {2, ''} a player deleted their profile, {3, ''} the size's ratings are being put right. A
-# script because it is the one atomic step: the check that nothing moved and every write must
-# see no other match's apply between them.
+# the opponents' count read (`Facts.met`), where their window starts and when the match ended
+# (ms), then for each player: id, the version read ('0': none yet), the new rating's JSON
+# (without its version), the leaderboard's score ('': not listed, the rating still
+# provisional), and the name the leaderboard shows ('' for none).
+# Returns {1, applied} applied (now or before), {0, ''} a rating or the opponents' count moved
+# since it was read, {2, ''} a player deleted their profile, {3, ''} the size's ratings are
+# being put right. A script because it is the one atomic step: the check that nothing moved
+# and every write must see no other match's apply between them.
 # A match applied before is written again as it is: a write of this connection, so that the
 # WAIT after it (APPLY_WAITED) counts only replicas that have the first apply too. WAIT is
 # promised for the connection's own writes (Redis 7.0 counts every earlier write of the
@@ -76,14 +95,28 @@ if freeze then
   local clock = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   if (tonumber(string.match(freeze, '(%d+)$')) or 0) > clock then return {3, ''} end
 end
-for i = 5, #ARGV, 5 do
+for i = 8, #ARGV, 5 do
   if redis.call('ZSCORE', KEYS[6], ARGV[i]) then return {2, ''} end
   local raw = redis.call('HGET', KEYS[1], ARGV[i])
   local v = 0
   if raw then v = tonumber(cjson.decode(raw)['v']) or 0 end
   if v ~= tonumber(ARGV[i + 1]) then return {0, ''} end
 end
-for i = 5, #ARGV, 5 do
+local met = 0
+for k = 8, #KEYS do
+  local n = 0
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[k], ARGV[6], '+inf')) do
+    if id ~= ARGV[1] then n = n + 1 end
+  end
+  if n > met then met = n end
+end
+if met ~= tonumber(ARGV[5]) then return {0, ''} end
+for k = 8, #KEYS do
+  redis.call('ZADD', KEYS[k], tonumber(ARGV[7]), ARGV[1])
+  redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', '(' .. ARGV[6])
+  redis.call('PEXPIRE', KEYS[k], tonumber(ARGV[7]) - tonumber(ARGV[6]))
+end
+for i = 8, #ARGV, 5 do
   local rec = cjson.decode(ARGV[i + 2])
   rec['v'] = tonumber(ARGV[i + 1]) + 1
   redis.call('HSET', KEYS[1], ARGV[i], cjson.encode(rec))
@@ -147,6 +180,9 @@ class Settled:
     changes: dict[str, dict[str, int]]
     reason: str | None = None
     rule: int = RULE  # 0: applied by the rule of the release before issue 46
+    # Issue 47: the share of a whole match's move it was applied with (1/k for the k-th match
+    # of its opponents' day, `engine.ratings.weight`); 1 for every entry before issue 47.
+    weight: float = 1.0
 
     @property
     def rated(self) -> bool:
@@ -159,7 +195,10 @@ class Settled:
         return played is not None and provisional(played)
 
     def to_json(self) -> str:
-        return json.dumps({"rule": self.rule, "changes": self.changes, "reason": self.reason})
+        data: dict[str, Any] = {"rule": self.rule, "changes": self.changes, "reason": self.reason}
+        if self.weight != 1.0:
+            data["weight"] = self.weight
+        return json.dumps(data)
 
     @classmethod
     def read(cls, raw: str | bytes) -> Settled:
@@ -170,7 +209,12 @@ class Settled:
             return cls({str(p): dict(c) for p, c in data.items()}, None, 0)
         reason = data.get("reason")
         changes = {str(p): dict(c) for p, c in data["changes"].items()}
-        return cls(changes, None if reason is None else str(reason), int(data["rule"]))
+        return cls(
+            changes,
+            None if reason is None else str(reason),
+            int(data["rule"]),
+            float(data.get("weight", 1.0)),
+        )
 
 
 def match_id(table_id: str, match: int) -> str:
@@ -238,19 +282,37 @@ class RatingStore:
         names = await self.listed_names(ids)
         n = result.players
         for _ in range(ATTEMPTS):
-            before = await self.standings(n, list(ids))
-            after = rate(result, {p: s.rating for p, s in zip(ids, before, strict=True)})
-            changes = {
-                p: {"before": s.rating.display, "after": after[p].display, "played": s.played + 1}
-                for p, s in zip(ids, before, strict=True)
-            }
-            args: list[str | int | float] = [mid, now_ms, RATED_KEPT_MS, Settled(changes).to_json()]
-            for p, s in zip(ids, before, strict=True):
-                won = 1 if result.won(p) else 0
-                new = Standing(after[p], s.played + 1, s.won + won, s.version)
-                listed = "" if provisional(new.played) else after[p].display
-                args += [p, s.version, new.to_json(), listed, names.get(p, "")]
-            status, stored, unconfirmed = await self._apply(n, args)
+            if await self.redis.hexists(keys.rated(n), mid):
+                # Applied already (this is a retry): answered as it was, whatever the facts
+                # say now. The script answers it, so that its WAIT covers the first apply.
+                status, stored, unconfirmed = await self._apply(n, [mid, now_ms, 0, "", 0, 0, 0])
+            else:
+                facts = await read_facts(self.redis, mid, result)
+                reason = why_unrated(result, facts)
+                if reason is not None:
+                    return Settled({}, reason)
+                share = weight(facts)
+                before = await self.standings(n, list(ids))
+                after = rate(result, {p: s.rating for p, s in zip(ids, before, strict=True)}, share)
+                changes = {
+                    p: {
+                        "before": s.rating.display,
+                        "after": after[p].display,
+                        "played": s.played + 1,
+                    }
+                    for p, s in zip(ids, before, strict=True)
+                }
+                entry = Settled(changes, weight=share).to_json()
+                start = result.ended_at - REPEAT_WINDOW_MS
+                args: list[str | int | float] = [
+                    *(mid, now_ms, RATED_KEPT_MS, entry, facts.met, start, result.ended_at)
+                ]
+                for p, s in zip(ids, before, strict=True):
+                    won = 1 if result.won(p) else 0
+                    new = Standing(after[p], s.played + 1, s.won + won, s.version)
+                    listed = "" if provisional(new.played) else after[p].display
+                    args += [p, s.version, new.to_json(), listed, names.get(p, "")]
+                status, stored, unconfirmed = await self._apply(n, args, met_keys(result))
             if int(status) == 1:
                 if unconfirmed is not None:
                     self._not_replicated(mid, now_ms, unconfirmed)
@@ -262,9 +324,12 @@ class RatingStore:
                 raise RuntimeError(f"match {mid}: the size's ratings are being put right")
         raise RuntimeError(f"match {mid}: its players' ratings kept moving; will try again")
 
-    async def _apply(self, n: int, args: list[str | int | float]) -> tuple[Any, Any, str | None]:
+    async def _apply(
+        self, n: int, args: list[str | int | float], met: list[str] | None = None
+    ) -> tuple[Any, Any, str | None]:
         """APPLY, followed by a WAIT when the store has replicas to wait for: its status, its
-        answer, and None when the replicas have it (or none is waited for), else why not."""
+        answer, and None when the replicas have it (or none is waited for), else why not.
+        `met`: the opponents' counts of the day (`keys.met`)."""
         names = [
             keys.ratings(n),
             keys.board(n),
@@ -273,6 +338,7 @@ class RatingStore:
             keys.rated_at(n),
             keys.unrated(n),
             keys.rating_fix(n),
+            *(met or []),
         ]
         wanted = 0 if self.settings is None else self.settings.replicas_to_wait()
         if self.settings is None or wanted == 0:

@@ -165,6 +165,9 @@ class Results:
             "match": owed["match"],
             "rated": settled.rated,
             "reason": settled.reason,
+            # Issue 47: what share of a whole match it counted for (1/k for the k-th match of
+            # its opponents' day); null when not rated.
+            "weight": settled.weight if settled.rated else None,
             "changes": [
                 {
                     "seat": s["seat"],

@@ -155,10 +155,14 @@ class Settings(BaseSettings):
     )
     cell_address: str = Field(default="", validation_alias=_env("QUATRO_CELL_ADDRESS"))
     # Quotas, per client IP, shared by every replica through Redis: a token bucket each
-    # (`rate` a second, bursts of `burst`). Generous: the test suite and the load tests create
-    # hundreds of sessions and tables from 127.0.0.1 within minutes.
-    session_rate: float = Field(default=10.0, validation_alias=_env("QUATRO_SESSION_RATE"))
-    session_burst: float = Field(default=300.0, validation_alias=_env("QUATRO_SESSION_BURST"))
+    # (`rate` a second, bursts of `burst`). The test suite and the load tests, which create
+    # hundreds of sessions and tables from 127.0.0.1 within minutes, lift them.
+    # New sessions (issue 47): each makes a profile, kept until its sessions expire, so the
+    # quota is what one address of people needs, not what a script could use: a class of 30
+    # arriving together, each with a new session or a passkey's sign-in (two calls: 60); a
+    # household needs a few. After that, one a minute: the 31st pupil of a class waits a minute.
+    session_rate: float = Field(default=1 / 60, validation_alias=_env("QUATRO_SESSION_RATE"))
+    session_burst: float = Field(default=60.0, validation_alias=_env("QUATRO_SESSION_BURST"))
     table_rate: float = Field(default=5.0, validation_alias=_env("QUATRO_TABLE_RATE"))
     table_burst: float = Field(default=150.0, validation_alias=_env("QUATRO_TABLE_BURST"))
     # GET /api/tables/{code}: enough for a lobby page's polling, far too few to scan codes.
@@ -169,6 +173,15 @@ class Settings(BaseSettings):
     report_burst: float = Field(default=5.0, validation_alias=_env("QUATRO_REPORT_BURST"))
     kick_rate: float = Field(default=0.2, validation_alias=_env("QUATRO_KICK_RATE"))
     kick_burst: float = Field(default=10.0, validation_alias=_env("QUATRO_KICK_BURST"))
+    # Where a profile's sessions come from (issue 47, gateway/address_tags.py): a keyed hash of
+    # each address, never the address, so that two profiles of one person at one table rate
+    # nobody and one person's reports count once. The key: this secret, which every gateway of
+    # a deployment must share (unset: one derived from the Ray token, which they all share
+    # already). Off (`QUATRO_ADDRESS_TAGS=0`): every session is taken to come from an address
+    # of its own — only where every player shares one address on purpose (the test suite, load
+    # tests, all on 127.0.0.1).
+    address_key: SecretStr | None = Field(default=None, validation_alias=_env("QUATRO_ADDRESS_KEY"))
+    address_tags: bool = Field(default=True, validation_alias=_env("QUATRO_ADDRESS_TAGS"))
     # Passkeys (WebAuthn): the relying party's id, the site's domain ("" : the host the browser
     # asked, e.g. quatro.example or localhost); a passkey works on that domain and its subdomains.
     passkey_rp_id: str = Field(default="", validation_alias=_env("QUATRO_PASSKEY_RP_ID"))

@@ -61,11 +61,13 @@ RAY_DEFAULTS = {
 def one_address_crowd(env: dict[str, str]) -> None:
     """Lift the per-IP limits out of a load test's way: every simulated player comes from
     127.0.0.1, so the per-IP socket cap (1,000) would stop a capacity step of 400 tables of 6,
-    and the per-IP quotas a step's ~1,000 sessions in a minute or two. The gateway's total
-    socket cap still holds."""
+    and the per-IP quotas a step's ~1,000 sessions in a minute or two; and every two of them
+    at one table would be taken for one person (issue 47: their matches rated nobody). The
+    gateway's total socket cap still holds."""
     env["QUATRO_MAX_CONNS_PER_IP"] = "20000"
     for kind in ("SESSION", "TABLE", "LOOKUP"):
         env[f"QUATRO_{kind}_RATE"] = env[f"QUATRO_{kind}_BURST"] = "100000"
+    env["QUATRO_ADDRESS_TAGS"] = "0"
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 over a match's teams and their final scores.
 
     result = table.result()                 # engine.table: the match's teams, once it is over
-    if why_unrated(result) is None:         # counts(result), said with its reason
-        after = rate(result, before)        # before: player id -> Rating, new players absent
+    facts = Facts(together, met)            # what the store knows of its people (below)
+    if why_unrated(result, facts) is None:  # counts(result, facts), said with its reason
+        after = rate(result, before, weight(facts))  # before: player id -> Rating
 
 Pure: no clock, no randomness, no I/O. The table actor applies what `rate` says, once per
 match (actors/ratings.py); quick play reads `level` to seat players of near ratings together.
@@ -25,6 +26,17 @@ match (actors/ratings.py); quick play reads `level` to seat players of near rati
   that counts, the bots on any team still weigh at their level's fixed rating. A practice table
   (`TableConfig.practice`) never counts. Each reason has a name the reveal and the match's
   record carry (`UNRATED`).
+- **One person cannot rate themselves** (issue 47). What the match alone does not say, the
+  store tells as `Facts`: which of its rated people were seen at one address (the table actor
+  reads it, actors/rating_facts.py), and how many counted matches the same two people played
+  against each other in the day before this one. Two rated people seen at one address make the
+  match rate nobody (`"same_person"`): one person with two profiles, one of them losing on
+  purpose or both playing one team with the sign known, looks exactly like that — and so do two
+  people of one household, which the rule cannot tell apart and leaves unrated too. The k-th
+  counted match between the same two opponents within `REPEAT_WINDOW_MS` weighs 1/k
+  (`weight`: μ and σ² move by that share of what a first match would move them), and past
+  `REPEATS_COUNTED` it does not count at all (`"repeated"`): a pair cannot pump a rating
+  by playing each other all day.
 - **Provisional** (`provisional`): a rating is provisional until its player has played
   `ESTABLISHED_AFTER` rated matches at that table size, and only established players are listed
   on a leaderboard, as lichess keeps players of a provisional rating off its own. Ten: by then
@@ -40,9 +52,10 @@ match (actors/ratings.py); quick play reads `level` to seat players of near rati
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from openskill.models import PlackettLuce
 
@@ -134,28 +147,67 @@ class MatchResult:
     def won(self, player_id: str) -> bool:
         return any(s.player_id == player_id and s.team in self.winners for s in self.seats)
 
+    def opponents(self) -> tuple[tuple[str, str], ...]:
+        """Every two rated humans of different teams, each pair in id order, sorted: the
+        pairs whose earlier matches against each other make this one weigh less."""
+        people = [(s.player_id, s.team) for s in self.seats if s.player_id is not None]
+        pairs = {
+            (min(a, b), max(a, b))
+            for i, (a, ta) in enumerate(people)
+            for b, tb in people[i + 1 :]
+            if ta != tb and a != b
+        }
+        return tuple(sorted(pairs))
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What the store knows of a match's people that the match itself does not say (issue 47):
+    `together`, pairs of its rated humans seen at one address; `met`, the most counted matches
+    any two of its opposing humans played against each other in the `REPEAT_WINDOW_MS` before
+    it ended. Nothing known: `NO_FACTS`."""
+
+    together: frozenset[frozenset[str]] = frozenset()
+    met: int = 0
+
+
+NO_FACTS = Facts()
 
 # Why a finished match changes nobody's rating: a practice table; fewer than two teams with a
-# person who played it all (bots alone against them, or nobody). The store adds "profile": a
-# player of the match without a profile, or one who deleted theirs (actors/ratings.py).
-Unrated = Literal["practice", "bots", "profile"]
-UNRATED: tuple[Unrated, ...] = ("practice", "bots", "profile")
+# person who played it all (bots alone against them, or nobody); two of its people seen at one
+# address; the same two opponents past their day's count. The store adds "profile": a player
+# of the match without a profile, or one who deleted theirs (actors/ratings.py).
+Unrated = Literal["practice", "bots", "same_person", "repeated", "profile"]
+UNRATED: tuple[Unrated, ...] = ("practice", "bots", "same_person", "repeated", "profile")
 PEOPLE_TEAMS = 2  # teams with a person of their own that a match needs to be rated
+REPEAT_WINDOW_MS = 24 * 3600 * 1000  # how far back matches between the same people are counted
+REPEATS_COUNTED = 5  # counted matches of the same two opponents in that window; more: none
 
 
-def why_unrated(result: MatchResult) -> Unrated | None:
+def why_unrated(result: MatchResult, facts: Facts = NO_FACTS) -> Unrated | None:
     """Why this match changes nobody's rating, or None when it counts. The one rule: a new
     reason is a new line here, and a new name in UNRATED."""
     if result.practice:
         return "practice"
     if len(result.teams_of_people()) < PEOPLE_TEAMS:
         return "bots"
+    people = set(result.rated())
+    if any(len(pair) == 2 and pair <= people for pair in facts.together):
+        return "same_person"
+    if facts.met >= REPEATS_COUNTED:
+        return "repeated"
     return None
 
 
-def counts(result: MatchResult) -> bool:
+def counts(result: MatchResult, facts: Facts = NO_FACTS) -> bool:
     """Whether this match changes anyone's rating (`why_unrated` says why not)."""
-    return why_unrated(result) is None
+    return why_unrated(result, facts) is None
+
+
+def weight(facts: Facts) -> float:
+    """How much a match that counts moves ratings: 1 for the first match of its opponents
+    within the window, 1/k for the k-th."""
+    return 1.0 / (1 + max(0, facts.met))
 
 
 def provisional(played: int) -> bool:
@@ -168,10 +220,16 @@ def to_establish(played: int) -> int:
     return max(0, ESTABLISHED_AFTER - played)
 
 
-def rate(result: MatchResult, before: Mapping[str, Rating]) -> dict[str, Rating]:
+def rate(
+    result: MatchResult, before: Mapping[str, Rating], share: float = 1.0
+) -> dict[str, Rating]:
     """Each rated human's rating after the match, from their ratings before it (a player
     missing from `before` is new). Bots, and seats taken during the match, play at the table's
-    bot rating and are not updated."""
+    bot rating and are not updated. `share` (0 < share ≤ 1, `weight`): the part of the model's
+    move that is kept, of μ and of σ² alike, so that a match weighing 1/2 teaches the model
+    half of what it would."""
+    if not 0.0 < share <= 1.0:
+        raise ValueError(f"a match's weight is in (0, 1], not {share}")
     bot = BOT_RATINGS.get(result.bot_level, BOT_RATINGS["normal"])
     teams = len(result.scores)
     sides: list[list[Rating]] = [[] for _ in range(teams)]
@@ -186,8 +244,18 @@ def rate(result: MatchResult, before: Mapping[str, Rating]) -> dict[str, Rating]
     for team, side in enumerate(rated):
         for player_id, new in zip(who[team], side, strict=True):
             if player_id is not None:
-                after[player_id] = Rating(float(new.mu), max(SIGMA_FLOOR, float(new.sigma)))
+                after[player_id] = _kept(before.get(player_id, NEW), new, share)
     return after
+
+
+def _kept(old: Rating, new: Any, share: float) -> Rating:
+    """The model's new rating, `share` of the way from the old one (a whole match: exactly
+    the model's, so that a match of weight 1 rates as it always did)."""
+    mu, sigma = float(new.mu), float(new.sigma)
+    if share < 1.0:
+        mu = old.mu + share * (mu - old.mu)
+        sigma = math.sqrt(old.sigma**2 + share * (sigma**2 - old.sigma**2))
+    return Rating(mu, max(SIGMA_FLOOR, sigma))
 
 
 # -- Quick play by level -----------------------------------------------------------------------

@@ -55,6 +55,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         services.directory.refill_soon()
         services.directory.publish_cell()
         services.keep_ratings_right()
+        services.judge_older_profiles()
         print(f"Quatro is up: http://localhost:{settings.port}", flush=True)
         try:
             yield

@@ -32,10 +32,19 @@ bearer = HTTPBearer(
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
-async def current_session(svc: Svc, credentials: Credentials) -> Session:
-    """The caller's session from `Authorization: Bearer <token>`; 401 `bad_token` otherwise."""
+def client_ip(request: Request, svc: Svc) -> str:
+    """The real client's address (X-Forwarded-For believed only from trusted proxies)."""
+    return from_scope(dict(request.scope), svc.proxies)
+
+
+ClientIp = Annotated[str, Depends(client_ip)]
+
+
+async def current_session(svc: Svc, credentials: Credentials, ip: ClientIp) -> Session:
+    """The caller's session from `Authorization: Bearer <token>`, used from the caller's
+    address; 401 `bad_token` otherwise."""
     token = credentials.credentials.strip() if credentials else ""
-    session = await svc.sessions.lookup(token) if token else None
+    session = await svc.sessions.lookup(token, ip) if token else None
     if session is None:
         raise ApiError(
             ErrorCode.BAD_TOKEN, "send Authorization: Bearer <token> from POST /api/sessions"
@@ -44,14 +53,6 @@ async def current_session(svc: Svc, credentials: Credentials) -> Session:
 
 
 Me = Annotated[Session, Depends(current_session)]
-
-
-def client_ip(request: Request, svc: Svc) -> str:
-    """The real client's address (X-Forwarded-For believed only from trusted proxies)."""
-    return from_scope(dict(request.scope), svc.proxies)
-
-
-ClientIp = Annotated[str, Depends(client_ip)]
 
 
 def quota(kind: str) -> params.Depends:

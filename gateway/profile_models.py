@@ -61,10 +61,16 @@ class HistoryLine(BaseModel):
         description="whether the match changed ratings: only when two teams each had a "
         "person who played it from its first round, never at a practice table"
     )
-    reason: Literal["practice", "bots", "profile"] | None = Field(
+    reason: Literal["practice", "bots", "same_person", "repeated", "profile"] | None = Field(
         description="why it was not rated: a practice table, bots alone against the people "
-        "(fewer than two teams with a person), a player without a profile; null when rated, "
-        "and for a match recorded before these reasons were kept"
+        "(fewer than two teams with a person), two of its people seen at one address, the "
+        "same two opponents past five counted matches within 24 hours, a player without a "
+        "profile; null when rated, and for a match recorded before these reasons were kept"
+    )
+    weight: float | None = Field(
+        description="the share of a whole match it counted for: 1, or 1/k as the k-th counted "
+        "match of the same two opponents within 24 hours; null when not rated, and for a "
+        "match recorded before weights were kept"
     )
     provisional: bool = Field(
         description="whether this player's rating was still provisional after this match"
@@ -107,6 +113,15 @@ class MyProfile(BaseModel):
     ratings: Standings
     history: list[HistoryLine]
     passkeys: list[PasskeyOut]
+    lasting: bool = Field(
+        description="kept for good; false: a guest's profile, deleted with everything it holds "
+        "when its last session expires (7 days after it was last used), until a rated match, a "
+        'passkey or `{"keep": true}` keeps it'
+    )
+    expires: int | None = Field(
+        description="when a guest's profile goes unless a session of it is used again (ms); "
+        "null for a lasting one"
+    )
 
 
 class ProfileChange(Body):
@@ -121,6 +136,11 @@ class ProfileChange(Body):
         default=None, description="show the name, ratings and matches played and won"
     )
     history: StrictBool | None = Field(default=None, description="show the last matches")
+    keep: Literal[True] | None = Field(
+        default=None,
+        description="keep a guest's profile for good (it no longer expires with its "
+        "sessions); only `true`: a kept profile is deleted, never made a guest's again",
+    )
 
     @field_validator("name")
     @classmethod

@@ -1,10 +1,12 @@
 """Player profiles (issue 36): the first session becomes a profile, which its owner may rename,
 show or hide, and delete; what anyone else may read of it; reports of a name.
 
-A profile is the player's id, a name and when it was made; its owner chooses what others see:
+A profile is the player's id, a name, when it was made, and whether it lasts (issue 47: a
+guest's expires with its last session, gateway/guests.py); its owner chooses what others see:
 `ratings` (the name, the rating and matches played and won at each table size, and the name on
 leaderboards) and `history` (the last matches, with their replays). Nothing else about a player
-is ever public: not their sessions, passkeys, or the tables they sit at now.
+is ever public: not their sessions, passkeys, where they were seen, or the tables they sit at
+now. Reports of a name are gateway/reports.py's.
 
 Every write here touches one player's keys (one slot) or one table size's (`{ratings:N}`); an
 operation over several (a rename shown on three leaderboards, a deletion) is a sequence of
@@ -15,7 +17,6 @@ second attempt cannot finish.
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,10 +28,10 @@ from engine.cards import PLAYER_COUNTS
 from engine.errors import ErrorCode
 from engine.ratings import provisional, to_establish
 from gateway.errors import ApiError
+from gateway.guests import now_ms
 
 DELETED_NAME = "deleted player"  # what a deleted player's seat in a match record says
 GONE_TTL_S = 60 * 24 * 3600  # a deleted profile's tombstone outlives every session of it
-REPORTS_TO_HIDE = 3  # distinct players' reports that hide a name until it changes
 HISTORY_PAGE = 20
 
 # KEYS: a size's ratings, its leaderboard's names. ARGV: player, name ('' to remove). A name is
@@ -85,44 +86,24 @@ return changed
 """,
 )
 
-# KEYS: the target's reports, profile. ARGV: reporter, how many hide the name. A script: the
-# count and the hiding must see no rename (CHANGE) between them, and no deletion before them.
-REPORT = Script(
-    "profiles.report",
-    """
-if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
-redis.call('SADD', KEYS[1], ARGV[1])
-local n = redis.call('SCARD', KEYS[1])
-if n >= tonumber(ARGV[2]) then
-  redis.call('HSET', KEYS[2], 'name_hidden', '1')
-  return 1
-end
-return 0
-""",
-)
-
-# KEYS: the player's profile. ARGV: name, now (ms). Each field only if not there yet: a second
-# call changes nothing. A script so that nobody reads a profile with a name and no date.
-CREATE = Script(
-    "profiles.create",
-    """
-redis.call('HSETNX', KEYS[1], 'name', ARGV[1])
-redis.call('HSETNX', KEYS[1], 'created', ARGV[2])
-return 1
-""",
-)
-
-# KEYS: the player's profile, reports. ARGV: '1' when renamed (its reports cleared), then field,
-# value pairs. A script: a report counted between the new name and the clearing would hide the
-# new name for what was said of the old one.
+# KEYS: the player's profile, then its reports (`keys.reports`, `reporters`, `report_tags`).
+# ARGV: '1' when renamed (its reports cleared), then field, value pairs. A script: a report
+# counted between the new name and the clearing would hide the new name for what was said of
+# the old one.
 CHANGE = Script(
     "profiles.change",
     """
 redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-if ARGV[1] == '1' then redis.call('DEL', KEYS[2]) end
+if ARGV[1] == '1' then redis.call('DEL', KEYS[2], KEYS[3], KEYS[4]) end
 return 1
 """,
 )
+
+
+def report_keys(player_id: str) -> list[str]:
+    """What a profile holds of reports of its name: the rule's before issue 47, and its."""
+    return [keys.reports(player_id), keys.reporters(player_id), keys.report_tags(player_id)]
+
 
 # A profile and its tombstone, read (one slot). Not atomic, and need not be: a deletion writes
 # the tombstone before it removes the profile, and the tombstone is read after it here, so a
@@ -130,16 +111,6 @@ return 1
 READ = Pipeline("profiles.read")
 # A player's rating and rank at one table size (one slot, `{ratings:N}`): two reads, no write.
 STANDING = Pipeline("profiles.standing")
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-async def create(redis: AsyncRedis, player_id: str, name: str) -> None:
-    """The player's profile, made once (a new player's first session, or a session older than
-    profiles when it is next used): a second call changes nothing."""
-    await CREATE.run(redis, [keys.profile(player_id)], [name, now_ms()])
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +121,7 @@ class Profile:
     ratings_public: bool
     history_public: bool
     name_hidden: bool  # reported by enough players: not shown until it changes
+    lasting: bool  # issue 47: kept for good; False: a guest's, expiring with its sessions
 
     @property
     def public(self) -> bool:
@@ -164,6 +136,8 @@ class Profile:
             raw.get("ratings_public") == "1",
             raw.get("history_public") == "1",
             raw.get("name_hidden") == "1",
+            # Not judged yet (made before issue 47): its session's lookup judges it first.
+            raw.get("lasting") != "0",
         )
 
 
@@ -172,10 +146,6 @@ class Profiles:
         self.redis = redis
 
     # -- the owner's ----------------------------------------------------------------------------
-    async def create(self, player_id: str, name: str) -> None:
-        """The player's profile, made once: a second call changes nothing."""
-        await create(self.redis, player_id, name)
-
     async def get(self, player_id: str) -> Profile | None:
         """The profile, or None: never made, or deleted."""
         pipe = READ.on(self.redis)
@@ -218,9 +188,11 @@ class Profiles:
             pairs = [x for field, value in fields.items() for x in (field, value)]
             await CHANGE.run(
                 self.redis,
-                [keys.profile(player_id), keys.reports(player_id)],
+                [keys.profile(player_id), *report_keys(player_id)],
                 ["1" if "name" in fields else "0", *pairs],
             )
+        if "name" in fields:
+            await self.redis.zrem(keys.REPORTED, player_id)  # a new name: nothing to review
         after = await self.get(player_id)
         if after is None:
             raise ApiError(ErrorCode.UNKNOWN_PROFILE, "your profile was deleted")
@@ -259,32 +231,8 @@ class Profiles:
             await SCRUB.run(self.redis, [keys.match(str(match))], [player_id, DELETED_NAME])
         for raw in (await self.redis.hgetall(keys.passkeys(player_id))).values():
             await self.redis.delete(keys.passkey(json.loads(raw)["credential"]))
-        await self.redis.delete(
-            keys.profile(player_id),
-            keys.history(player_id),
-            keys.wins(player_id),
-            keys.passkeys(player_id),
-            keys.reports(player_id),
-        )
-
-    async def report(self, reporter: str, player_id: str) -> None:
-        """One player's report of another's name (counted once per reporter); enough of them
-        hide it from every leaderboard and from the profile until its owner changes it."""
-        if reporter == player_id:
-            raise ApiError(ErrorCode.NOT_ALLOWED, "you cannot report your own name")
-        if await self.gone(player_id):
-            raise ApiError(ErrorCode.UNKNOWN_PROFILE, "no such profile")
-        hidden = await REPORT.run(
-            self.redis,
-            [keys.reports(player_id), keys.profile(player_id)],
-            [reporter, REPORTS_TO_HIDE],
-        )
-        if int(hidden) < 0:
-            raise ApiError(ErrorCode.UNKNOWN_PROFILE, "no such profile")
-        if int(hidden) == 1:
-            profile = await self.get(player_id)
-            if profile is not None:
-                await self.list_names(profile)
+        await self.redis.zrem(keys.REPORTED, player_id)
+        await self.redis.delete(*keys.owned(player_id))
 
     async def level(self, player_id: str, players: int) -> int:
         """The player's level at a table size, for quick play (a new player's: 1000)."""
@@ -390,6 +338,7 @@ class Profiles:
             # Records before issue 46 say whether a match was rated, not why not.
             "rated": bool(record.get("rated", delta is not None)),
             "reason": record.get("reason"),
+            "weight": record.get("weight"),
             "provisional": played is not None and provisional(int(played)),
             "seats": seats,
         }

@@ -15,9 +15,12 @@ from cluster.link_secret import link_secret
 from cluster.redis_client import AsyncRedis, async_redis
 from cluster.settings import Settings
 from gateway import metrics
+from gateway.address_tags import AddressTags
 from gateway.cells import HttpCells
 from gateway.client_ip import Network, networks
 from gateway.conn_caps import ConnectionCaps
+from gateway.guest_migration import GuestMigration
+from gateway.guests import Guests
 from gateway.hubs import Hubs, LinkFactory
 from gateway.leaderboards import Leaderboards
 from gateway.lobbies import OpenLobbies
@@ -27,6 +30,7 @@ from gateway.profiles import Profiles
 from gateway.quickplay import QuickQueue
 from gateway.rate_limit import Bucket, RateLimits
 from gateway.replay_cache import ReplayCache
+from gateway.reports import Reports
 from gateway.sessions import Sessions
 from gateway.table_link import RayLink, SocketLink
 
@@ -40,6 +44,9 @@ class Services:
     redis: AsyncRedis
     sessions: Sessions
     profiles: Profiles
+    guests: Guests
+    reports: Reports
+    tags: AddressTags  # where sessions come from, as a keyed hash (issue 47)
     newcomers: Newcomers
     leaderboards: Leaderboards
     passkeys: Passkeys
@@ -70,12 +77,17 @@ class Services:
         metrics.POOL_TARGET.set_function(lambda: directory.pool.last_target)
         metrics.POOL_STARTING.set_function(lambda: directory.pool.starting)
         metrics.POOL_WAITING.set_function(lambda: directory.pool.waiting)
+        tags = _address_tags(settings)
+        profiles = Profiles(redis)
         return cls(
             settings=settings,
             gateway=gateway,
             redis=redis,
-            sessions=Sessions(redis, settings.session_ttl_s),
-            profiles=Profiles(redis),
+            sessions=Sessions(redis, settings.session_ttl_s, tags),
+            profiles=profiles,
+            guests=Guests(redis, settings.session_ttl_s),
+            reports=Reports(redis, profiles),
+            tags=tags,
             newcomers=Newcomers(redis),
             leaderboards=Leaderboards(redis),
             passkeys=Passkeys(redis, settings.passkey_rp_id),
@@ -107,6 +119,13 @@ class Services:
         workers of the release before may still apply some (actors/rating_fix.py)."""
         self.tasks.spawn(RatingFix(self.redis, self.gateway).keep(), "rating-fix")
 
+    def judge_older_profiles(self) -> None:
+        """Issue 47: the profiles made before guests expired are judged once, lasting or a
+        guest's, by the first gateway of this release that finds them not judged
+        (gateway/guest_migration.py)."""
+        migration = GuestMigration(self.redis, self.gateway, self.settings.session_ttl_s)
+        self.tasks.spawn(migration.keep(), "guest-migration")
+
     async def close(self) -> None:
         await self.tasks.close()
         await self.hubs.close()
@@ -114,6 +133,17 @@ class Services:
         if self.remote is not None:
             await self.remote.close()
         await self.redis.aclose()
+
+
+def _address_tags(settings: Settings) -> AddressTags:
+    """Tags keyed by `QUATRO_ADDRESS_KEY`, else by the Ray token every gateway shares; none
+    when turned off (every player on one address on purpose: tests, load tests)."""
+    if not settings.address_tags:
+        log.warning("QUATRO_ADDRESS_TAGS=0: sessions' addresses are not told apart")
+        return AddressTags(None)
+    if settings.address_key is not None:
+        return AddressTags.derived(settings.address_key.get_secret_value())
+    return AddressTags.derived(link_secret(settings.store()))
 
 
 def _cells(settings: Settings, redis: AsyncRedis) -> tuple[Registry | None, HttpCells | None]:

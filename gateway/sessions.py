@@ -3,7 +3,12 @@ only their SHA-256 is stored, and they are never logged.
 
 Each session names a player, whose profile (gateway/profiles.py) holds the name: a session made
 on another device by a passkey names the same player, and a rename reaches them all. A profile
-deleted ends every session of it (its tombstone is read with the name)."""
+deleted ends every session of it (its tombstone is read with the name).
+
+Issue 47: every use of a session notes where it came from (an address tag, never the address:
+gateway/address_tags.py) on its profile, the newest few only, and renews a guest's profile with
+the session (gateway/guests.py): a guest's profile expires with its last session. A profile
+made before issue 47 is judged when one of its sessions is next used."""
 
 from __future__ import annotations
 
@@ -14,18 +19,42 @@ import uuid
 from dataclasses import dataclass
 
 from actors import keys
+from actors.profile_keys import LUA, OWNED, SEEN_MOST, SEEN_TTL_S
 from cluster.redis_client import AsyncRedis
-from cluster.redis_ops import Pipeline
-from gateway import profiles
+from cluster.redis_ops import Pipeline, Script
+from gateway.address_tags import AddressTags
+from gateway.guests import Guests, now_ms
 
 # A session read and its lifetime renewed (one key).
 LOOKUP = Pipeline("sessions.lookup")
 # A player's seat at a table recorded or forgotten, and their record renewed (one key).
 SEATED = Pipeline("sessions.seated")
-# A session's player's name and profile tombstone read (the player's slot, one round trip). Not
-# atomic, and need not be: a deletion writes the tombstone before it removes the profile, and
-# the tombstone is read after the name here.
-PLAYER = Pipeline("sessions.player")
+
+# KEYS: the session's player's own keys (`keys.owned`), then their tombstone. ARGV: a session's
+# lifetime (ms), the address tag it is used from ('' for none), now (ms), the most tags kept.
+# Returns {name or nil, 1 when deleted, lasting or nil}: the name and tombstone read, where it
+# was seen noted, a guest's keys renewed with its session. A script: a guest's keys renewed
+# after a keep (which persists them) would set them expiring again.
+TOUCH = Script(
+    "sessions.touch",
+    LUA
+    + f"""
+if redis.call('EXISTS', KEYS[{OWNED + 1}]) == 1 then return {{false, 1, false}} end
+local name = redis.call('HGET', KEYS[1], 'name')
+if not name then return {{false, 0, false}} end
+local lasting = redis.call('HGET', KEYS[1], 'lasting')
+if ARGV[2] ~= '' then
+  redis.call('ZADD', KEYS[{OWNED}], tonumber(ARGV[3]), ARGV[2])
+  redis.call('ZREMRANGEBYRANK', KEYS[{OWNED}], 0, -tonumber(ARGV[4]) - 1)
+end
+if lasting == '0' then
+  expire(tonumber(ARGV[1]))
+elseif ARGV[2] ~= '' then
+  redis.call('PEXPIRE', KEYS[{OWNED}], {SEEN_TTL_S * 1000})
+end
+return {{name, 0, lasting}}
+""",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,9 +68,13 @@ def token_hash(token: str) -> str:
 
 
 class Sessions:
-    def __init__(self, redis: AsyncRedis, ttl_s: int) -> None:
+    """`tags`: how addresses are tagged (none: tags off); a guest's profile follows `ttl_s`."""
+
+    def __init__(self, redis: AsyncRedis, ttl_s: int, tags: AddressTags | None = None) -> None:
         self.redis = redis
         self.ttl_s = ttl_s
+        self.tags = tags or AddressTags(None)
+        self.guests = Guests(redis, ttl_s)
 
     async def create(self, name: str, player_id: str | None = None) -> tuple[str, Session]:
         """A new session: of a new player (whose profile the caller makes), or of `player_id`
@@ -52,8 +85,9 @@ class Sessions:
         await self.redis.set(keys.session(token_hash(token)), value, ex=self.ttl_s)
         return token, session
 
-    async def lookup(self, token: str) -> Session | None:
-        """The session of `token`, its lifetime renewed; None for an unknown token."""
+    async def lookup(self, token: str, address: str = "") -> Session | None:
+        """The session of `token`, its lifetime renewed, used from `address` (the client's;
+        "": none known); None for an unknown token."""
         if not token or len(token) > 256:
             return None
         key = keys.session(token_hash(token))
@@ -65,18 +99,24 @@ class Sessions:
             return None
         data = json.loads(raw)
         player_id = str(data["player_id"])
+        tag = self.tags.tag(address)
         # The player's own keys: one slot, one round trip.
-        pipe = PLAYER.on(self.redis)
-        pipe.hget(keys.profile(player_id), "name")
-        pipe.exists(keys.profile_gone(player_id))
-        name, gone = await PLAYER.run(pipe)
+        name, gone, lasting = await TOUCH.run(
+            self.redis,
+            [*keys.owned(player_id), keys.profile_gone(player_id)],
+            [self.ttl_s * 1000, tag or "", now_ms(), SEEN_MOST],
+        )
         if int(gone):
             return None  # the profile was deleted: none of its sessions goes on
         if name is None:
             # A session older than profiles (or one whose profile was not written yet): it
             # becomes the player's profile now, as the first session of a new player does.
             name = str(data["name"])
-            await profiles.create(self.redis, player_id, name)
+            await self.guests.create(player_id, name, tag)
+        elif lasting is None:
+            # A profile made before issue 47, not judged yet: judged now, its session just
+            # renewed.
+            await self.guests.judge(player_id, now_ms() + self.ttl_s * 1000)
         return Session(player_id=player_id, name=str(name))
 
     async def seated(self, player_id: str, code: str, seat: int | None) -> None:

@@ -181,7 +181,7 @@ async def _handshake(
 
 async def _join(ws: WebSocket, svc: Services, hello: Hello) -> tuple[Connection, str] | None:
     """`welcome`, or a refusal and close (4401, 4404, 4403)."""
-    session = await svc.sessions.lookup(hello.token)
+    session = await svc.sessions.lookup(hello.token, from_scope(dict(ws.scope), svc.proxies))
     if session is None:
         await _refuse(ws, hello.id, BAD_TOKEN, CLOSE_BAD_TOKEN)
         return None

@@ -1,5 +1,7 @@
 """The release before issue 46 (b29edd8, the last commit of main before it), its own code, run as
-it is: what fills a store as production holds it when this release arrives.
+it is: what fills a store as production holds it when this release arrives. Issue 47's guests
+arrive on a store of the release before them (`BEFORE_GUESTS`, d26b374): `tree(path,
+BEFORE_GUESTS)` (tests/gateway/test_guest_migration.py).
 
 - `tree(path)`: its packages, from `git archive`, for a gateway of that release
   (`Stack.gateway_of`, tests/store/test_rating_upgrade.py) or a process of its own;
@@ -23,6 +25,7 @@ from pathlib import Path
 from cluster.gateway_process import ROOT
 
 RELEASE_BEFORE = "b29edd8"
+BEFORE_GUESTS = "d26b374"  # the last commit of main before issue 47's guests
 PACKAGES = ("actors", "cluster", "engine", "gateway")
 
 # Run in that release's tree: one RatingStore, every match in order, as its results task does.
@@ -59,13 +62,13 @@ class Match:
     scores: tuple[int, ...]
 
 
-def tree(where: Path) -> Path:
+def tree(where: Path, release: str = RELEASE_BEFORE) -> Path:
     """The release's packages under `where` (AssertionError without the repository's git
     history, which these tests need)."""
     archive = where / "code.tar"
     try:
         subprocess.run(
-            ["git", "-C", str(ROOT), "archive", "-o", str(archive), RELEASE_BEFORE, *PACKAGES],
+            ["git", "-C", str(ROOT), "archive", "-o", str(archive), release, *PACKAGES],
             check=True,
             capture_output=True,
         )
@@ -74,7 +77,10 @@ def tree(where: Path) -> Path:
     with tarfile.open(archive) as tar:
         tar.extractall(where, filter="data")
     archive.unlink()
-    assert not (where / "actors" / "rating_fix.py").exists(), "not the release before"
+    if release == RELEASE_BEFORE:
+        assert not (where / "actors" / "rating_fix.py").exists(), "not the release before"
+    else:
+        assert not (where / "gateway" / "guests.py").exists(), "not the release before guests"
     return where
 
 

@@ -76,6 +76,8 @@ async def _my_profile(svc: Svc, profile: Profile) -> dict[str, Any]:
         "ratings": {str(k): v for k, v in (await svc.profiles.standings(pid)).items()},
         "history": await svc.profiles.history(pid, own=True),
         "passkeys": await svc.passkeys.mine(pid),
+        "lasting": profile.lasting,
+        "expires": None if profile.lasting else await svc.guests.expires(pid),
     }
 
 
@@ -98,8 +100,11 @@ async def my_profile(svc: Svc, me: Me) -> dict[str, Any]:
 )
 async def change_profile(body: ProfileChange, svc: Svc, me: Me) -> dict[str, Any]:
     """Rename (the name's rule is a session's: 422 `bad_message`), show or hide the ratings
-    (with the name on leaderboards) and the history. A field left out keeps its value. Tables
-    where the player already sits keep the name they were given."""
+    (with the name on leaderboards) and the history, keep a guest's profile for good. A field
+    left out keeps its value. Tables where the player already sits keep the name they were
+    given."""
+    if body.keep:
+        await svc.guests.keep(me.player_id)
     profile = await svc.profiles.change(me.player_id, body.name, body.ratings, body.history)
     return await _my_profile(svc, profile)
 
@@ -151,14 +156,17 @@ async def get_profile(player_id: PlayerId, svc: Svc) -> dict[str, Any]:
     ),
 )
 async def report_name(player_id: PlayerId, svc: Svc, me: Me, ip: ClientIp) -> Ok:
-    """Report the player's name as offensive. Counted once per reporter; after a few players'
-    reports the name is hidden everywhere others see it until its owner changes it. Limited
-    per player (`QUATRO_REPORT_RATE`, `_BURST`) and per address (the `lookup` quota)."""
+    """Report the player's name as offensive. A report counts from a kept profile 3 days old
+    or more with 5 rated matches against people (else 403 `not_allowed`), once per person as
+    far as the server can tell (profiles seen at one address count once; answered alike);
+    reports from 3 addresses hide the name everywhere others see it until its owner changes
+    it. Limited per player (`QUATRO_REPORT_RATE`, `_BURST`) and per address (the `lookup`
+    quota)."""
     await svc.limits.take("lookup", ip)
     await svc.limits.take("report", me.player_id)
     if not PLAYER_ID.match(player_id):
         raise ApiError(ErrorCode.UNKNOWN_PROFILE, "no such profile")
-    await svc.profiles.report(me.player_id, player_id)
+    await svc.reports.report(me.player_id, player_id, svc.tags.tag(ip))
     return Ok()
 
 
@@ -229,12 +237,15 @@ async def passkey_options(svc: Svc, me: Me, where: OnSite) -> dict[str, Any]:
 )
 async def add_passkey(body: PasskeyNew, svc: Svc, me: Me, where: OnSite) -> dict[str, Any]:
     """The browser's new passkey, verified (challenge, origin, site, signature) and kept: from
-    now on it signs in to this profile on any device that has it. Its label is numbered when
-    another of the caller's reads alike. 401 `bad_passkey` when it cannot be verified; 403
-    `not_allowed` past 10 passkeys."""
-    return await svc.passkeys.register(
+    now on it signs in to this profile on any device that has it, and the profile is kept for
+    good (no guest's any more). Its label is numbered when another of the caller's reads alike.
+    401 `bad_passkey` when it cannot be verified; 403 `not_allowed` past 10 passkeys."""
+    added = await svc.passkeys.register(
         where, me.player_id, body.challenge_id, body.credential, body.label or ""
     )
+    # A profile with a passkey is worth keeping (issue 47): it is no guest's any more.
+    await svc.guests.keep(me.player_id)
+    return added
 
 
 @router.patch(

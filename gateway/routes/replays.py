@@ -18,7 +18,7 @@ from actors.ratings import match_id
 from cluster.redis_client import AsyncRedis
 from cluster.redis_ops import Pipeline
 from engine.errors import ErrorCode
-from gateway.deps import Credentials, Svc, current_session, quota
+from gateway.deps import ClientIp, Credentials, Svc, current_session, quota
 from gateway.errors import ApiError
 from gateway.models import MatchSpan, ReplayOut
 from gateway.openapi import AUTH, BACKEND, QUOTA, refusals
@@ -53,6 +53,7 @@ async def get_replay(
     table_id: Annotated[str, Path(json_schema_extra={"pattern": TABLE_ID.pattern})],
     svc: Svc,
     credentials: Credentials,
+    ip: ClientIp,
     view: Annotated[Literal["public", "own"], Query()] = "public",
 ) -> Response:
     """The table's finished matches. `view=own` needs the caller's session (401 `bad_token`)
@@ -61,7 +62,7 @@ async def get_replay(
     `watching_off` for the public view of a table its host closed to watchers."""
     player_id = None
     if view == "own":
-        player_id = (await current_session(svc, credentials)).player_id
+        player_id = (await current_session(svc, credentials, ip)).player_id
     if not TABLE_ID.match(table_id):
         raise ApiError(ErrorCode.UNKNOWN_REPLAY, "no replay of that table")
     where = await locate(svc.redis, table_id)

@@ -10,7 +10,7 @@ from fastapi import APIRouter
 
 from actors.directory import TableGone
 from actors.protocol import Seated, SeatOf
-from gateway.deps import Me, Svc, quota
+from gateway.deps import ClientIp, Me, Svc, quota
 from gateway.errors import BACKEND_DOWN
 from gateway.models import MyTable, MyTables, NewSession, SessionOut
 from gateway.openapi import AUTH, BACKEND, QUOTA, refusals
@@ -28,11 +28,14 @@ MOST_TABLES = 8
     dependencies=[quota("session")],
     responses=refusals(*QUOTA, *BACKEND),
 )
-async def create_session(body: NewSession, svc: Svc) -> SessionOut:
+async def create_session(body: NewSession, svc: Svc, ip: ClientIp) -> SessionOut:
+    """A new player, their session and their profile: a guest's, which expires with its last
+    session unless it is kept (a rated match, a passkey, or `PATCH /api/profiles/me`
+    `{"keep": true}`). Limited per address (`QUATRO_SESSION_RATE`, `_BURST`)."""
     token, session = await svc.sessions.create(body.name)
     # The first session of a player is their profile (gateway/profiles.py): nothing more is
     # asked to play, and a passkey added later brings it to other devices.
-    await svc.profiles.create(session.player_id, session.name)
+    await svc.guests.create(session.player_id, session.name, svc.tags.tag(ip))
     return SessionOut(token=token, player_id=session.player_id, name=session.name)
 
 

@@ -31,7 +31,7 @@ from actors.table_core import TableCore
 from cluster.procs import RedisServer
 from cluster.redis_client import RedisSettings, async_redis
 from engine import CallQuatro
-from engine.ratings import NEW, MatchResult, SeatResult
+from engine.ratings import NEW, REPEATS_COUNTED, MatchResult, SeatResult
 from engine.settings import NEWCOMER_WINS
 from tests.actors.test_table_core import CODE, NAME, Clock, act, saved
 
@@ -269,11 +269,15 @@ async def test_matches_of_the_same_players_ending_together_both_count(redis_url:
     result = result_from_wire(saved(redis_url)["results"]["owed"][0])
     store = RatingStore(async_redis(redis_url))
     try:
-        ids = [f"t-{i}.1" for i in range(6)]
-        await asyncio.gather(*(store.apply(mid, result, 0) for mid in ids))
+        ids = [f"t-{i}.1" for i in range(REPEATS_COUNTED + 1)]
+        done = await asyncio.gather(*(store.apply(mid, result, 0) for mid in ids))
         s = standing(redis_url, "p0")
-        assert (s.played, s.won, s.version) == (6, 6, 6)
+        assert (s.played, s.won, s.version) == (5, 5, 5)
         assert standing(redis_url, "p1").won == 0
+        # Issue 47: the same two opponents, so each counted match weighs 1/k as the k-th of
+        # their day, whichever ended first, and the sixth not at all.
+        assert sorted(d.weight for d in done if d.rated) == [1 / k for k in (5, 4, 3, 2, 1)]
+        assert [d.reason for d in done if not d.rated] == ["repeated"]
     finally:
         await store.redis.aclose()
 

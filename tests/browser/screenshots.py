@@ -221,8 +221,9 @@ def rated_players(base: str) -> tuple[dict[str, Any], str]:
     """A few players with rated matches against one rival: bots of different levels give
     different ratings, two of them keep theirs hidden; the first plays ten (established, so
     listed, as the rival is), the others fewer (provisional). Returns the first, who shows
-    theirs, and their last table."""
-    rival = session(base, NAMES[7])
+    theirs, and their last table. The first's ten alternate between the rival and a second
+    one: the same two opponents count five matches a day at most (issue 47)."""
+    rivals = (session(base, NAMES[7]), session(base, NAMES[2]))
     mine: tuple[dict[str, Any], str] | None = None
     for name, levels, public in (
         (NAMES[0], ("normal", "sharp") * (ESTABLISHED_AFTER // 2), True),
@@ -234,8 +235,8 @@ def rated_players(base: str) -> tuple[dict[str, Any], str]:
     ):
         who = session(base, name)
         code = ""
-        for level in levels:
-            code = lost_match(base, who, level, rival)
+        for n, level in enumerate(levels):
+            code = lost_match(base, who, level, rivals[n % 2 if mine is None else 0])
         if public:
             body = {"ratings": True, "history": True}
             auth = {"Authorization": f"Bearer {who['token']}"}

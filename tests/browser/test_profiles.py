@@ -5,7 +5,8 @@ touch), in each of the four languages:
   Chromium's virtual authenticator (CDP `WebAuthn`), carry the credential to a second
   context's authenticator (as a synced passkey would be), sign in there from the home page: the
   same profile, name and rating;
-- the profile page: ratings per table size (a provisional one marked "1032?"), the last matches
+- the profile page: a guest's profile says until when it is kept and keeps it at a press
+  (issue 47), ratings per table size (a provisional one marked "1032?"), the last matches
   with replay links (one against bots alone, not rated, saying why), what others see, the
   public profile, and the leaderboard with the player's own row (not listed yet: how many rated
   matches remain);
@@ -207,6 +208,9 @@ def test_the_profile_history_and_leaderboard_pages(
     me = session(base, f"Zoé {lang}")
     other = session(base, f"Jak {lang}")
     rated(stack, me["player_id"], 4, Rating(27.0, 4.0), 1, 1)
+    # Someone listed at 4 seats, so that the board has rows below which the own row stands,
+    # whatever ran before this test.
+    rated(stack, other["player_id"], 4, Rating(26.0, 3.0), 12, 6)
     table_id = finished_matches(stack, me, other)
     words = catalog(lang)
     nine = words["board.notListed"]["few" if lang == "ar" else "other"].replace("{n}", "9")
@@ -214,6 +218,18 @@ def test_the_profile_history_and_leaderboard_pages(
     try:
         page = p.page
         page.goto(f"{base}/profile")
+        # A new session's profile is a guest's (issue 47): the page says until when it is
+        # kept, and keeps it for good at a press.
+        guest = page.locator("section.guest")
+        lead = words["profile.guestLead"].split("{date}")[0].strip()
+        expect(guest).to_contain_text(lead)
+        expect(guest.locator("#guest-title")).to_have_text(words["profile.guestTitle"])
+        page.click("#keep-profile")
+        expect(guest).to_have_count(0)
+        kept = httpx.get(
+            f"{base}/api/profiles/me", headers={"Authorization": f"Bearer {me['token']}"}
+        ).json()
+        assert (kept["lasting"], kept["expires"]) == (True, None)
         # One rated match: the rating is provisional, marked, explained, not ranked yet.
         display = Rating(27.0, 4.0).display
         expect(page.locator("tr[data-size='4'] .rating")).to_have_text(f"{display}?")

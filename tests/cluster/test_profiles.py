@@ -1,6 +1,8 @@
 """Profiles and ratings on the real stack (issue 36): a match rates its players exactly once
 through a gateway's retried command and a table actor killed while the ratings were owed; the
-profile's REST contract (own view, what others see, rename, report, leaderboards, delete)."""
+profile's REST contract (own view, what others see, rename, report, leaderboards, delete).
+The suite's gateways take every player to come from an address of their own
+(`QUATRO_ADDRESS_TAGS=0`): issue 47's rules of addresses are tests/cluster/test_guests.py's."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import asyncio
 import json
 import os
 import signal
+import time
 from typing import Any
 
 import redis
@@ -27,6 +30,15 @@ def store(stack: Stack) -> redis.Redis:
 
 def standing(stack: Stack, player_id: str, players: int = 4) -> Standing:
     return Standing.read(store(stack).hget(keys.ratings(players), player_id))
+
+
+def of_standing(r: redis.Redis, player_id: str) -> None:
+    """A kept profile four days old with five rated matches (at 8 seats): as time and matches
+    against people would leave it, so that its reports count (gateway/reports.py)."""
+    four_days_ago = int(time.time() * 1000) - 4 * 24 * 3600 * 1000
+    r.hset(keys.profile(player_id), mapping={"lasting": "1", "created": four_days_ago})
+    r.persist(keys.profile(player_id))
+    r.hset(keys.ratings(8), player_id, json.dumps({"mu": 25.0, "sigma": 7.0, "played": 5}))
 
 
 async def until(check: Any, limit: float = 60.0) -> Any:
@@ -202,9 +214,11 @@ async def test_the_profile_shows_what_its_owner_chooses_and_goes_for_good(stack:
     # A bad name is refused by the rule of names; the session still names the player.
     bad = await ana.rest("PATCH", "/api/profiles/me", json={"name": "B0t 7"})
     assert bad.status_code == 422
-    # Reports: once per reporter, three hide the name.
+    # Reports: from profiles of standing (issue 47), once per reporter, three hide the name.
     assert (await ana.rest("POST", f"/api/profiles/{ana.player_id}/report")).status_code == 403
     reporters = [bea, *[await Player(stack.b.url, f"R{i}").register() for i in range(2)]]
+    for p in reporters:
+        of_standing(r, p.player_id)
     for i, p in enumerate(reporters):
         for _ in range(2):  # counted once
             assert (await p.rest("POST", f"/api/profiles/{ana.player_id}/report")).is_success
@@ -265,6 +279,6 @@ async def test_kicks_and_reports_are_rate_limited_per_player(stack: Stack) -> No
         (await host.rest("POST", f"/api/profiles/{target.player_id}/report")).status_code
         for _ in range(6)
     ]
-    assert got == [200] * 5 + [429]
+    assert got == [403] * 5 + [429]  # a new profile's reports count nothing: still limited
     limited = await host.rest("POST", f"/api/profiles/{target.player_id}/report")
     assert int(limited.headers["Retry-After"]) >= 1

@@ -27,7 +27,9 @@ from engine.ratings import (
     BOT_RATINGS,
     ESTABLISHED_AFTER,
     NEW,
+    REPEATS_COUNTED,
     UNRATED,
+    Facts,
     MatchResult,
     Rating,
     SeatResult,
@@ -36,6 +38,7 @@ from engine.ratings import (
     provisional,
     rate,
     to_establish,
+    weight,
     why_unrated,
 )
 from tests.engine.tables import Game
@@ -147,7 +150,48 @@ def test_one_person_on_each_of_two_teams_is_rated_and_the_bots_weigh_at_their_le
 def test_practice_tables_never_count() -> None:
     assert why_unrated(result((5, 3), {0: "a", 1: "b"}, practice=True)) == "practice"
     assert why_unrated(result((5, 0), {0: "a"}, practice=True)) == "practice"
-    assert set(UNRATED) == {"practice", "bots", "profile"}
+    assert set(UNRATED) == {"practice", "bots", "same_person", "repeated", "profile"}
+
+
+def test_two_rated_people_seen_at_one_address_rate_nobody() -> None:
+    """Issue 47: one person with two profiles at one table (one losing on purpose, or both
+    holding one team and its sign) looks like two profiles seen at one address."""
+    opponents = result((5, 0), {0: "a", 1: "b"})
+    assert why_unrated(opponents, Facts(frozenset({frozenset({"a", "b"})}))) == "same_person"
+    partners = result((5, 0, 2), {0: "a", 3: "b", 1: "c"})  # a and b share team 0
+    assert why_unrated(partners, Facts(frozenset({frozenset({"a", "b"})}))) == "same_person"
+    # A pair the match does not rate (one of them not at the table) changes nothing.
+    assert why_unrated(opponents, Facts(frozenset({frozenset({"a", "z"})}))) is None
+    # The reasons of the match itself come first: a practice table is said to be one.
+    alone = result((5, 0), {0: "a", 1: "b"}, practice=True)
+    assert why_unrated(alone, Facts(frozenset({frozenset({"a", "b"})}))) == "practice"
+    assert counts(opponents)
+    assert not counts(opponents, Facts(frozenset({frozenset("ab")})))
+
+
+def test_the_same_opponents_weigh_less_each_match_of_a_day_then_not_at_all() -> None:
+    match = result((5, 2), {0: "a", 1: "b"})
+    assert match.opponents() == (("a", "b"),)
+    assert result((5, 2, 1), {0: "b", 3: "a", 1: "c"}).opponents() == (("a", "c"), ("b", "c"))
+    assert [weight(Facts(met=k)) for k in range(4)] == [1.0, 0.5, 1 / 3, 0.25]
+    assert [why_unrated(match, Facts(met=k)) for k in (0, 4, 5, 9)] == [
+        None,
+        None,
+        "repeated",
+        "repeated",
+    ]
+    assert REPEATS_COUNTED == 5
+    # A match of weight 1 rates as before; of weight 1/2, it moves μ half as far, σ² too.
+    whole = rate(match, {})
+    assert rate(match, {}, 1.0) == whole
+    half = rate(match, {}, weight(Facts(met=1)))
+    for p in ("a", "b"):
+        assert half[p].mu - NEW.mu == pytest.approx((whole[p].mu - NEW.mu) / 2)
+        assert half[p].sigma ** 2 - NEW.sigma**2 == pytest.approx(
+            (whole[p].sigma ** 2 - NEW.sigma**2) / 2
+        )
+    with pytest.raises(ValueError, match="weight"):
+        rate(match, {}, 0.0)
 
 
 def test_a_rating_is_provisional_for_its_first_matches() -> None:

@@ -707,3 +707,13 @@ def test_gateways_keep_idle_connections_longer_than_an_ingress_does() -> None:
         _gateway_container(render_values("quatro", '{"gateway": {"keepAliveSeconds": 620}}'))
     )
     assert env["QUATRO_KEEP_ALIVE"]["value"] == "620"
+
+
+def test_gateways_believe_the_proxies_they_are_told_of() -> None:
+    """Issue 47: behind an ingress, the gateway must read the client from X-Forwarded-For, or
+    every player shares the ingress's address (one quota of new sessions, one address tag)."""
+    env = _env(_gateway_container(render_values("quatro", "{}")))
+    assert env["QUATRO_TRUSTED_PROXIES"]["value"] == ""
+    told = '{"gateway": {"trustedProxies": "10.42.0.0/16, fd00::/8"}}'
+    env = _env(_gateway_container(render_values("quatro", told)))
+    assert env["QUATRO_TRUSTED_PROXIES"]["value"] == "10.42.0.0/16, fd00::/8"

@@ -37,13 +37,17 @@ from cluster import redis_ops
 from cluster.redis_client import AsyncRedis, RedisSettings, async_redis, sync_redis
 from cluster.redis_cluster import LocalRedisCluster
 from engine.ratings import ESTABLISHED_AFTER, MatchResult, SeatResult
+from gateway.address_tags import AddressTags
 from gateway.errors import ApiError
+from gateway.guest_migration import GuestMigration
+from gateway.guests import Guests
 from gateway.leaderboards import Leaderboards
 from gateway.lobbies import OpenLobbies
 from gateway.passkeys import Passkeys, Site
 from gateway.profiles import DELETED_NAME, Profiles
 from gateway.quickplay import QuickQueue
 from gateway.rate_limit import Bucket, RateLimits
+from gateway.reports import Reports
 from gateway.routes.replays import READ, READ_LEGACY, locate, read
 from gateway.sessions import Sessions
 from loadtests.players_scale import fill, player_id
@@ -297,9 +301,9 @@ async def rated_match(
     """A 4-seat match of `a` (who shows her ratings) and `b`, each with a bot partner, rated and
     recorded as a table actor does it (by `store`, or one that waits for no replica); its id.
     Each had nine rated matches before it: this one lists them on the leaderboard."""
-    profiles = Profiles(client)
-    await profiles.create(a, "Ann")
-    await profiles.create(b, "Bob")
+    profiles, guests = Profiles(client), Guests(client, 3600)
+    await guests.create(a, "Ann", "tag-a")
+    await guests.create(b, "Bob", "tag-b")
     await profiles.change(a, None, True, None)
     nine = json.dumps({"mu": 25.0, "sigma": 8.0, "played": ESTABLISHED_AFTER - 1, "v": 1})
     await client.hset(keys.ratings(4), mapping={a: nine, b: nine})
@@ -369,7 +373,7 @@ async def profiles_case(client: AsyncRedis, url: str) -> None:
     mid = await rated_match(client, "table-0e2", a, "p-opsp2")
     device = await add_passkey(client, a)
     profiles = Profiles(client)
-    await profiles.create(a, "Other")  # made already: nothing changes
+    await Guests(client, 3600).create(a, "Other", None)  # made already: nothing changes
     renamed = await profiles.change(a, "Anna", True, True)
     assert (renamed.name, renamed.ratings_public, renamed.history_public) == ("Anna", True, True)
     assert await client.hget(keys.board_names(4), a) == "Anna"
@@ -378,15 +382,21 @@ async def profiles_case(client: AsyncRedis, url: str) -> None:
     assert standing["played"] == 10
     assert standing["rank"] >= 1
     assert [line["match"] for line in await profiles.history(a, own=False)] == [mid]
-    for reporter in ("p-opsq1", "p-opsq2", "p-opsq3"):
-        await profiles.report(reporter, a)
+    reports = Reports(client, profiles)
+    for n, reporter in enumerate(("p-opsq1", "p-opsq2", "p-opsq3")):
+        await standing_reporter(client, reporter)
+        await reports.report(reporter, a, f"tag-{n}")
     hidden = await profiles.get(a)
     assert hidden is not None
     assert hidden.name_hidden
     assert await client.hget(keys.board_names(4), a) is None
+    assert [row["player_id"] for row in await reports.reported(5)] == [a]
+    assert await reports.review(a, "clear")  # an operator's: shown again, reports cleared
+    assert await client.hget(keys.board_names(4), a) == "Anna"
+    assert await reports.review(a, "hide")
     await profiles.change(a, "Annie", None, None)  # a new name: shown again, reports cleared
     assert await client.hget(keys.board_names(4), a) == "Annie"
-    assert not await client.exists(keys.reports(a))
+    assert not await client.exists(keys.reporters(a))
     await profiles.delete(a)
     assert await profiles.get(a) is None
     assert await client.zscore(keys.board(4), a) is None
@@ -395,6 +405,46 @@ async def profiles_case(client: AsyncRedis, url: str) -> None:
     assert (seats[0]["player"], seats[0]["name"]) == (None, DELETED_NAME)
     with pytest.raises(ApiError, match="no profile has this passkey"):
         await sign_in(client, device)
+
+
+async def standing_reporter(client: AsyncRedis, player: str) -> None:
+    """A kept profile a week old with five rated matches: its reports count."""
+    guests = Guests(client, 3600)
+    await guests.create(player, "Rex", None)
+    assert await guests.keep(player)
+    week_ago = int(time.time() * 1000) - 7 * 24 * 3600 * 1000
+    await client.hset(keys.profile(player), "created", week_ago)
+    five = json.dumps({"mu": 25.0, "sigma": 8.0, "played": 5, "v": 1})
+    await client.hset(keys.ratings(6), player, five)
+
+
+async def guests_case(client: AsyncRedis, url: str) -> None:
+    """A guest's profile made, renewed by its session's use (where it was seen noted), kept;
+    profiles made before issue 47 judged by the migration (its lease, its pages of sessions
+    and profiles) and by a session's use."""
+    sessions = Sessions(client, 3600, AddressTags(b"k" * 32))
+    token, session = await sessions.create("Gus")
+    guests = Guests(client, 3600)
+    await guests.create(session.player_id, "Gus", "tag-g")
+    assert await sessions.lookup(token, "192.0.2.7") == session
+    assert await client.zcard(keys.seen(session.player_id)) == 2
+    assert await guests.expires(session.player_id) is not None
+    assert await guests.keep(session.player_id)
+    assert await guests.expires(session.player_id) is None
+    # Made before issue 47: one with a session, one rated, one with neither.
+    old = ("p-opso1", "p-opso2", "p-opso3")
+    for pid in old:
+        await client.hset(keys.profile(pid), mapping={"name": pid, "created": 1})
+    await client.set(keys.session("ops-old"), json.dumps({"player_id": old[0]}), ex=600)
+    await client.hset(keys.ratings(8), old[1], json.dumps({"mu": 25.0, "sigma": 8.0}))
+    report = await GuestMigration(client, "gw-ops", 3600).run()
+    assert report.ran
+    assert (report.lasting, report.guests, report.deleted) == (1, 1, 1)  # Gus was kept
+    assert await client.hget(keys.profile(old[0]), "lasting") == "0"
+    assert await client.exists(keys.profile(old[2])) == 0
+    assert not (await GuestMigration(client, "gw-ops", 3600).run()).ran
+    await client.hset(keys.profile("p-opso4"), mapping={"name": "Old", "created": 1})
+    assert await guests.judge("p-opso4", 0) == 3
 
 
 async def passkeys_case(client: AsyncRedis, url: str) -> None:
@@ -463,7 +513,7 @@ async def rating_fix_case(client: AsyncRedis, url: str) -> None:
     reads of the size and of the records, its writes, each record's patch, its release."""
     a, b = "p-opsf1", "p-opsf2"
     for pid in (a, b):
-        await Profiles(client).create(pid, pid)
+        await Guests(client, 3600).create(pid, pid, None)
     first = int(time.time() * 1000) - 120_000
     with tempfile.TemporaryDirectory() as where:
         matches = wire([Match((a, None, None, None), (0, 5)), Match((a, b, None, None), (5, 1))])
@@ -519,6 +569,7 @@ CASES: list[Case] = [
     ratings_case,
     ratings_waited_case,
     profiles_case,
+    guests_case,
     passkeys_case,
     leaderboards_case,
     players_scale_case,

@@ -162,6 +162,11 @@ async def test_a_store_of_the_release_before_is_put_right_when_this_release_star
         new = gateway(stack, ROOT, own_redis.url, namespace, tmp_path)
         new.wait_ready()
         await until(lambda: r.hget(keys.rating_fix(4), "done"), limit=60)
+        # Issue 47: its start judges the profiles too; rated, both are kept for good.
+        await until(lambda: r.hget(keys.GUEST_MIGRATION, "done"), limit=60)
+        for p in (solo, bea):
+            assert r.hget(keys.profile(p.id), "lasting") == "1"
+            assert r.ttl(keys.profile(p.id)) == -1
         table_ids = {
             code: json.loads(str(r.get(keys.table(code))))["table_id"] for code in (alone, people)
         }

@@ -170,6 +170,8 @@ export function VoteBanner({ game, actions }) {
 const UNRATED = {
   bots: "over.unratedBots",
   practice: "over.unratedPractice",
+  same_person: "over.unratedSamePerson",
+  repeated: "over.unratedRepeated",
   profile: "over.unratedProfile",
 };
 

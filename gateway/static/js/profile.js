@@ -114,8 +114,13 @@ function Ratings({ ratings }) {
   </section>`;
 }
 
-// Why a match of the history changed no rating (issue 46).
-const UNRATED_LINE = { bots: "profile.unratedBots", practice: "profile.unratedPractice" };
+// Why a match of the history changed no rating (issues 46 and 47).
+const UNRATED_LINE = {
+  bots: "profile.unratedBots",
+  practice: "profile.unratedPractice",
+  same_person: "profile.unratedSamePerson",
+  repeated: "profile.unratedRepeated",
+};
 
 // A match record keeps a seat's name as the table had it: a bot's ("Bot 3") and a deleted
 // player's in the server's English. No player may take a name that reads as a bot's
@@ -250,6 +255,29 @@ function Rename({ token, me, onChange }) {
   </form>`;
 }
 
+// A guest's profile (issue 47) goes a week after its last visit: said, with the way to keep it.
+function Guest({ token, me, onChange }) {
+  const [busy, setBusy] = useState(false);
+  async function keep() {
+    setBusy(true);
+    try {
+      onChange(await api.changeProfile(token, { keep: true }));
+      toast(t("profile.kept"));
+    } catch (err) {
+      toast(errorText(err), "error");
+    } finally {
+      setBusy(false);
+    }
+  }
+  return html`<section class="panel guest" aria-labelledby="guest-title">
+    <h2 id="guest-title">${t("profile.guestTitle")}</h2>
+    <p>${t("profile.guestLead", { date: day(me.expires ?? Date.now()) })}</p>
+    <button type="button" class="primary" id="keep-profile" disabled=${busy} onClick=${keep}>
+      ${t("profile.keep")}
+    </button>
+  </section>`;
+}
+
 function Delete({ token }) {
   const [asking, setAsking] = useState(false);
   async function remove() {
@@ -309,6 +337,7 @@ function Mine() {
     <${PagesNav} signedIn=${true} here="/profile" />
     <h1 id="profile-title"><bdi id="profile-name-shown">${me.name}</bdi></h1>
     <p class="muted">${t("profile.since", { date: day(me.created) })}</p>
+    ${!me.lasting && html`<${Guest} token=${session.token} me=${me} onChange=${setMe} />`}
     <${Ratings} ratings=${me.ratings} />
     <${History} lines=${me.history} />
     <${Visibility} token=${session.token} me=${me} onChange=${setMe} />
@@ -333,7 +362,8 @@ function Theirs({ id }) {
       setReported(true);
       toast(t("profile.reported"));
     } catch (err) {
-      toast(errorText(err), "error");
+      // A report counts only from a profile of some standing (issue 47): said as such.
+      toast(err.status === 403 ? t("profile.reportNeedsStanding") : errorText(err), "error");
     }
   }
   if (missing) {
