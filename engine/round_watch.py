@@ -37,6 +37,15 @@ class CallTiming:
     reaction_ms: int
 
 
+@dataclass(frozen=True, slots=True)
+class Ending:
+    reason: str  # "quatro", "contre" or "timeout"
+    by: int | None
+    target_team: int | None
+    correct: bool | None
+    carres: tuple[int, ...]  # the seats that held a carré when the round ended
+
+
 @dataclass(slots=True)
 class RoundWatch:
     """Fed every outbound event of one table (`listen`)."""
@@ -45,6 +54,7 @@ class RoundWatch:
     round_ms: list[int] = field(default_factory=list)
     still_ms: list[int] = field(default_factory=list)  # per round: longest stretch with no swap
     calls: list[CallTiming] = field(default_factory=list)
+    endings: list[Ending] = field(default_factory=list)
     requests: list[int] = field(default_factory=list)  # who asked for each reshuffle vote (R19)
     _opened_at: int | None = None
     _moved_at: int = 0
@@ -78,6 +88,15 @@ class RoundWatch:
             self._moved(at)
             self.round_ms.append(at - self._opened_at)
             self.still_ms.append(self._still)
+            self.endings.append(
+                Ending(
+                    reason=str(wire["reason"]),
+                    by=wire["by"],
+                    target_team=wire["target_team"],
+                    correct=wire["correct"],
+                    carres=tuple(wire["carres"]),
+                )
+            )
             self._call(wire, at)
             self._opened_at = None
 

@@ -353,6 +353,11 @@ def level_row(totals: Totals, watches: Sequence[RoundWatch]) -> dict[str, float]
         return round(percentile(chosen, q), 2)
 
     bot_requests = sum(1 for w in watches for by in w.requests if by != NEWCOMER_SEAT)
+    # The newcomer's own carrés (held when the round ended), and how many of them an opponent's
+    # Contre! took before the partner's Quatro!: what the player counted.
+    mine = [e for w in watches for e in w.endings if NEWCOMER_SEAT in e.carres]
+    newcomer_team = team_of(NEWCOMER_SEAT, totals.players)
+    contred = [e for e in mine if e.reason == "contre" and e.target_team == newcomer_team]
     return {
         "newcomer_wins": s["win_rate"]["a"],
         "newcomer_points_per_match": s["points_per_match"]["a"],
@@ -370,6 +375,7 @@ def level_row(totals: Totals, watches: Sequence[RoundWatch]) -> dict[str, float]
         "quatro_reaction_s_p10": reaction(10, "quatro"),
         "contre_reaction_s_p10": reaction(10, "contre"),
         "contre_share": round((endings["contre_right"] + endings["contre_wrong"]) / rounds, 3),
+        "newcomer_carres_contred": round(len(contred) / max(1, len(mine)), 3),
         "void_share": round(endings["void"] / rounds, 3),
     }
 

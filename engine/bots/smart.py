@@ -117,25 +117,38 @@ class SmartBot(Bot):
         elif kind == "swapped":
             seat = int(event["seat"])
             if seat == m.seat:
-                self._swap_gap = self.pace.swap_gap(self.rng)
-                self._progress_at = at
-                if has_carre(m.hand):
-                    self._carre_at = at + self.pace.quick(self.rng)
-                elif self.target is not None and m.hand_ranks().get(self.target, 0) == 3:
-                    self._one_away_at = at + self.pace.quick(self.rng)
+                self._swapped(event, at)
             else:
                 self._slot_seen[int(event["slot"])] = at + self.pace.reaction(self.rng)
         elif kind == "emission":
             seat = int(event["seat"])
             if seat == m.partner and event.get("emoji") == m.sign and self._quatro_at is None:
-                self._quatro_at = at + self.pace.reaction(self.rng)
+                self._heard_sign(at)
             if seat == m.seat and event.get("emoji") != m.sign:
                 self._decoy_at = None  # shown once; now let the floor go
                 self._release_at = at + self.pace.reaction(self.rng)
+        elif kind == "floor":
+            if int(event["seat"]) == m.seat and event.get("open") and self._carre_at is not None:
+                # The floor is open; picking the sign in the list takes a moment more.
+                self._carre_at = max(self._carre_at, at + self.pace.quick(self.rng))
         elif kind == "pause":
             self._next_round_at = at + self.pace.linger(self.rng)
         if kind in ("swapped", "emission", "floor", "round", "reshuffled"):
             self._after_change(at)
+
+    def _swapped(self, event: Mapping[str, Any], at: int) -> None:
+        """This bot's own swap went through."""
+        m = self.model
+        self._swap_gap = self.pace.swap_gap(self.rng)
+        self._progress_at = at
+        if has_carre(m.hand):
+            self._carre_at = at + self.pace.quick(self.rng)
+        elif self.target is not None and m.hand_ranks().get(self.target, 0) == 3:
+            self._one_away_at = at + self.pace.quick(self.rng)
+
+    def _heard_sign(self, at: int) -> None:
+        """The partner showed the team's sign."""
+        self._quatro_at = at + self.pace.reaction(self.rng)
 
     def _new_deal(self, at: int) -> None:
         self.target = None
@@ -332,7 +345,11 @@ class SmartBot(Bot):
         slot = min(slots, key=lambda s: (self._slot_seen[s], s))
         card = min(placeable, key=self._placing_cost)
         at = max(m.swap_ready_at + self._swap_gap, self._slot_seen[slot])
-        return [Intent(Swap(seat=m.seat, card=card.id, slot=slot, expect=m.center[slot].id), at)]
+        return [Intent(self._swap(card, slot), at)]
+
+    def _swap(self, card: CardView, slot: int) -> Swap:
+        m = self.model
+        return Swap(seat=m.seat, card=card.id, slot=slot, expect=m.center[slot].id)
 
     def _placing_cost(self, card: CardView) -> tuple[int, int, int]:
         """Put down what helps the other teams least: a rank no opponent is known to collect,
