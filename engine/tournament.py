@@ -1,12 +1,28 @@
 """Bots-only matches on the pure engine, in simulated time: no sleeping, a match in milliseconds.
 
-    python -m engine.tournament --players 4 --matches 200 --a smart --b random [--seed S]
-    python -m engine.tournament --levels [--matches 200]
+    python -m engine.tournament --players 4 --matches 200 --a smart --b random [--level L]
+    python -m engine.tournament --levels [--matches 200] [--seed S]
 
 With `--levels`, each bot level (engine.bots.levels) plays a practice table instead: a newcomer
-(engine.bots.newcomer) in seat 0, connected like a human, with a smart partner bot, against smart
-bots, every bot at that level. One line per level, then one JSON object: the newcomer team's win
-rate and points per match, the other team's points, and the mean round length.
+(engine.bots.newcomer, a stand-in for a person new to the game) in seat 0, connected like a
+human, with a smart partner bot, against smart bots, every bot at that level, over the same
+seeds. One line per level, then one JSON object, `{"levels": {"relaxed": {...}, "normal":
+{...}, "sharp": {...}}, "players", "matches", "seed"}`; per level:
+
+    newcomer_wins               the share of matches the newcomer's team won
+    newcomer_points_per_match, bots_points_per_match
+    round_s_p50, round_s_mean   a round's play, from its deal to its call or timeout (R22)
+    match_minutes               simulated, pauses and signing included
+    reshuffles_per_round        reshuffle votes the bots asked for (R19), per round
+    still_s_p99, still_s_max    each round's longest stretch with no swap: its 99th percentile
+                                over the rounds, and the longest of all
+    call_reaction_s_p10, call_reaction_s_p50   the bots' calls, from the latest public event
+                                each can be reacting to (engine.round_watch)
+    quatro_reaction_s_p10, contre_reaction_s_p10   the same, by kind of call
+    contre_share                rounds ended by a Contre!
+    newcomer_carres_contred     of the rounds the newcomer ended holding a carré, the share an
+                                opponent's Contre! ended before its partner's Quatro!
+    void_share                  rounds nobody called in (R22)
 
 Teams alternate between policy a and policy b around the table: team k plays policy a when k is
 even, b when odd (4 players: 1 team each; 6: a has teams 0 and 2; 8: a has 0 and 2, b has 1 and
@@ -38,7 +54,7 @@ from engine.events import Outbound
 from engine.phase import Phase
 from engine.round_watch import RoundWatch, percentile
 from engine.seating import team_of, teams
-from engine.settings import BOT_LEVELS
+from engine.settings import BOT_LEVELS, DEFAULT_BOT_LEVEL
 from engine.table import Table
 
 ENDINGS = ("quatro_right", "quatro_wrong", "contre_right", "contre_wrong", "void")
@@ -303,11 +319,22 @@ class Totals:
         }
 
 
-def run(players: int, matches: int, a: str, b: str, seed: int, speed: float) -> Totals:
+def run(
+    players: int,
+    matches: int,
+    a: str,
+    b: str,
+    seed: int,
+    speed: float,
+    bot_level: str = DEFAULT_BOT_LEVEL,
+) -> Totals:
     totals = Totals(players=players, a=a, b=b)
     policies = team_policies(players, a, b)
     for i in range(matches):
-        totals.results.append(play_match(players, policies, seed * 1_000_003 + i, speed=speed))
+        result = play_match(
+            players, policies, seed * 1_000_003 + i, speed=speed, bot_level=bot_level
+        )
+        totals.results.append(result)
     return totals
 
 
@@ -389,6 +416,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--speed", type=float, default=1.0, help="bots' pace (1.0 = human)")
     parser.add_argument(
+        "--level", choices=BOT_LEVELS, default=DEFAULT_BOT_LEVEL, help="every bot's level"
+    )
+    parser.add_argument(
         "--levels", action="store_true", help="a newcomer against each bot level (see above)"
     )
     args = parser.parse_args(argv)
@@ -402,7 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         meta = {"players": args.players, "matches": args.matches, "seed": args.seed}
         print(json.dumps({"levels": report, **meta}))
         return 0
-    totals = run(args.players, args.matches, args.a, args.b, args.seed, args.speed)
+    totals = run(args.players, args.matches, args.a, args.b, args.seed, args.speed, args.level)
     policies = team_policies(args.players, args.a, args.b)
     split = ", ".join(
         f"team {k} (seats {k} and {k + args.players // 2}) = {'a' if k % 2 == 0 else 'b'}:{p}"

@@ -11,9 +11,9 @@ partner's hand, R15; the hints say so too). What makes it a person rather than a
 - misses: each time the partner shows the sign, it may not notice (MISS); it may notice the
   next emission, 5 s later;
 - slips: now and then a swap that helps nothing (SLIP), a card taken and put down for no gain;
-- it does not read the table: it does not work out its partner's carré from the swaps, never
-  calls Contre!, never shows a decoy, never asks for a reshuffle and never answers a vote
-  (silence refuses it, R19).
+- it does not read the table: it keeps no track of who took what beyond a few seconds, does not
+  work out its partner's carré from the swaps, never calls Contre!, never shows a decoy, never
+  asks for a reshuffle and never answers a vote (silence refuses it, R19).
 """
 
 from __future__ import annotations
@@ -23,15 +23,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.bots.base import Intent
-from engine.bots.pacing import Pace, Reaction
+from engine.bots.pacing import Reaction
 from engine.bots.smart import SmartBot, has_carre
 from engine.config import Timings
 
 NEVER = 2.0  # a Contre! threshold no chance reaches
-PACE = 0.5  # half a practised human's pace
+PACE = 0.8  # a little slower than a practised player at the ordinary moves
 CALL = Reaction(floor_ms=900, median_ms=1_900, sigma=0.55)
 MISS = 0.3  # the partner's sign goes unnoticed this often, each time it is shown
 SLIP = 0.1  # swaps that help nothing
+MEMORY_MS = 8_000
+NOTICE = Reaction(floor_ms=2_500, median_ms=10_000, sigma=0.6)
 
 
 class NewcomerBot(SmartBot):
@@ -54,14 +56,17 @@ class NewcomerBot(SmartBot):
             timings=timings,
             contre_threshold=NEVER,
             decoy_chance=0.0,
+            tempo=PACE,
+            call=CALL,
+            memory_ms=MEMORY_MS,
+            notice=NOTICE,
         )
-        self.pace = Pace(speed, tempo=PACE, call=CALL)
         self._slip = False
         self._slip_pick = 0
 
     def _heard_sign(self, at: int) -> None:
         if self.rng.random() >= MISS:
-            self._quatro_at = at + self.pace.call_reaction(self.rng)
+            super()._heard_sign(at)
 
     def _partner_surely_has_carre(self) -> bool:
         return False

@@ -31,10 +31,18 @@ def test_the_table_actors_bots_play_at_the_hosts_level(level: str) -> None:
     driver.next_due(0)
     bots = list(driver._bots.values())
     assert len(bots) == 3
+    tuning = LEVELS[level]
     for bot in bots:
         assert isinstance(bot, SmartBot)
-        assert bot.pace.speed == pytest.approx(LEVELS[level].pace)
-        assert bot.contre_threshold == LEVELS[level].contre_threshold
+        assert bot.pace.speed == 1.0  # the table's own clock: no time_scale here
+        assert bot.pace.tempo == tuning.pace
+        assert (bot.pace.call, bot.pace.accuse, bot.pace.notice) == (
+            tuning.call,
+            tuning.accuse,
+            tuning.notice,
+        )
+        assert bot.memory_ms == tuning.memory_ms
+        assert bot.contre_threshold == tuning.contre_threshold
 
 
 def test_a_newcomer_wins_more_and_is_accused_less_at_a_relaxed_table() -> None:
