@@ -5,9 +5,11 @@ floor and show the team's sign, straight after the swap that completed the carr√
 Quatro! when its partner shows the sign, whatever its own hand holds (the call judges the
 partner's hand, R15; the hints say so too). What makes it a person rather than a slow bot:
 
-- its own reaction times: half a practised player's pace for ordinary moves, and calls drawn
-  from a newcomer's reaction (engine.bots.pacing), quicker to react to a sign it was told to
-  watch than a practised player is to judge, but with a longer tail;
+- its own reaction times (engine.bots.pacing): a little slower than a practised player at the
+  ordinary moves; a little quicker to see a card it wants in the centre, which is all it
+  watches (a practised player reads the others' floors and signs too); its Quatro!, once it
+  has noticed the sign, as quick as a prompted person's (the hint says "call Quatro!"), with a
+  long tail;
 - misses: each time the partner shows the sign, it may not notice (MISS); it may notice the
   next emission, 5 s later;
 - slips: now and then a swap that helps nothing (SLIP), a card taken and put down for no gain;
@@ -32,8 +34,8 @@ PACE = 0.8  # a little slower than a practised player at the ordinary moves
 CALL = Reaction(floor_ms=900, median_ms=1_900, sigma=0.55)
 MISS = 0.3  # the partner's sign goes unnoticed this often, each time it is shown
 SLIP = 0.1  # swaps that help nothing
-MEMORY_MS = 8_000
-NOTICE = Reaction(floor_ms=2_500, median_ms=10_000, sigma=0.6)
+MEMORY_MS = 8_000  # who took what, on average: it hardly tracks the swaps
+NOTICE = Reaction(floor_ms=2_500, median_ms=10_000, sigma=0.6)  # a card it wants, in the centre
 
 
 class NewcomerBot(SmartBot):
