@@ -5,8 +5,8 @@ evidence it reacts to, reshuffle requests in at most one round in three, a centr
 stands still for 40 s, and a memory of the swaps that fades except at sharp.
 
 The goals themselves (win rates, round lengths) are measured by the tournament over 200
-matches and more (docs/performance.md, "Bot levels"); the bounds here only catch a level that
-lost its limits."""
+matches and more (docs/performance.md, "Bot levels against a newcomer"); the bounds here only
+catch a level that lost its limits."""
 
 from __future__ import annotations
 
