@@ -1,12 +1,28 @@
 """Bots-only matches on the pure engine, in simulated time: no sleeping, a match in milliseconds.
 
-    python -m engine.tournament --players 4 --matches 200 --a smart --b random [--seed S]
-    python -m engine.tournament --levels [--matches 200]
+    python -m engine.tournament --players 4 --matches 200 --a smart --b random [--level L]
+    python -m engine.tournament --levels [--matches 200] [--seed S]
 
 With `--levels`, each bot level (engine.bots.levels) plays a practice table instead: a newcomer
-(engine.bots.newcomer) in seat 0, connected like a human, with a smart partner bot, against smart
-bots, every bot at that level. One line per level, then one JSON object: the newcomer team's win
-rate and points per match, the other team's points, and the mean round length.
+(engine.bots.newcomer, a stand-in for a person new to the game) in seat 0, connected like a
+human, with a smart partner bot, against smart bots, every bot at that level, over the same
+seeds. One line per level, then one JSON object, `{"levels": {"relaxed": {...}, "normal":
+{...}, "sharp": {...}}, "players", "matches", "seed"}`; per level:
+
+    newcomer_wins               the share of matches the newcomer's team won
+    newcomer_points_per_match, bots_points_per_match
+    round_s_p50, round_s_mean   a round's play, from its deal to its call or timeout (R22)
+    match_minutes               simulated, pauses and signing included
+    reshuffles_per_round        reshuffle votes the bots asked for (R19), per round
+    still_s_p99, still_s_max    each round's longest stretch with no swap: its 99th percentile
+                                over the rounds, and the longest of all
+    call_reaction_s_p10, call_reaction_s_p50   the bots' calls, from the latest public event
+                                each can be reacting to (engine.round_watch)
+    quatro_reaction_s_p10, contre_reaction_s_p10   the same, by kind of call
+    contre_share                rounds ended by a Contre!
+    newcomer_carres_contred     of the rounds the newcomer ended holding a carré, the share an
+                                opponent's Contre! ended before its partner's Quatro!
+    void_share                  rounds nobody called in (R22)
 
 Teams alternate between policy a and policy b around the table: team k plays policy a when k is
 even, b when odd (4 players: 1 team each; 6: a has teams 0 and 2; 8: a has 0 and 2, b has 1 and
@@ -36,8 +52,9 @@ from engine.config import TableConfig
 from engine.errors import Refusal
 from engine.events import Outbound
 from engine.phase import Phase
+from engine.round_watch import RoundWatch, percentile
 from engine.seating import team_of, teams
-from engine.settings import BOT_LEVELS
+from engine.settings import BOT_LEVELS, DEFAULT_BOT_LEVEL
 from engine.table import Table
 
 ENDINGS = ("quatro_right", "quatro_wrong", "contre_right", "contre_wrong", "void")
@@ -49,6 +66,8 @@ CommandHook = Callable[[int, Command, str | None, int], None]
 EventHook = Callable[[int, dict[str, Any], int], None]
 # Called before each command a bot sends is applied: (table, seat, command, time).
 CheckHook = Callable[[Table, int, Command, int], None]
+# Called once for every event the table sends, whatever its audience: (outbound, wire dict).
+Listener = Callable[[Outbound, dict[str, Any]], None]
 
 
 @dataclass(slots=True)
@@ -96,7 +115,7 @@ class Runner:
         self.on_command = on_command
         self.on_event = on_event
         self.check = check
-        self.listeners: list[Callable[[Outbound, dict[str, Any]], None]] = []
+        self.listeners: list[Listener] = []
         self._shuffler = random.Random(seed ^ 0x5EED)
         for seat, bot in self.bots.items():
             bot.sync(table.view(seat), self.now)
@@ -190,6 +209,7 @@ def play_match(
     on_command: CommandHook | None = None,
     on_event: EventHook | None = None,
     check: CheckHook | None = None,
+    listeners: Sequence[Listener] = (),
 ) -> MatchResult:
     """One bots-only match. `policies[k]` plays team k, except the seats `seat_policies` names;
     every bot plays at `bot_level`. Stops after `max_rounds` when given.
@@ -249,6 +269,7 @@ def play_match(
             result.finished = True
 
     runner.listeners.append(tally)
+    runner.listeners.extend(listeners)
     runner.act(0, StartMatch(seat=0))
     for _ in range(MAX_STEPS):
         if table.phase is Phase.OVER:
@@ -298,21 +319,38 @@ class Totals:
         }
 
 
-def run(players: int, matches: int, a: str, b: str, seed: int, speed: float) -> Totals:
+def run(
+    players: int,
+    matches: int,
+    a: str,
+    b: str,
+    seed: int,
+    speed: float,
+    bot_level: str = DEFAULT_BOT_LEVEL,
+) -> Totals:
     totals = Totals(players=players, a=a, b=b)
     policies = team_policies(players, a, b)
     for i in range(matches):
-        totals.results.append(play_match(players, policies, seed * 1_000_003 + i, speed=speed))
+        result = play_match(
+            players, policies, seed * 1_000_003 + i, speed=speed, bot_level=bot_level
+        )
+        totals.results.append(result)
     return totals
+
+
+NEWCOMER_SEAT = 0
 
 
 def levels_report(players: int, matches: int, seed: int) -> dict[str, dict[str, float]]:
     """For each bot level: a newcomer in seat 0 (connected, as at a practice table) and its
-    smart partner against smart bots, all bots at that level."""
+    smart partner against smart bots, all bots at that level, over the same seeds."""
     report: dict[str, dict[str, float]] = {}
     for name in BOT_LEVELS:
         totals = Totals(players=players, a="newcomer team", b="bots")
+        watches: list[RoundWatch] = []
         for i in range(matches):
+            watch = RoundWatch(players)
+            watches.append(watch)
             totals.results.append(
                 play_match(
                     players,
@@ -320,23 +358,53 @@ def levels_report(players: int, matches: int, seed: int) -> dict[str, dict[str, 
                     seed * 1_000_003 + i,
                     host_connected=True,
                     bot_level=name,
-                    seat_policies={0: "newcomer"},
+                    seat_policies={NEWCOMER_SEAT: "newcomer"},
+                    listeners=(watch.listen,),
                 )
             )
-        s = totals.summary()
-        endings = s["round_endings"]
-        rounds = max(1, sum(endings.values()))
-        report[name] = {
-            "newcomer_win_rate": s["win_rate"]["a"],
-            "newcomer_points_per_match": s["points_per_match"]["a"],
-            "bots_points_per_match": s["points_per_match"]["b"],
-            "mean_round_seconds": round(s["mean_round_seconds"], 2),
-            "match_minutes": round(
-                sum(r.duration_ms for r in totals.results) / max(1, matches) / 60_000, 2
-            ),
-            "contre_share": round((endings["contre_right"] + endings["contre_wrong"]) / rounds, 3),
-        }
+        report[name] = level_row(totals, watches)
     return report
+
+
+def level_row(totals: Totals, watches: Sequence[RoundWatch]) -> dict[str, float]:
+    """One level's line: the newcomer's results, the rounds' pace, and the bots' reactions."""
+    s = totals.summary()
+    endings = s["round_endings"]
+    rounds = max(1, sum(endings.values()))
+    round_s = [ms / 1000 for w in watches for ms in w.round_ms]
+    still_s = [ms / 1000 for w in watches for ms in w.still_ms]
+    bot_calls = [c for w in watches for c in w.calls if c.seat != NEWCOMER_SEAT]
+
+    def reaction(q: float, kind: str | None = None) -> float:
+        chosen = [c.reaction_ms / 1000 for c in bot_calls if kind is None or c.kind == kind]
+        return round(percentile(chosen, q), 2)
+
+    bot_requests = sum(1 for w in watches for by in w.requests if by != NEWCOMER_SEAT)
+    # The newcomer's own carrés (held when the round ended), and how many of them an opponent's
+    # Contre! took before the partner's Quatro!: what the issue's player counted.
+    mine = [e for w in watches for e in w.endings if NEWCOMER_SEAT in e.carres]
+    newcomer_team = team_of(NEWCOMER_SEAT, totals.players)
+    contred = [e for e in mine if e.reason == "contre" and e.target_team == newcomer_team]
+    return {
+        "newcomer_wins": s["win_rate"]["a"],
+        "newcomer_points_per_match": s["points_per_match"]["a"],
+        "bots_points_per_match": s["points_per_match"]["b"],
+        "round_s_p50": round(percentile(round_s, 50), 2),
+        "round_s_mean": round(s["mean_round_seconds"], 2),
+        "match_minutes": round(
+            sum(r.duration_ms for r in totals.results) / max(1, len(totals.results)) / 60_000, 2
+        ),
+        "reshuffles_per_round": round(bot_requests / rounds, 3),
+        "still_s_p99": round(percentile(still_s, 99), 1),
+        "still_s_max": round(max(still_s, default=0.0), 1),
+        "call_reaction_s_p10": reaction(10),
+        "call_reaction_s_p50": reaction(50),
+        "quatro_reaction_s_p10": reaction(10, "quatro"),
+        "contre_reaction_s_p10": reaction(10, "contre"),
+        "contre_share": round((endings["contre_right"] + endings["contre_wrong"]) / rounds, 3),
+        "newcomer_carres_contred": round(len(contred) / max(1, len(mine)), 3),
+        "void_share": round(endings["void"] / rounds, 3),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -348,6 +416,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--speed", type=float, default=1.0, help="bots' pace (1.0 = human)")
     parser.add_argument(
+        "--level", choices=BOT_LEVELS, default=DEFAULT_BOT_LEVEL, help="every bot's level"
+    )
+    parser.add_argument(
         "--levels", action="store_true", help="a newcomer against each bot level (see above)"
     )
     args = parser.parse_args(argv)
@@ -358,9 +429,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"seat 0: newcomer; seat {args.players // 2}: its smart partner; others: smart")
         for name, row in report.items():
             print(f"{name:8} " + " ".join(f"{k}={v}" for k, v in row.items()))
-        print(json.dumps(report))
+        meta = {"players": args.players, "matches": args.matches, "seed": args.seed}
+        print(json.dumps({"levels": report, **meta}))
         return 0
-    totals = run(args.players, args.matches, args.a, args.b, args.seed, args.speed)
+    totals = run(args.players, args.matches, args.a, args.b, args.seed, args.speed, args.level)
     policies = team_policies(args.players, args.a, args.b)
     split = ", ".join(
         f"team {k} (seats {k} and {k + args.players // 2}) = {'a' if k % 2 == 0 else 'b'}:{p}"

@@ -44,8 +44,9 @@ def make_bot(
     bot_level: str = DEFAULT_BOT_LEVEL,
 ) -> Bot:
     """A bot of the named policy for one seat. `timings` are the table's (its time_scale);
-    `bot_level` (engine.bots.levels) scales its pace and, for a smart bot, sets how readily it
-    accuses and bluffs. A newcomer plays as a newcomer whatever the level."""
+    `bot_level` (engine.bots.levels) scales its pace and, for a smart bot, sets its reaction
+    times, its memory, and how readily it accuses and bluffs. A newcomer plays as a newcomer
+    whatever the level."""
     try:
         cls = POLICIES[policy]
     except KeyError:
@@ -60,10 +61,15 @@ def make_bot(
             seat,
             players,
             seed=seed,
-            speed=speed * tuning.pace,
+            speed=speed,
             timings=timings,
             contre_threshold=tuning.contre_threshold,
             decoy_chance=tuning.decoy_chance,
+            tempo=tuning.pace,
+            call=tuning.call,
+            accuse=tuning.accuse,
+            memory_ms=tuning.memory_ms,
+            notice=tuning.notice,
         )
     return cls(seat, players, seed=seed, speed=speed * tuning.pace, timings=timings)
 

@@ -4,7 +4,10 @@ can deduce from public swaps about where each card is.
 The model is fed only `table.view(seat)` (or the `welcome` snapshot) and the wire dicts of events
 whose audience includes the seat, so by construction it never holds another seat's hand or
 another team's sign before the reveal (R30). Every swap is public (R9), so a card taken from the
-centre is known to sit in its taker's hand until that seat puts it down again.
+centre is known to sit in its taker's hand until that seat puts it down again — or until the bot
+forgets it: a policy that plays like a person gives each take it sees a span (`remember`), and
+`fade` drops what has outlived it, so what the estimate and the plan read is what a person at
+that level would still have in mind.
 """
 
 from __future__ import annotations
@@ -60,10 +63,13 @@ class Model:
     vote: VoteView | None = None
     reshuffled: bool = False
     last_vote_end: int | None = None
+    vote_round: int | None = None  # the round of the last reshuffle vote anyone asked for
     opened_at: int = 0  # when this round opened, or its cards were last dealt
     dealt_at: int = 0
     # Deduced from public swaps since the last deal: card id -> seat known to hold it.
     holder: dict[str, int] = field(default_factory=dict)
+    # When each remembered holding is forgotten (a card absent here is remembered for good).
+    forget_at: dict[str, int] = field(default_factory=dict)
     # Ranks each seat has put down since the last deal (a seat that lets go of a rank is not
     # chasing it).
     placed_ranks: list[set[str]] = field(default_factory=list)
@@ -125,6 +131,7 @@ class Model:
         self.ready = [row.ready for row in sv.seats]
         self.scores = list(sv.scores) or [0] * teams(self.players)
         self.vote = sv.vote
+        self.vote_round = sv.round if sv.vote is not None else None
         self.reshuffled = sv.reshuffled
         if sv.phase is Phase.PLAYING:
             self.opened_at = now
@@ -138,9 +145,22 @@ class Model:
         if handler is not None:
             handler(self, event, at)
 
+    def remember(self, card_id: str, until: int) -> None:
+        """Forget at `until` which seat holds this card (if it is still known by then)."""
+        if card_id in self.holder:
+            self.forget_at[card_id] = until
+
+    def fade(self, at: int) -> None:
+        """Drop every remembered holding whose span ended by `at`."""
+        for card_id, until in list(self.forget_at.items()):
+            if until <= at:
+                del self.forget_at[card_id]
+                self.holder.pop(card_id, None)
+
     def _reset_deal(self, at: int) -> None:
         self.dealt_at = at
         self.holder = {}
+        self.forget_at = {}
         self.placed_ranks = [set() for _ in range(self.players)]
         self.swaps = []
         self.last_swap_at = [None] * self.players
@@ -197,6 +217,7 @@ class Model:
             self.swap_ready_at = at + self.timings.swap_cooldown
         else:
             self.holder.pop(placed.id, None)
+            self.forget_at.pop(placed.id, None)
             self.holder[taken.id] = s
         if taken.rank != placed.rank:
             self.placed_ranks[s].add(placed.rank)
@@ -225,6 +246,7 @@ class Model:
             self.last_emission_at = at
 
     def _on_vote(self, e: Wire, at: int) -> None:
+        self.vote_round = self.round
         self.vote = VoteView(
             by=int(e["by"]),
             voters=tuple(int(v) for v in e["voters"]),
@@ -272,6 +294,7 @@ class Model:
         self.opened_at += by
         self.dealt_at += by
         self.last_swap_at = [None if x is None else x + by for x in self.last_swap_at]
+        self.forget_at = {cid: until + by for cid, until in self.forget_at.items()}
         self.emissions = [dataclasses.replace(x, at=x.at + by) for x in self.emissions]
         self.swaps = [dataclasses.replace(x, at=x.at + by) for x in self.swaps]
 
@@ -317,6 +340,11 @@ class Model:
         if self.last_vote_end is None:
             return None
         return self.last_vote_end + self.timings.vote_gap
+
+    @property
+    def centre_moved_at(self) -> int:
+        """When a card last left the centre: the last swap anyone made, or the deal."""
+        return max((t for t in self.last_swap_at if t is not None), default=self.dealt_at)
 
     def known_hand(self, seat: int) -> list[str]:
         """Card ids this seat is known (from its swaps) to hold now."""

@@ -2,19 +2,26 @@
 other teams.
 
 - Chase: it collects the rank that its hand and the centre make likeliest, and re-plans whenever
-  the centre changes. It never competes for the rank its partner is visibly collecting, and never
-  puts a card of that rank down.
+  the centre changes. It never competes for the rank its partner is visibly collecting, and puts
+  a card of that rank down only to pass it on, when it has nothing else to give for its own.
+- Keep the centre moving: when what it collects is not in the centre, after a few seconds it
+  swaps something else (the card it needs least for the one its hand pairs best), as a person
+  does; otherwise a table where everyone waits for a card someone else holds stands still.
 - Signal: one swap from a carré it takes the floor, so that the moment the carré is complete it
   can emit its team's sign at once; at other times it may show a decoy.
 - Listen: when its partner emits the team's sign, or was seen taking all four of a rank, it calls
-  Quatro! after a reaction time, whether or not it holds a carré itself: the call judges the
-  partner's hand only (R15), so its own carré neither helps nor spoils it. When both partners
-  hold a carré and show the sign, each calls, and the first call scores (R18). Its own carré it
-  never calls on: it shows the sign and waits for the partner's call.
-- Watch: it estimates each other team's chance of holding a carré (engine.bots.estimate) and
-  calls Contre! on the likeliest when the chance is high enough, naming the team (R17).
-- Reshuffle: when nothing useful has reached the centre for a while it asks for one (R19); bots
-  never vote.
+  Quatro! after its level's reaction time (engine.bots.pacing: never sooner than a floor after
+  the partner's latest swap or emission), whether or not it holds a carré itself: the call
+  judges the partner's hand only (R15), so its own carré neither helps nor spoils it. When
+  both partners hold a carré and show the sign, each calls, and the first call scores (R18).
+  Its own carré it never calls on: it shows the sign and waits for the partner's call.
+- Watch: it estimates each other team's chance of holding a carré (engine.bots.estimate) from
+  the takes it still remembers (a level may forget them, engine.bots.model) and calls Contre! on
+  the likeliest when the chance is high enough, naming the team (R17), no sooner than its
+  level's floor after that team's latest swap or emission.
+- Reshuffle: only when the centre is truly dead — nobody has taken a card from it for
+  DEAD_CENTRE_COOLDOWNS swap cooldowns, and what it collects is not there — and at most once a
+  round, whoever asked before (R19, R20); bots never vote.
 
 Every delay comes from engine.bots.pacing; every random draw from the bot's own RNG, drawn when an
 event arrives or the bot acts, so `plan` itself is deterministic.
@@ -27,6 +34,7 @@ from typing import Any
 
 from engine.bots.base import Bot, Intent
 from engine.bots.estimate import carre_chances, team_carre_chance
+from engine.bots.pacing import ACCUSE, CALL, NOTICE, Pace, Reaction
 from engine.cards import RANKS, cards_by_id
 from engine.commands import (
     CallContre,
@@ -43,12 +51,16 @@ from engine.commands import (
 from engine.config import Timings
 from engine.legal import CardView
 from engine.phase import Phase
+from engine.seating import team_of
 from engine.signs import EMOJIS
 
 CONTRE_THRESHOLD = 0.6  # P(team holds a carré) above which it accuses that team
 DECOY_CHANCE = 0.35  # rounds in which it shows a decoy
 SIGN_CHANCE = 0.5  # signing phases in which it picks the sign itself
-DEAD_AFTER_COOLDOWNS = 8  # no progress for this many swap cooldowns: the centre is dead
+# Nobody took a centre card for this many swap cooldowns (40 s of a round's 180): the centre is
+# dead. Shorter, and a table where players merely wait asks for a reshuffle in most rounds.
+DEAD_CENTRE_COOLDOWNS = 20
+MEMORY_MS = 45_000  # how long a seen take stays in mind, on average (the normal level's)
 
 
 def has_carre(hand: list[CardView]) -> bool:
@@ -68,10 +80,17 @@ class SmartBot(Bot):
         timings: Timings | None = None,
         contre_threshold: float = CONTRE_THRESHOLD,
         decoy_chance: float = DECOY_CHANCE,
+        tempo: float = 1.0,
+        call: Reaction = CALL,
+        accuse: Reaction = ACCUSE,
+        memory_ms: int | None = MEMORY_MS,
+        notice: Reaction = NOTICE,
     ) -> None:
         super().__init__(seat, players, seed=seed, speed=speed, timings=timings)
+        self.pace = Pace(speed, tempo=tempo, call=call, accuse=accuse, notice=notice)
         self.contre_threshold = contre_threshold
         self.decoy_chance = decoy_chance
+        self.memory_ms = memory_ms
         self.target: str | None = None
         self._swap_gap = 0
         self._slot_seen = [0, 0, 0, 0]  # when this bot notices each centre slot's card
@@ -79,10 +98,12 @@ class SmartBot(Bot):
         self._one_away_at: int | None = None
         self._quatro_at: int | None = None
         self._contre_at: dict[int, int] = {}
+        self._team_moved_at: dict[int, int] = {}  # each team's latest swap or emission
+        self._restless_at = 0
+        self._placed_last: str | None = None
         self._decoy_at: int | None = None
         self._decoy_emoji = 0
         self._release_at = 0
-        self._progress_at = 0
         self._ready_at = 0
         self._sign_at: int | None = None
         self._sign_emoji = 0
@@ -99,6 +120,9 @@ class SmartBot(Bot):
     def on_event(self, event: Mapping[str, Any], at: int) -> None:
         kind = event.get("type")
         m = self.model
+        m.fade(at)
+        if kind in ("swapped", "emission"):
+            self._seen_move(int(event["seat"]), at)
         if kind == "signing":
             self._ready_at = at + self.pace.think(self.rng)
             self._sign_at = None
@@ -117,35 +141,61 @@ class SmartBot(Bot):
         elif kind == "swapped":
             seat = int(event["seat"])
             if seat == m.seat:
-                self._swap_gap = self.pace.swap_gap(self.rng)
-                self._progress_at = at
-                if has_carre(m.hand):
-                    self._carre_at = at + self.pace.quick(self.rng)
-                elif self.target is not None and m.hand_ranks().get(self.target, 0) == 3:
-                    self._one_away_at = at + self.pace.quick(self.rng)
+                self._swapped(event, at)
             else:
-                self._slot_seen[int(event["slot"])] = at + self.pace.reaction(self.rng)
+                self._slot_seen[int(event["slot"])] = at + self.pace.notice_card(self.rng)
+                if self.memory_ms is not None:
+                    taken = str(event["taken"]["id"])
+                    m.remember(taken, at + self.pace.span(self.rng, self.memory_ms))
         elif kind == "emission":
             seat = int(event["seat"])
             if seat == m.partner and event.get("emoji") == m.sign and self._quatro_at is None:
-                self._quatro_at = at + self.pace.reaction(self.rng)
+                self._heard_sign(at)
             if seat == m.seat and event.get("emoji") != m.sign:
                 self._decoy_at = None  # shown once; now let the floor go
                 self._release_at = at + self.pace.reaction(self.rng)
+        elif kind == "floor":
+            if int(event["seat"]) == m.seat and event.get("open") and has_carre(m.hand):
+                # The floor is open; picking the sign in the list takes a moment more.
+                self._carre_at = max(self._carre_at or 0, at + self.pace.quick(self.rng))
         elif kind == "pause":
             self._next_round_at = at + self.pace.linger(self.rng)
         if kind in ("swapped", "emission", "floor", "round", "reshuffled"):
             self._after_change(at)
 
+    def _swapped(self, event: Mapping[str, Any], at: int) -> None:
+        """This bot's own swap went through."""
+        m = self.model
+        self._swap_gap = self.pace.swap_gap(self.rng)
+        self._restless_at = at + self.pace.restless(self.rng)
+        self._placed_last = str(event["placed"]["id"])
+        if has_carre(m.hand):
+            self._carre_at = at + self.pace.quick(self.rng)
+        elif self.target is not None and m.hand_ranks().get(self.target, 0) == 3:
+            self._one_away_at = at + self.pace.quick(self.rng)
+
+    def _seen_move(self, seat: int, at: int) -> None:
+        """Any seat's swap or emission: new evidence, so a call about it waits for its floor."""
+        m = self.model
+        self._team_moved_at[team_of(seat, m.players)] = at
+        if seat == m.partner and self._quatro_at is not None:
+            self._quatro_at = max(self._quatro_at, at + self.pace.call_floor())
+
+    def _heard_sign(self, at: int) -> None:
+        """The partner showed the team's sign."""
+        self._quatro_at = at + self.pace.call_reaction(self.rng)
+
     def _new_deal(self, at: int) -> None:
         self.target = None
         self._swap_gap = self.pace.swap_gap(self.rng)
-        self._slot_seen = [at + self.pace.reaction(self.rng) for _ in range(4)]
+        self._restless_at = at + self.pace.restless(self.rng)
+        self._placed_last = None
+        self._team_moved_at = {}
+        self._slot_seen = [at + self.pace.notice_card(self.rng) for _ in range(4)]
         self._carre_at = None
         self._one_away_at = None
         self._quatro_at = None
         self._contre_at = {}
-        self._progress_at = at
         if has_carre(self.model.hand):
             self._carre_at = at + self.pace.reaction(self.rng)
 
@@ -162,8 +212,11 @@ class SmartBot(Bot):
                 self._contre_at[team] = at + self.pace.deliberate(self.rng)
             elif not confident:
                 self._contre_at.pop(team, None)
+            if team in self._contre_at and team in self._team_moved_at:
+                floor = self._team_moved_at[team] + self.pace.accuse_floor()
+                self._contre_at[team] = max(self._contre_at[team], floor)
         if self._quatro_at is None and self._partner_surely_has_carre():
-            self._quatro_at = at + self.pace.reaction(self.rng)
+            self._quatro_at = at + self.pace.call_reaction(self.rng)
 
     def _partner_surely_has_carre(self) -> bool:
         """The partner was seen taking all four cards of one rank and has put none down."""
@@ -315,24 +368,54 @@ class SmartBot(Bot):
 
     def _plan_swap(self) -> list[Intent]:
         m = self.model
-        if len(m.center) != 4:
-            return []
-        if has_carre(m.hand):
-            return []  # keep it: the partner's call on it is the point
+        if len(m.center) != 4 or has_carre(m.hand):
+            return []  # a carré is kept: the partner's call on it is the point
         target = self.target
         if target is None:
             return []
-        slots = [s for s, c in enumerate(m.center) if c.rank == target]
-        if not slots:
-            return []
         locked = self.partner_chase()
+        ready = m.swap_ready_at + self._swap_gap
+        slots = [s for s, c in enumerate(m.center) if c.rank == target]
         placeable = [c for c in m.hand if c.rank != target and c.rank != locked]
+        # Holding nothing else, it passes the partner's rank on: the partner may take it back.
+        placeable = placeable or [c for c in m.hand if c.rank != target]
         if not placeable:
             return []
-        slot = min(slots, key=lambda s: (self._slot_seen[s], s))
+        if slots:
+            slot = min(slots, key=lambda s: (self._slot_seen[s], s))
+            card = min(placeable, key=self._placing_cost)
+            at = max(ready, self._slot_seen[slot])
+            return [Intent(self._swap(card, slot), at)]
+        fishing = self._fishing_swap(placeable, locked)
+        if fishing is None:
+            return []
+        card, slot = fishing
+        at = max(ready, self._restless_at, self._slot_seen[slot])
+        return [Intent(self._swap(card, slot), at)]
+
+    def _swap(self, card: CardView, slot: int) -> Swap:
+        m = self.model
+        return Swap(seat=m.seat, card=card.id, slot=slot, expect=m.center[slot].id)
+
+    def _fishing_swap(
+        self, placeable: list[CardView], locked: str | None
+    ) -> tuple[CardView, int] | None:
+        """What it swaps when its own rank is not in the centre: the card it needs least, for
+        the centre card its hand pairs best (never the partner's rank, nor the card it has just
+        put down)."""
+        m = self.model
         card = min(placeable, key=self._placing_cost)
-        at = max(m.swap_ready_at + self._swap_gap, self._slot_seen[slot])
-        return [Intent(Swap(seat=m.seat, card=card.id, slot=slot, expect=m.center[slot].id), at)]
+        counts = m.hand_ranks()
+        counts[card.rank] -= 1
+        slots = [
+            s
+            for s, c in enumerate(m.center)
+            if c.rank not in (locked, card.rank) and c.id != self._placed_last
+        ]
+        if not slots:
+            return None
+        slot = min(slots, key=lambda s: (-counts.get(m.center[s].rank, 0), self._slot_seen[s], s))
+        return card, slot
 
     def _placing_cost(self, card: CardView) -> tuple[int, int, int]:
         """Put down what helps the other teams least: a rank no opponent is known to collect,
@@ -347,14 +430,14 @@ class SmartBot(Bot):
 
     def _plan_reshuffle(self) -> list[Intent]:
         m = self.model
-        if m.reshuffled or m.vote is not None or self._quatro_at is not None:
-            return []
-        if has_carre(m.hand):
+        if m.reshuffled or m.vote is not None or m.vote_round == m.round:
+            return []  # one request a round, whoever made it (R20 would allow more)
+        if self._quatro_at is not None or has_carre(m.hand):
             return []
         target = self.target
         if target is not None and any(c.rank == target for c in m.center):
             return []
-        at = self._progress_at + DEAD_AFTER_COOLDOWNS * m.timings.swap_cooldown
+        at = m.centre_moved_at + DEAD_CENTRE_COOLDOWNS * m.timings.swap_cooldown
         ready = m.vote_ready_at
         if ready is not None:
             at = max(at, ready)

@@ -14,7 +14,8 @@ from engine import AddBot, Command, Connect, DealSpec, StartMatch, Table, TableC
 from engine.bots import make_bot
 from engine.events import Outbound
 from engine.legal import SeatView
-from engine.tournament import Runner
+from engine.settings import DEFAULT_BOT_LEVEL
+from engine.tournament import Listener, Runner
 
 
 @dataclass
@@ -44,9 +45,11 @@ def table_with(
     seed: int = 0,
     speed: float = 1.0,
     connected: Iterable[int] = (),
+    bot_level: str = DEFAULT_BOT_LEVEL,
+    listeners: Sequence[Listener] = (),
 ) -> tuple[Runner, Log]:
     """Bots in the given seats, placeholder humans (disconnected unless listed) elsewhere; the
-    match is started at t=0."""
+    match is started at t=0, with `listeners` told every event from the start."""
     table = Table(TableConfig(players=players, seed=seed, deals=tuple(deals)))
     for s in range(players):
         if s == 0 or s not in bots:
@@ -60,7 +63,7 @@ def table_with(
     runner = Runner(
         table,
         {
-            s: make_bot(kind, s, players, seed=seed * 100 + s, speed=speed)
+            s: make_bot(kind, s, players, seed=seed * 100 + s, speed=speed, bot_level=bot_level)
             for s, kind in bots.items()
         },
         seed=seed,
@@ -71,6 +74,7 @@ def table_with(
         log.events.append((o.at, wire))
 
     runner.listeners.append(listen)
+    runner.listeners.extend(listeners)
     runner.act(0, StartMatch(seat=0))
     return runner, log
 

@@ -1,4 +1,4 @@
-"""Over 1,000 simulated matches, bots only send what the engine accepts.
+"""Over 600 simulated matches at every bot level, bots only send what the engine accepts.
 
 In simulated time every bot sees every event before it acts, so nothing a bot sends can lose a
 race, and the only refusal allowed is `stale` (a swap whose expected card another player took
@@ -23,14 +23,17 @@ from engine.bots import make_bot
 from engine.hints import partner_shows_sign
 from engine.legal import SeatView, legal_for
 from engine.seating import partner
+from engine.settings import BOT_LEVELS
 from engine.tournament import Runner, play_match
 from tests.bots.harness import table_with
 
 PAIRINGS = [("smart", "random"), ("random", "smart"), ("smart", "smart"), ("random", "random")]
 RACES = {"stale"}
-# 3 sizes x 2 table kinds x (3 pairings x 53 + 10 random-only) = 1,014 matches. Random-only
-# rounds run their full three minutes, so fewer of those keep the suite fast.
-MATCHES = {("smart", "random"): 53, ("random", "smart"): 53, ("smart", "smart"): 53}
+# 3 sizes x 2 table kinds x (53 smart-only + 2 x 22 mixed + 10 random-only) = 642 matches, the
+# levels taken in turn. Rounds a random team plays run long (random-only ones their full three
+# minutes; mixed ones nearly as long, the smart team's human-paced play against a centre random
+# players churn), so fewer of those send as many commands as the rest and keep the suite fast.
+MATCHES = {("smart", "random"): 22, ("random", "smart"): 22, ("smart", "smart"): 53}
 RANDOM_ONLY_MATCHES = 10
 
 
@@ -72,6 +75,7 @@ def test_bots_send_only_legal_commands(
             host_connected=host_connected,
             time_scale=0.05 if i % 7 == 0 else 1.0,
             speed=20.0 if i % 7 == 0 else 1.0,
+            bot_level=BOT_LEVELS[i % len(BOT_LEVELS)],
             on_command=count,
             check=check,
         )

@@ -36,7 +36,8 @@ def test_last_line_is_the_json_summary(capsys: pytest.CaptureFixture[str]) -> No
 
 @pytest.mark.parametrize("players", [4, 6, 8])
 def test_smart_beats_random(players: int) -> None:
-    summary = run(players, 10, "smart", "random", seed=3, speed=1.0).summary()
+    # At the sharp level, whose rounds are short: the others win as surely, in more rounds.
+    summary = run(players, 10, "smart", "random", seed=3, speed=1.0, bot_level="sharp").summary()
     assert summary["win_rate"]["a"] >= 0.9
     assert summary["points_per_match"]["a"] > summary["points_per_match"]["b"]
 

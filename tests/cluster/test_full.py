@@ -14,7 +14,13 @@ import redis
 
 from actors.slots import Slots
 from tests.cluster.client import Player, table_with
-from tests.cluster.test_restore import actor_name, kill_and_see_the_bots_play_on, snapshot, until
+from tests.cluster.test_restore import (
+    actor_name,
+    kill_and_see_the_bots_play_on,
+    quick_bots,
+    snapshot,
+    until,
+)
 from tests.conftest import Stack
 
 POOL = "quatro:pool"
@@ -54,6 +60,7 @@ async def test_a_crashed_table_gets_its_slot_back_on_a_full_cluster(stack: Stack
     # The bot table waits in its lobby while the cluster fills: started only just before the
     # kill, its match cannot be over by then (an over table is silent).
     code, (host,) = await table_with(stack.a.url, 4, 1, bot_policy="smart", time_scale=0.5)
+    await quick_bots(host, code)
     # Both gateways' pools full first: no refill is starting actors while the slots are taken.
     await until(lambda: store.llen(POOL) >= 2, 60, "the pool is refilled")
     pg = fill_the_cluster(stack)

@@ -46,6 +46,7 @@ async def test_a_restarted_table_plays_on_with_nobody_connected(stack: Stack) ->
     # Smart bots play on their own; the host leaves, then the actor dies. Half-speed clocks: at
     # 0.05 the bots could finish the whole match before the kill, and an over table is silent.
     code, (host,) = await table_with(stack.a.url, 4, 1, bot_policy="smart", time_scale=0.5)
+    await quick_bots(host, code)
     assert (await host.rest("POST", f"/api/tables/{code}/start")).status_code == 200
     await host.wait_event(lambda e: e["type"] == "signing")
     await host.close()
@@ -57,6 +58,13 @@ async def test_a_restarted_table_plays_on_with_nobody_connected(stack: Stack) ->
     # Nobody calls the table now: its own clock must bring the bots back to play. (On a full
     # cluster this once waited behind new tables queued in Ray: tests/cluster/test_full.py.)
     await kill_and_see_the_bots_play_on(stack, code)
+
+
+async def quick_bots(host: Player, code: str) -> None:
+    """Sharp bots: at a human pace (normal) a new deal may stay still for 10-20 s of this clock
+    before the bots' first swaps, and the restarted table must show play within its limit."""
+    r = await host.rest("PATCH", f"/api/tables/{code}/settings", json={"bot_level": "sharp"})
+    assert r.status_code == 200, r.text
 
 
 async def kill_and_see_the_bots_play_on(stack: Stack, code: str) -> float:

@@ -165,7 +165,9 @@ def test_each_level_tunes_the_bots_pace_and_policy(name: str) -> None:
     bot = make_bot("smart", 1, 4, seed=1, speed=2.0, bot_level=name)
     assert isinstance(bot, SmartBot)
     tuning = LEVELS[name]
-    assert bot.pace.speed == pytest.approx(2.0 * tuning.pace)
+    assert bot.pace.speed == 2.0  # the clock (a time_scale); the level sets the tempo
+    assert bot.pace.tempo == tuning.pace
+    assert bot.pace.call == tuning.call
     assert bot.contre_threshold == tuning.contre_threshold
     assert bot.decoy_chance == tuning.decoy_chance
 
@@ -175,6 +177,11 @@ def test_relaxed_bots_are_slower_and_slower_to_accuse_than_sharp_ones() -> None:
     assert relaxed.pace < normal.pace < sharp.pace
     assert relaxed.contre_threshold > normal.contre_threshold > sharp.contre_threshold
     assert relaxed.decoy_chance < normal.decoy_chance < sharp.decoy_chance
+    for what in ("call", "accuse", "notice"):
+        floors = [getattr(level, what).floor_ms for level in (relaxed, normal, sharp)]
+        medians = [getattr(level, what).median_ms for level in (relaxed, normal, sharp)]
+        assert floors == sorted(floors, reverse=True), what
+        assert medians == sorted(medians, reverse=True), what
 
 
 def test_an_unknown_level_is_refused_by_make_bot() -> None:
