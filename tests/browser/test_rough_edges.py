@@ -106,11 +106,11 @@ def test_the_table_page_on_a_phone_and_at_a_keyboard(browser: Any, stack_url: st
         gp.keyboard.press("Escape")
 
         # The bots' level, in sight during play, overlapping no seat; opened, it says where it
-        # is chosen (the host is told it was them).
+        # is chosen (the host is told it was them). A new player's table starts relaxed.
         for p, words in ((hp, EN), (gp, AR)):
             chip = p.locator(".level-chip")
-            expect(chip).to_have_attribute("data-level", "normal")
-            expect(chip.locator("summary")).to_contain_text(words["level.normal"])
+            expect(chip).to_have_attribute("data-level", "relaxed")
+            expect(chip.locator("summary")).to_contain_text(words["level.relaxed"])
             assert overlaps(p, ".level-chip summary", ".ring .seat") == []
         hp.locator(".level-chip summary").tap()
         expect(hp.locator(".level-where")).to_contain_text(EN["level.whereHost"])
@@ -118,8 +118,10 @@ def test_the_table_page_on_a_phone_and_at_a_keyboard(browser: Any, stack_url: st
         gp.locator(".level-chip summary").focus()
         gp.keyboard.press("Enter")
         expect(gp.locator(".level-where")).to_contain_text(AR["level.where"])
-        gp.keyboard.press("Enter")
+        # A pop-up like the others: Escape closes it, focus back on the chip.
+        gp.keyboard.press("Escape")
         expect(gp.locator(".level-where")).to_be_hidden()
+        expect(gp.locator(".level-chip summary")).to_be_focused()
 
         # Each shows a decoy from the floor: the other sees the bubble beside the whole name.
         for p in (hp, gp):

@@ -1,7 +1,9 @@
 // The host's table settings in the lobby (bot level, hints; docs/protocol.md, "settings"), the
 // bot level's chip at the table during the match, and the home page's practice table: you and a
 // bot partner against relaxed bots, hints on.
+import { useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
+import { useDismiss } from "./popup.js";
 import { t } from "./i18n.js";
 import { api, loadSession } from "./api.js";
 import { errorText } from "./words.js";
@@ -124,14 +126,27 @@ export function TableSettings({ code, table, isHost }) {
 // opened, says where the level is chosen. The host chooses it in the lobby only (a public table
 // has no host): the bots are tuned when the match starts (actors/bots.py) and a rated match
 // counts them at one level (engine/ratings.py), so it holds for the whole table.
-export function BotLevelChip({ table, isHost }) {
+export function BotLevelChip({ table, isHost, readOnly = false }) {
+  const [open, setOpen] = useState(false);
+  const chip = useRef(null);
+  const summary = useRef(null);
+  useDismiss(open, () => setOpen(false), [chip], summary);
   if (!table.seats.some((s) => s.kind === "bot")) return null;
   const level = table.settings?.bot_level ?? DEFAULTS.bot_level;
   const name = t("level.chip", { level: t(`level.${level}`) });
-  return html`<details class="level-chip" data-level=${level}>
-    <summary aria-label=${name}>
-      <${Emoji} e=${ICON.bot} label="" /> <span aria-hidden="true">${t(`level.${level}`)}</span>
-    </summary>
+  const face = html`<${Emoji} e=${ICON.bot} label="" /> <span aria-hidden="true">${t(`level.${level}`)}</span>`;
+  // A replay is read-only in every part: the level shows, and nothing opens.
+  if (readOnly) {
+    return html`<span class="level-chip" data-level=${level} role="img" aria-label=${name}>${face}</span>`;
+  }
+  return html`<details
+    class="level-chip"
+    data-level=${level}
+    ref=${chip}
+    open=${open}
+    onToggle=${(e) => setOpen(e.currentTarget.open)}
+  >
+    <summary ref=${summary} aria-label=${name}>${face}</summary>
     <p class="level-where">
       ${name}. ${t(table.public ? "level.wherePublic" : isHost ? "level.whereHost" : "level.where")}
     </p>

@@ -129,7 +129,7 @@ export function TableView({ game, actions, flash, status, onStopWatching, contro
     ${!revealing &&
     html`<div class="ring" role="region" aria-label=${t("table.ring")}>
       <div class="felt" aria-hidden="true"></div>
-      <${BotLevelChip} table=${tb} isHost=${game.you.host === true} />
+      <${BotLevelChip} table=${tb} isHost=${game.you.host === true} readOnly=${!!controls} />
       ${others.map(
         (s) => html`<${SeatView}
           key=${s}
