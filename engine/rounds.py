@@ -27,7 +27,7 @@ from engine.latejoin import drop_claims, seat_claims
 from engine.phase import Phase
 from engine.signs import EMOJI_SET, EMOJIS
 from engine.state import TableState
-from engine.tutorial import LESSONS
+from engine.tutorial import LESSONS, PARTNER, PARTNER_SIGN
 
 
 def begin_signing(state: TableState, t: int) -> list[Outbound]:
@@ -51,6 +51,11 @@ def begin_signing(state: TableState, t: int) -> list[Outbound]:
     events += [
         Outbound(ALL, ReadySaid(seat=s), t) for s, st in enumerate(state.seats) if st.kind == "bot"
     ]
+    if state.config.tutorial and state.round == LESSONS:
+        # The guided round's last lesson (engine.tutorial): the learner's partner picks their
+        # team's sign first (R5), in this very step, so that the coach's first word of the
+        # lesson is already "your partner picked" and the sign never is the opponents'.
+        events += choose_sign(state, PARTNER, PARTNER_SIGN, t)
     return events + open_if_all_ready(state, t)
 
 
