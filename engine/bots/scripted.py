@@ -12,8 +12,8 @@ a collector collects from the centre it sees.
 
 As lesson 3's signing begins, the collector picks OPPONENT_SIGN for its team (the learner's
 partner has picked PARTNER_SIGN for theirs in that same step: engine.rounds.begin_signing); in
-lessons 1 and 2 the learner picks their team's sign and the bots never do. The script's pace is fixed, not drawn: `speed`
-only follows a test table's time_scale.
+lessons 1 and 2 the learner picks their team's sign and the bots never do. The script's pace is
+fixed, not drawn: `speed` only follows a test table's time_scale.
 """
 
 from __future__ import annotations
