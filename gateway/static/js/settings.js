@@ -3,7 +3,7 @@
 // bot partner against relaxed bots, hints on.
 import { useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
-import { useDismiss } from "./popup.js";
+import { escapeDetails, useDismiss } from "./popup.js";
 import { t } from "./i18n.js";
 import { api, loadSession } from "./api.js";
 import { errorText } from "./words.js";
@@ -166,6 +166,7 @@ export function BotLevelChip({ table, isHost, readOnly = false }) {
     ref=${chip}
     open=${open}
     onToggle=${(e) => setOpen(e.currentTarget.open)}
+    onKeyDown=${escapeDetails(setOpen, summary)}
   >
     <summary ref=${summary} aria-label=${name}>${face}</summary>
     <p class="level-where">
