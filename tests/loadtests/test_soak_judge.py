@@ -103,3 +103,19 @@ def test_recovery_puts_a_node_loss_detection_apart() -> None:
     faults.append(Fault("node_loss", detail={"dead_s": None}))  # not recovered, not declared
     got = recovery(faults)["node_loss"]
     assert (got["dead_p50_s"], got["dead_p99_s"], got["not_recovered"]) == (2, 3, 1)
+
+
+def test_recovery_puts_each_phase_of_a_lost_primary_apart() -> None:
+    phases = [(2.7, 4.0, 9.0, 10.0, 5.0), (3.1, 4.4, 4.9, 5.2, 5.1), (3.0, 4.1, 30.1, 32.5, 6.0)]
+    faults = [
+        Fault(
+            "redis_primary_kill",
+            recover_s=moved,
+            detail={"failed_s": f, "promoted_s": p, "saved_s": s, "moved_s": moved, "serves_s": g},
+        )
+        for f, p, s, moved, g in phases
+    ]
+    got = recovery(faults)["redis_primary_kill"]
+    assert (got["promoted_p50_s"], got["promoted_p99_s"]) == (4.1, 4.4)
+    assert (got["saved_p50_s"], got["saved_p99_s"]) == (9.0, 30.1)  # where the slow one went
+    assert (got["failed_p50_s"], got["serves_p99_s"], got["max_s"]) == (3.0, 6.0, 32.5)
