@@ -6,15 +6,26 @@ is seen from outside the stack, in seconds from the SIGKILL:
                 majority of primaries agreeing through gossip)
     promoted_s  a node's CLUSTER SLOTS names another primary for the table's slot (the
                 replica's election)
-    saved_s     the table's log on its new primary holds an event past the last one the killed
-                primary held: the table actor's first save there (its client's and its retries'
-                part)
-    moved_s     the table's players were shown an event that happened after the promotion (what
-                the players saw; the locustfile writes its state every 0.5 s)
+    written_s   the table's actor wrote to its slot on the new primary: an event past the last
+                one the killed primary held, or its beat (the table's time in
+                `quatro:{CODE}:alive`, written every second while its clock runs and nothing
+                was saved) past the one it held (its client's and its retries' part)
     serves_s    both gateways opened a session (their clients' part); `gateway_s` each one's
 
-The fault is over when every phase is. They are polled together, every `POLL_S`, so that one
-slow phase does not hide when the others ended; a gateway's probe is bounded by `PROBE_S`.
+The fault is over when all four are: the cluster has a primary for every slot, the table's
+actor and both gateways are served by it. Two more are reported, and waited for a while after
+(`AFTER_S`) but not counted in the recovery, since they wait on the table's own pace: a table in
+its 30 s pause, or waiting out a deal nobody can play (R22), shows nothing for that long however
+fast the store came back:
+
+    saved_s     every event the players had been shown at the promotion is in the new
+                primary's log (a table whose last events the replica never got heals them at its
+                next save: docs/reliability.md, "The store's failover")
+    moved_s     the players were shown an event that happened after the promotion (the
+                locustfile writes its state every 0.5 s)
+
+They are polled together, every `POLL_S`, so that one slow phase does not hide when the others
+ended; a gateway's probe is bounded by `PROBE_S`.
 """
 
 from __future__ import annotations
@@ -36,21 +47,35 @@ from loadtests.watch import read_tables
 
 POLL_S = 0.1
 PROBE_S = 5.0  # a gateway's answer to a session probe; a slower one is a failed probe
-PHASES = ("failed", "promoted", "saved", "moved", "serves")
+PHASES = ("failed", "promoted", "written", "serves")  # the fault is over when all are
+REPORTED = ("saved", "moved")  # the table's own pace: reported, not counted
+AFTER_S = 60.0  # how long after the kill the reported phases are waited for
 
 
-def tail_seq(cluster: LocalRedisCluster, node: RedisServer, code: str) -> int:
-    """The seq of the last event of `code`'s log on `node` (-1: none, or no answer)."""
-    with contextlib.suppress(redis.RedisError, ValueError, IndexError, TypeError):
-        with cluster.client(node) as c:
-            last = c.lrange(keys.log(code), -1, -1)
-        return int(json.loads(last[0])[0]) if last else -1
-    return -1
+@dataclass(frozen=True)
+class Written:
+    """What a node holds of the table: its log's last event (seq, table time) and its beat."""
+
+    seq: int = -1
+    at: int = -1
+    alive: int = -1
+
+    @classmethod
+    def on(cls, cluster: LocalRedisCluster, node: RedisServer, code: str) -> Written:
+        """As `node` has it now (all -1: nothing, or no answer)."""
+        with contextlib.suppress(redis.RedisError, ValueError, IndexError, TypeError):
+            with cluster.client(node) as c:
+                last = c.lrange(keys.log(code), -1, -1)
+                alive = c.get(keys.alive(code))
+            entry: list[Any] = json.loads(last[0]) if last else [-1, "", 0, {}, -1]
+            return cls(int(entry[0]), int(entry[4]), int(str(alive)) if alive else -1)
+        return cls()
 
 
 @dataclass
 class Failover:
-    """One primary lost under one table: `poll()` until it says every phase is over."""
+    """One primary lost under one table: `poll()` until it says the fault is over, then
+    `poll_reported()` until the table's own phases are seen (or `AFTER_S`)."""
 
     cluster: LocalRedisCluster
     lost: RedisServer
@@ -58,34 +83,39 @@ class Failover:
     players: Path  # the players' state files (loadtests/watch.py)
     gateways: list[str]  # each gateway's base URL
     start: float = 0.0  # time.time() of the SIGKILL
-    seq_before: int = -1  # the last seq of the table's log on the primary before the kill
+    before: Written = field(default_factory=Written)  # what the killed primary held
+    shown_at: int = 0  # the table time of the last event the players saw at the promotion
     at: dict[str, float] = field(default_factory=dict)  # phase -> time.time() first seen
     gateway_at: dict[str, float] = field(default_factory=dict)
     probes: dict[str, list[str]] = field(default_factory=dict)  # each gateway's failed probes
     phase_at_kill: str = ""
 
     def kill(self) -> None:
-        self.seq_before = tail_seq(self.cluster, self.lost, self.code)
-        self.phase_at_kill = str(read_tables(self.players).get(self.code, {}).get("phase", ""))
+        self.before = Written.on(self.cluster, self.lost, self.code)
+        self.phase_at_kill = str(self._table().get("phase", ""))
         self.start = time.time()
         self.cluster.kill(self.lost)
 
     def poll(self) -> bool:
-        """Look at every phase not yet over; True once all are."""
+        """Look at every phase not yet over; True once the fault is."""
         if "failed" not in self.at and self._flagged_failed():
             self._seen("failed")
         if "promoted" not in self.at:
             primary = self._primary()
             if primary is not None and primary is not self.lost:
+                self.shown_at = int(self._table().get("last_at", 0))
                 self._seen("promoted")
         if "promoted" in self.at:
-            if "saved" not in self.at and self._saved():
-                self._seen("saved")
-            if "moved" not in self.at and self._moved():
-                self._seen("moved")
+            self._poll_store()
             if "serves" not in self.at and self._serves():
                 self._seen("serves")
         return all(p in self.at for p in PHASES)
+
+    def poll_reported(self) -> bool:
+        """True once the table's own phases are seen too, or `AFTER_S` after the kill."""
+        if "promoted" in self.at:
+            self._poll_store()
+        return all(p in self.at for p in REPORTED) or time.time() - self.start > AFTER_S
 
     def detail(self) -> dict[str, Any]:
         """Each phase's time from the kill (None: not seen), and what the probes said."""
@@ -93,7 +123,7 @@ class Failover:
         def since(t: float | None) -> float | None:
             return None if t is None else round(t - self.start, 2)
 
-        out: dict[str, Any] = {f"{p}_s": since(self.at.get(p)) for p in PHASES}
+        out: dict[str, Any] = {f"{p}_s": since(self.at.get(p)) for p in PHASES + REPORTED}
         out["gateway_s"] = [since(self.gateway_at.get(url)) for url in self.gateways]
         out["phase"] = self.phase_at_kill
         failed = {url[-5:]: p[:6] for url, p in self.probes.items() if p}
@@ -104,11 +134,32 @@ class Failover:
     def _seen(self, phase: str) -> None:
         self.at[phase] = time.time()
 
+    def _table(self) -> dict[str, Any]:
+        return dict(read_tables(self.players).get(self.code, {}))
+
     def _primary(self) -> RedisServer | None:
         try:
             return self.cluster.primary_of(keys.log(self.code))
         except RuntimeError:
             return None
+
+    def _poll_store(self) -> None:
+        if all(p in self.at for p in ("written", "saved", "moved")):
+            return
+        primary = self._primary()
+        if primary is None or primary is self.lost:
+            return
+        now = Written.on(self.cluster, primary, self.code)
+        if "written" not in self.at and (
+            now.seq > self.before.seq or now.alive > self.before.alive
+        ):
+            self._seen("written")
+        if "saved" not in self.at and now.at >= self.shown_at:
+            self._seen("saved")
+        if "moved" not in self.at:
+            since_ms = int(self.at["promoted"] * 1000)
+            if int(self._table().get("last_at", 0)) > since_ms:
+                self._seen("moved")
 
     def _flagged_failed(self) -> bool:
         for node in self.cluster.nodes:
@@ -122,16 +173,6 @@ class Failover:
                         return True
                 return False
         return False
-
-    def _saved(self) -> bool:
-        primary = self._primary()
-        if primary is None or primary is self.lost:
-            return False
-        return tail_seq(self.cluster, primary, self.code) > self.seq_before
-
-    def _moved(self) -> bool:
-        since_ms = int(self.at["promoted"] * 1000)
-        return int(read_tables(self.players).get(self.code, {}).get("last_at", 0)) > since_ms
 
     def _serves(self) -> bool:
         for url in self.gateways:

@@ -16,7 +16,8 @@ recovery took, as seen by the players themselves (their tables' events, their we
     redis_primary_kill  (a Redis Cluster as the store) SIGKILL of the primary that serves a
                    table in play: its replica is promoted, the table's saves wait and resume;
                    the killed node then comes back as a replica; each phase's time
-                   (loadtests/failover_watch.py: failed, promoted, saved, moved, serves)
+                   (loadtests/failover_watch.py: failed, promoted, written, serves; and the
+                   table's own pace, saved and moved)
     actor_stop     SIGSTOP of one table actor for 20 s, then SIGCONT
     burst          a burst of table creations, half through each gateway, all at once
     storm          every player of one gateway drops and reconnects within 2 s
@@ -323,6 +324,7 @@ class Injector:
         fault.start = failover.start
         ok = until(failover.poll, RECOVER_LIMIT_S, FAILOVER_POLL_S)
         self._recovered(fault, ok)
+        until(failover.poll_reported, RECOVER_LIMIT_S, FAILOVER_POLL_S)
         fault.detail.update(failover.detail())
         # Back on its port and directory, as a replica of the one promoted: for the next kill.
         primary.start()
