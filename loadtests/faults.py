@@ -324,10 +324,11 @@ class Injector:
         fault.start = failover.start
         ok = until(failover.poll, RECOVER_LIMIT_S, FAILOVER_POLL_S)
         self._recovered(fault, ok)
+        # Back on its port and directory, as a replica of the one promoted: for the next kill.
+        # It syncs while the table's own phases are waited for.
+        primary.start()
         until(failover.poll_reported, RECOVER_LIMIT_S, FAILOVER_POLL_S)
         fault.detail.update(failover.detail())
-        # Back on its port and directory, as a replica of the one promoted: for the next kill.
-        primary.start()
         cluster.wait_ok()
         fault.end = max(fault.end, time.time())
 
