@@ -10,17 +10,18 @@ is seen from outside the stack, in seconds from the SIGKILL:
                 one the killed primary held, or its beat (the table's time in
                 `quatro:{CODE}:alive`, written every second while its clock runs and nothing
                 was saved) past the one it held (its client's and its retries' part)
-    serves_s    both gateways opened a session (their clients' part); `gateway_s` each one's
-
-The fault is over when all four are: the cluster has a primary for every slot, the table's
-actor and both gateways are served by it. Two more are reported, and waited for a while after
-(`AFTER_S`) but not counted in the recovery, since they wait on the table's own pace: a table in
-its 30 s pause, or waiting out a deal nobody can play (R22), shows nothing for that long however
-fast the store came back:
-
     saved_s     every event the players had been shown at the promotion is in the new
                 primary's log (a table whose last events the replica never got heals them at its
                 next save: docs/reliability.md, "The store's failover")
+    serves_s    both gateways opened a session (their clients' part); `gateway_s` each one's
+
+The fault is over when the last of `promoted`, `written`, `saved` and `serves` is: the store
+holds what the players saw, and serves the table's actor and both gateways again. One more is
+reported, and waited for a while after (`AFTER_S`), but not counted: a lost primary does not hold
+a table still (its events are published while its saves fail), so when its players next see an
+event says nothing of the store, only of the table's own pace (its 30 s pause, a deal nobody can
+play waiting for R22):
+
     moved_s     the players were shown an event that happened after the promotion (the
                 locustfile writes its state every 0.5 s)
 
@@ -47,8 +48,9 @@ from loadtests.watch import read_tables
 
 POLL_S = 0.1
 PROBE_S = 5.0  # a gateway's answer to a session probe; a slower one is a failed probe
-PHASES = ("failed", "promoted", "written", "serves")  # the fault is over when all are
-REPORTED = ("saved", "moved")  # the table's own pace: reported, not counted
+OVER = ("promoted", "written", "saved", "serves")  # the fault is over when all are
+PHASES = ("failed", *OVER)
+REPORTED = ("moved",)  # the table's own pace: reported, not counted
 AFTER_S = 60.0  # how long after the kill the reported phases are waited for
 
 
@@ -75,7 +77,7 @@ class Written:
 @dataclass
 class Failover:
     """One primary lost under one table: `poll()` until it says the fault is over, then
-    `poll_reported()` until the table's own phases are seen (or `AFTER_S`)."""
+    `poll_reported()` until every phase is seen (or `AFTER_S`)."""
 
     cluster: LocalRedisCluster
     lost: RedisServer
@@ -109,13 +111,12 @@ class Failover:
             self._poll_store()
             if "serves" not in self.at and self._serves():
                 self._seen("serves")
-        return all(p in self.at for p in PHASES)
+        return all(p in self.at for p in OVER)
 
     def poll_reported(self) -> bool:
-        """True once the table's own phases are seen too, or `AFTER_S` after the kill."""
-        if "promoted" in self.at:
-            self._poll_store()
-        return all(p in self.at for p in REPORTED) or time.time() - self.start > AFTER_S
+        """True once every phase is seen, or `AFTER_S` after the kill."""
+        self.poll()
+        return all(p in self.at for p in PHASES + REPORTED) or time.time() - self.start > AFTER_S
 
     def detail(self) -> dict[str, Any]:
         """Each phase's time from the kill (None: not seen), and what the probes said."""

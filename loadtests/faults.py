@@ -16,8 +16,8 @@ recovery took, as seen by the players themselves (their tables' events, their we
     redis_primary_kill  (a Redis Cluster as the store) SIGKILL of the primary that serves a
                    table in play: its replica is promoted, the table's saves wait and resume;
                    the killed node then comes back as a replica; each phase's time
-                   (loadtests/failover_watch.py: failed, promoted, written, serves; and the
-                   table's own pace, saved and moved)
+                   (loadtests/failover_watch.py: failed, promoted, written, saved, serves;
+                   and the table's own pace, moved)
     actor_stop     SIGSTOP of one table actor for 20 s, then SIGCONT
     burst          a burst of table creations, half through each gateway, all at once
     storm          every player of one gateway drops and reconnects within 2 s

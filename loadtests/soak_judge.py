@@ -82,7 +82,7 @@ def p99_outside(samples: list[Sample], faults: list[Fault], name: str = "swap→
     return round(percentile(values, 99), 1) if values else float("nan")
 
 
-STEPS = ("dead", "answering", "failed", "promoted", "written", "serves", "saved", "moved")
+STEPS = ("dead", "answering", "failed", "promoted", "written", "saved", "serves", "moved")
 
 
 def recovery(faults: list[Fault]) -> dict[str, dict[str, Any]]:
@@ -90,8 +90,8 @@ def recovery(faults: list[Fault]) -> dict[str, dict[str, Any]]:
     rank, so the p99 of fewer than 100 is the slowest), and how many never recovered; for a node
     loss, when its node was declared dead (`dead_p50_s`, `dead_p99_s`) and when its table actors
     answered again (`answering_…`); for a lost Redis primary, each of its phases
-    (loadtests/failover_watch.py: `failed_…`, `promoted_…`, `written_…`, `serves_…`, and
-    the table's own pace, `saved_…` and `moved_…`)."""
+    (loadtests/failover_watch.py: `failed_…`, `promoted_…`, `written_…`, `saved_…`,
+    `serves_…`, and the table's own pace, `moved_…`)."""
     by_kind: dict[str, list[Fault]] = defaultdict(list)
     for f in faults:
         by_kind[f.kind].append(f)

@@ -120,4 +120,4 @@ def test_recovery_puts_each_phase_of_a_lost_primary_apart() -> None:
     assert (got["written_p50_s"], got["written_p99_s"]) == (4.9, 5.3)
     assert (got["failed_p50_s"], got["serves_p99_s"], got["max_s"]) == (3.0, 6.0, 6.0)
     assert got["moved_p99_s"] == 32.5  # the table's own pace, apart from the recovery
-    assert "saved_p50_s" not in got
+    assert "saved_p50_s" not in got  # none had it
