@@ -9,7 +9,7 @@ and a cluster of its own (three primaries, a replica each, `cluster-node-timeout
 - A table's core (no Ray) on a cluster of the test's own: its saves land on the promoted replica
   soon after the promotion, and its client never reads the server's command table again on the
   way (each read cost a loaded table actor seconds: docs/reliability.md, "A lost primary, phase
-  by phase").
+  by phase"); and a scoring save whose connection broke is never taken for replicated.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from actors import keys
-from actors.protocol import Outcome, Probe
+from actors.protocol import Entry, Outcome, Probe
 from actors.ray_calls import answered, send
 from actors.table_core import TableCore
 from cluster.gateway_process import GatewayProcess
@@ -274,5 +274,38 @@ async def test_a_table_saves_on_the_promoted_replica_without_reading_the_command
         # primary) read the whole command table again before: seconds of a loaded actor.
         reads = command_reads(own_cluster, survivors) - before
         assert reads == 0, f"the command table read {reads} times; saved after {took:.1f} s"
+    finally:
+        await core.stop()
+
+
+async def test_a_scoring_save_sent_again_is_never_taken_for_replicated(
+    own_cluster: LocalRedisCluster,
+) -> None:
+    code = "FOV5"  # slot 14966: the last primary's, not the one a cluster client defaults to
+    core = TableCore("table-f0v5", own_cluster.url, now=Clock())
+    opened = await core.open(code, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0))
+    assert opened.ok, opened
+    primary = own_cluster.primary_of(keys.snapshot(code))
+    replica = replica_of(own_cluster, primary)
+    assert replica.proc is not None
+    reveal = Entry(core.feed.seq + 1, "all", 0, {"type": "reveal", "scores": [1, 0]}, 0, "")
+    try:
+        os.kill(replica.proc.pid, signal.SIGSTOP)  # no replica can confirm anything now
+        try:
+            # The table's connections to its primary break (as a failover elsewhere breaks
+            # them: its client then closes them all), and the client sends the save and its
+            # WAIT again. redis-py's pipeline sent that WAIT to any node, on a connection with
+            # no write, which counts every replica at once: the point passed for replicated.
+            with own_cluster.client(primary) as admin:
+                assert admin.execute_command("CLIENT KILL", "TYPE", "normal", "SKIPME", "yes")
+            args = (code, core.snapshot(), [reveal], 4, 3600, core.feed.seq)
+            written = await core.store.write(*args)
+            assert not (written.ok and written.replicated), written
+            assert not written.ok, written  # sent again: not saved, as far as the table knows
+        finally:
+            os.kill(replica.proc.pid, signal.SIGCONT)
+        written = await core.store.write(*args)
+        assert written.ok, written
+        assert written.replicated, written
     finally:
         await core.stop()
