@@ -31,7 +31,10 @@ function clearTop() {
   return Math.round(top + GAP);
 }
 
-const NARROWEST = 200;
+// Below ROOMY the band is a crowded ring's (eight seats on a phone): its toast is set smaller,
+// so that it stays between the seats rather than over those across the ring.
+const NARROWEST = 120;
+const ROOMY = 240;
 const LOWEST = 48;
 
 // The band inside the ring under the centre's cards that no seat (nor its emission's bubble)
@@ -63,6 +66,7 @@ function place(el) {
   el.style.left = band ? `${band.left}px` : "0px";
   el.style.right = band ? `${innerWidth - band.right}px` : "0px";
   el.dataset.where = band ? "ring" : "top";
+  el.classList.toggle("narrow", !!band && band.right - band.left < ROOMY);
 }
 
 export function Toasts() {
