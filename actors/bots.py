@@ -4,7 +4,7 @@ rules and cooldowns as humans, no votes). A bot is fed exactly what its seat may
 
 Policy `idle` (a test hook) keeps bots seated and ready but silent, so rigged scenarios stay
 exactly as rigged. The host's `bot_level` (engine.settings) tunes every bot of the table when the
-match starts.
+match starts; a level changed between two matches (engine.lobby) gives the next match new bots.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ class BotDriver:
         self._table = table
         self.policy = policy
         self._bots: dict[int, Bot] = {}
+        self._level: str | None = None  # the level the bots in `_bots` were made at
 
     def _drop_gone(self) -> None:
         """Joining late: a bot whose seat a player took is gone for good; it must never act for
@@ -36,6 +37,11 @@ class BotDriver:
         self._drop_gone()
         if self.policy == IDLE or self._table.phase is Phase.LOBBY:
             return
+        level = self._table.settings.bot_level
+        if level != self._level:
+            # Only between matches can the level change (engine.lobby): nothing is under way.
+            self._bots.clear()
+            self._level = level
         for seat in self._table.bot_seats():
             if seat not in self._bots:
                 bot = make_bot(

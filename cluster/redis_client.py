@@ -30,6 +30,7 @@ import redis
 import redis.asyncio as aioredis
 import redis.asyncio.cluster as aiocluster
 import redis.cluster as synccluster
+from redis._parsers import AsyncCommandsParser
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError, TimeoutError
@@ -234,6 +235,23 @@ class _CancellableSend:
             self.socket_timeout = timeout
 
 
+class _CommandTable(AsyncCommandsParser):
+    """The server's command table, read once. redis-py's cluster client reads it again (COMMAND:
+    some 240 entries parsed in Python, ~30 ms of CPU) with every refresh of its slot map, and it
+    refreshes the map after every connection error: four times for each command sent while a
+    lost primary is not yet replaced. On a loaded machine that read took a table actor 0.6-2.6 s
+    (docs/reliability.md, "A lost primary, phase by phase"), so a save's 2 s budget ran out in
+    it, again and again, long after the replica had taken over: the slot map does not change
+    the commands. Read again only when a command is not in it (a server upgraded meanwhile,
+    which is what the parent does with no node given)."""
+
+    async def initialize(self, node: aiocluster.ClusterNode | None = None) -> None:
+        if node is not None and self.commands:
+            self.node = node  # a node of the new map: COMMAND GETKEYS goes there
+            return
+        await super().initialize(node)
+
+
 class _Connection(_CancellableSend, aioredis.Connection):
     pass
 
@@ -261,6 +279,7 @@ def async_redis(
         client.connection_kwargs["connection_class"] = connection
         for node in client.startup_nodes:
             node.connection_class = connection
+        client.commands_parser = _CommandTable()
         return client
     host, port = target.nodes[0]
     kwargs.pop("retry_on_error")

@@ -24,7 +24,7 @@ from typing import Any
 
 import redis.asyncio.cluster as aiocluster
 from redis.crc import key_slot
-from redis.exceptions import NoScriptError
+from redis.exceptions import ConnectionError, NoScriptError
 
 from cluster.redis_client import AsyncRedis, SyncRedis
 
@@ -146,6 +146,16 @@ class Waited:
         return "the slot moved" if self.moved else f"{self.acked} of {self.wanted}"
 
 
+class Resent(ConnectionError):
+    """A script and its WAIT were sent again by the cluster client, after a connection error
+    (`run_waited`): WAIT's count is then no replica's. Sent again whole, it is."""
+
+
+def _refreshes(client: aiocluster.RedisCluster) -> int:
+    """How many times the cluster client has refreshed its slot map (redis-py's own count)."""
+    return int(getattr(client.nodes_manager, "_epoch", 0))
+
+
 async def run_waited(
     batch: Pipeline,
     script: Script,
@@ -158,17 +168,27 @@ async def run_waited(
     """`script`, then `WAIT replicas timeout_ms`, on one connection: `batch`, a pipeline of
     their own. WAIT counts the replicas that have every write of the connection it is sent on;
     on a cluster both go to the slot's primary. If the slot moved meanwhile (a failover), the
-    count is not that primary's: not replicated."""
+    count is not that primary's: not replicated. Raises Resent (a redis ConnectionError) when
+    the cluster client sent the pair again after a connection error: redis-py's cluster
+    pipeline then drops the node WAIT was given and sends it to any node, on a connection of
+    its own, where it counts every replica at once (a write no replica got would pass for
+    replicated: tests/store/test_failover.py stalls a replica and breaks the connection)."""
     pipe = batch.on(client)
     script.queue(pipe, keys, args)
     node = None
+    refreshed = 0
     if isinstance(client, aiocluster.RedisCluster):
         await client.initialize()
         node = client.get_node_from_key(keys[0])
+        refreshed = _refreshes(client)
         pipe.execute_command("WAIT", replicas, timeout_ms, target_nodes=node)
     else:
         pipe.execute_command("WAIT", replicas, timeout_ms)
     answer, acked = await batch.run(pipe)
+    # A retry refreshes the slot map first; so may another command of this client meanwhile (a
+    # broken connection there), which costs this write one more sending, no more.
+    if isinstance(client, aiocluster.RedisCluster) and _refreshes(client) != refreshed:
+        raise Resent(f"{batch.name}: sent again after a connection error; WAIT not trusted")
     moved = node is not None and client.get_node_from_key(keys[0]).name != node.name  # type: ignore[union-attr]
     return Waited(answer, int(acked), replicas, moved)
 

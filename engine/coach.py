@@ -9,8 +9,9 @@ moves a lesson does not take, and the learner's way out.
 The steps, in the order a lesson meets them (the web client's catalog keys `tutorial.<step>`):
 
     sign          lesson 1, signing: pick the team's secret sign
-    sign_again    lessons 2 and 3, signing: a new round, a new sign (R7)
+    sign_again    lesson 2, signing: a new round, a new sign (R7)
     ready         the sign fixed: say ready, and the cards are dealt
+    ready_partner lesson 3, signing: the partner picked the sign first this time (R5); ready
     swap          lesson 1: swap the marked card of your hand for the marked card of the centre
     swap_more     lesson 1, three of a rank: one more swap, once the cooldown is over (R10)
     floor         lesson 1, a carré in hand: take the floor
@@ -65,6 +66,8 @@ def step_for(v: Wire) -> Coached:
     if phase == "signing" or phase == "lobby":
         if v.get("sign") is None:
             return coached("sign" if lesson <= 1 else "sign_again")
+        if lesson == LESSONS:
+            return coached("ready_partner", seat=PARTNER, emoji=v["sign"])
         return coached("ready", emoji=v["sign"])
     if phase == "pause":
         return coached(_after(v, lesson))

@@ -101,12 +101,15 @@ def change_settings(
     watchers: object,
     t: int,
 ) -> list[Outbound]:
-    """The host sets the bot level, hints and late joining before the match, and whether people
-    may watch at any time (None keeps a value): a host who notices an unwelcome audience
-    mid-match can close the table to it. Refused `bad_message` for a value that does not exist;
-    a change that changes nothing is accepted and tells nobody."""
+    """The host sets the bot level, hints and late joining before a match — in the lobby, or
+    between matches, once one is over and before the next (a rematch) — and whether people may
+    watch at any time (None keeps a value): a host who notices an unwelcome audience mid-match
+    can close the table to it. Never during a match: its bots keep the level they started it
+    at, and a rated match counts them at that one level (engine.ratings). Refused `bad_message`
+    for a value that does not exist; a change that changes nothing is accepted and tells
+    nobody."""
     if bot_level is not None or hints is not None or late_join is not None:
-        state.require_phase(Phase.LOBBY)
+        state.require_phase(Phase.LOBBY, Phase.OVER)
     state.require_host(seat)
     settings = state.settings
     level = settings.bot_level if bot_level is None else check_bot_level(bot_level)

@@ -27,7 +27,7 @@ from engine.latejoin import drop_claims, seat_claims
 from engine.phase import Phase
 from engine.signs import EMOJI_SET, EMOJIS
 from engine.state import TableState
-from engine.tutorial import LESSONS
+from engine.tutorial import LESSONS, PARTNER, PARTNER_SIGN
 
 
 def begin_signing(state: TableState, t: int) -> list[Outbound]:
@@ -51,6 +51,11 @@ def begin_signing(state: TableState, t: int) -> list[Outbound]:
     events += [
         Outbound(ALL, ReadySaid(seat=s), t) for s, st in enumerate(state.seats) if st.kind == "bot"
     ]
+    if state.config.tutorial and state.round == LESSONS:
+        # The guided round's last lesson (engine.tutorial): the learner's partner picks their
+        # team's sign first (R5), in this very step, so that the coach's first word of the
+        # lesson is already "your partner picked" and the sign never is the opponents'.
+        events += fix_sign(state, PARTNER, PARTNER_SIGN, t)
     return events + open_if_all_ready(state, t)
 
 
@@ -113,6 +118,13 @@ def choose_sign(state: TableState, seat: int, emoji: object, t: int) -> list[Out
     team = state.team_of(seat)
     if state.signs[team] is not None:
         raise Refusal(ErrorCode.SIGN_TAKEN, "your team's sign is already fixed for this round")
+    return fix_sign(state, seat, emoji, t)
+
+
+def fix_sign(state: TableState, seat: int, emoji: str, t: int) -> list[Outbound]:
+    """R5: `seat`'s team signs with `emoji`, told to that team only (R30); the caller has
+    checked that the sign is one of the set and the team has none yet."""
+    team = state.team_of(seat)
     state.signs[team] = emoji
     return [Outbound(Audience.team(team), SignFixed(emoji=emoji, by=seat), t)]
 

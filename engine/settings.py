@@ -1,5 +1,6 @@
 """The host's table settings (an extension, not in the rule book): how hard the bots play and
-whether players get hints. Chosen in the lobby; no rule of R1–R30 reads them.
+whether players get hints. Chosen in the lobby, or between matches for the next one (never
+during a match: engine.lobby.change_settings); no rule of R1–R30 reads them.
 
     bot_level   "relaxed" | "normal" | "sharp": engine.bots.levels turns it into the bots'
                 pace and policy parameters. A table starts at its `TableConfig.bot_level`:

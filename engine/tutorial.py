@@ -48,6 +48,10 @@ LESSONS = len(DEALS)
 # The opponents' sign in lesson 3, chosen as signing begins: the learner never sees it but
 # through that seat's floor, as in any game (R5, R30).
 OPPONENT_SIGN = "\U0001f438"  # frog
+# The learner's team's sign in lesson 3, which the partner picks first as signing begins (the
+# first partner to pick fixes it, R5; engine.rounds.begin_signing): never the opponents' frog,
+# so that the emoji the learner is asked to read on the other team's floor is never their own.
+PARTNER_SIGN = "\U0001f989"  # owl
 
 
 class Role(StrEnum):

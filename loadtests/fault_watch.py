@@ -16,12 +16,12 @@ POLL_S = 0.25
 ANSWER_WAIT_S = 30.0  # a lost node's table actors: how long after recovery they may still answer
 
 
-def until(check: Callable[[], bool], limit: float) -> bool:
+def until(check: Callable[[], bool], limit: float, poll_s: float = POLL_S) -> bool:
     deadline = time.monotonic() + limit
     while not check():
         if time.monotonic() > deadline:
             return False
-        time.sleep(POLL_S)
+        time.sleep(poll_s)
     return True
 
 

@@ -15,7 +15,9 @@ recovery took, as seen by the players themselves (their tables' events, their we
     redis_restart  redis-server stopped and started again on its port, from its append-only file
     redis_primary_kill  (a Redis Cluster as the store) SIGKILL of the primary that serves a
                    table in play: its replica is promoted, the table's saves wait and resume;
-                   the killed node then comes back as a replica
+                   the killed node then comes back as a replica; each phase's time
+                   (loadtests/failover_watch.py: failed, promoted, written, saved, serves;
+                   and the table's own pace, moved)
     actor_stop     SIGSTOP of one table actor for 20 s, then SIGCONT
     burst          a burst of table creations, half through each gateway, all at once
     storm          every player of one gateway drops and reconnects within 2 s
@@ -44,6 +46,8 @@ from cluster.stack import Stack
 
 if TYPE_CHECKING:
     from actors.protocol import Status
+from loadtests.failover_watch import POLL_S as FAILOVER_POLL_S
+from loadtests.failover_watch import Failover
 from loadtests.fault_watch import ANSWER_WAIT_S, Answers, Moved, per_table, until
 from loadtests.watch import MOVING, connected, read_tables, welcomes_since
 
@@ -314,22 +318,17 @@ class Injector:
         code = self.live_table()
         primary = cluster.primary_of(keys.snapshot(code))
         fault.target = f"{code} on redis :{primary.port}"
-        fault.start = time.time()
-        cluster.kill(primary)
-
-        def promoted() -> bool:
-            try:
-                return cluster.primary_of(keys.snapshot(code)) is not primary
-            except RuntimeError:
-                return False
-
-        ok = until(promoted, RECOVER_LIMIT_S)
-        fault.detail["promoted_s"] = round(time.time() - fault.start, 2) if ok else None
-        ok = ok and until(self.moved_on([code], int(time.time() * 1000)), RECOVER_LIMIT_S)
-        ok = ok and until(self.serves, RECOVER_LIMIT_S)
+        urls = [gw.url for gw in self.stack.gateways]
+        failover = Failover(cluster, primary, code, self.dir, urls)
+        failover.kill()
+        fault.start = failover.start
+        ok = until(failover.poll, RECOVER_LIMIT_S, FAILOVER_POLL_S)
         self._recovered(fault, ok)
         # Back on its port and directory, as a replica of the one promoted: for the next kill.
+        # It syncs while the table's own phases are waited for.
         primary.start()
+        until(failover.poll_reported, RECOVER_LIMIT_S, FAILOVER_POLL_S)
+        fault.detail.update(failover.detail())
         cluster.wait_ok()
         fault.end = max(fault.end, time.time())
 

@@ -32,6 +32,7 @@ ONE JSON line:
     faults        each fault: kind, when (s from the start), target, time to recover (s; null:
                   not recovered within 120 s)
     recovery      per kind of fault: n, p50_s, p99_s, max_s of those times, not_recovered
+                  (and of a lost Redis primary's phases: loadtests/failover_watch.py)
 
 Everything else (Locust's CSV, the samples, the players' ledger, every process's log, a
 longer report with the failures' messages: soak.json) stays in `--out` (default
@@ -72,6 +73,7 @@ from loadtests.node import machine
 from loadtests.report import read_samples
 from loadtests.runner import locust_command, stop_on_signals
 from loadtests.soak_judge import (
+    STEPS,
     locust_failures,
     p99_outside,
     points_lost,
@@ -202,7 +204,11 @@ def run(argv: list[str] | None = None) -> int:
             fault = injector.run(kind)
             faults.append(fault)
             rec = "NOT recovered" if fault.recover_s is None else f"{fault.recover_s:.1f} s"
-            log(f"fault {kind} on {fault.target}: {rec}")
+            steps = [f"{k[:-2]} {v}" for k, v in fault.detail.items() if k[:-2] in STEPS]
+            log(
+                f"fault {kind} on {fault.target}: {rec}"
+                + (f" ({', '.join(steps)})" if steps else "")
+            )
             next_at = max(fault.start + a.fault_every, fault.end + 5.0)
         while time.time() < t_end and locust.poll() is None:
             time.sleep(1.0)

@@ -82,11 +82,16 @@ def p99_outside(samples: list[Sample], faults: list[Fault], name: str = "swap→
     return round(percentile(values, 99), 1) if values else float("nan")
 
 
+STEPS = ("dead", "answering", "failed", "promoted", "written", "saved", "serves", "moved")
+
+
 def recovery(faults: list[Fault]) -> dict[str, dict[str, Any]]:
     """Each kind of fault's time to recover, in seconds: how many, p50, p99, max (the nearest
     rank, so the p99 of fewer than 100 is the slowest), and how many never recovered; for a node
     loss, when its node was declared dead (`dead_p50_s`, `dead_p99_s`) and when its table actors
-    answered again (`answering_…`)."""
+    answered again (`answering_…`); for a lost Redis primary, each of its phases
+    (loadtests/failover_watch.py: `failed_…`, `promoted_…`, `written_…`, `saved_…`,
+    `serves_…`, and the table's own pace, `moved_…`)."""
     by_kind: dict[str, list[Fault]] = defaultdict(list)
     for f in faults:
         by_kind[f.kind].append(f)
@@ -100,8 +105,9 @@ def recovery(faults: list[Fault]) -> dict[str, dict[str, Any]]:
             "max_s": round(max(s), 2) if s else None,
             "not_recovered": len(these) - len(s),
         }
-        # A node loss's steps: the node declared dead, then its actors answering again.
-        for step in ("dead", "answering"):
+        # A node loss's steps: the node declared dead, then its actors answering again; a lost
+        # primary's phases.
+        for step in STEPS:
             got = [f.detail[f"{step}_s"] for f in these if f.detail.get(f"{step}_s") is not None]
             if got:
                 out[kind] |= {

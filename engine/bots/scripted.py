@@ -10,9 +10,10 @@ a collector collects from the centre it sees.
                 then takes the floor and shows its team's sign, and keeps it shown (R13)
     (no role)   seated, ready, still
 
-The lesson-3 collector's team picks OPPONENT_SIGN as signing begins; the others never pick
-(the learner does, for the learner's team). The script's pace is fixed, not drawn: `speed`
-only follows a test table's time_scale.
+As lesson 3's signing begins, the collector picks OPPONENT_SIGN for its team (the learner's
+partner has picked PARTNER_SIGN for theirs in that same step: engine.rounds.begin_signing); in
+lessons 1 and 2 the learner picks their team's sign and the bots never do. The script's pace is
+fixed, not drawn: `speed` only follows a test table's time_scale.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ PLACEHOLDER = re.compile(r"\{\w+\}")
 SCRIPT = [
     "sign", "ready", "swap", "swap_more", "floor", "show", "wait", "done1",
     "sign_again", "ready", "watch_partner", "call_quatro", "done2",
-    "sign_again", "ready", "watch_others", "seen_once", "call_contre", "finished",
+    "ready_partner", "watch_others", "seen_once", "call_contre", "finished",
 ]  # fmt: skip
 
 
@@ -144,7 +144,7 @@ class Learner:
                 page.keyboard.press("Enter")
             else:
                 page.locator(f".signing .emoji[data-emoji='{self.sign}']").tap()
-        elif step == "ready":
+        elif step in ("ready", "ready_partner"):
             self.press("#ready-btn")
         elif step in ("swap", "swap_more"):
             self.swap()

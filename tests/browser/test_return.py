@@ -108,5 +108,20 @@ def test_a_match_the_player_left_is_gone_from_the_list_once_over(
         with httpx.Client(base_url=stack_url, timeout=30) as c:
             mine = c.get("/api/sessions/tables", headers=auth).json()["tables"]
         assert [t["code"] for t in mine] == [lobby]
+
+        # Back at the finished table she is still its host: the next match's bots are hers to
+        # choose, beside "Play again" (issue 46: the level is always the host's to change, in
+        # the lobby and between matches; never during one, engine/lobby.py).
+        page.goto(f"{stack_url}/t/{code}")
+        pick = page.locator(".next-level")
+        expect(pick).to_contain_text(words["level.nextMatch"])
+        expect(pick.locator("[aria-pressed='true']")).to_have_attribute("data-level", "normal")
+        pick.locator("[data-level='sharp']").tap()
+        expect(pick.locator("[aria-pressed='true']")).to_have_attribute("data-level", "sharp")
+        page.locator("#play-again").tap()
+        expect(page.locator(".next-level")).to_have_count(0)
+        with httpx.Client(base_url=stack_url, timeout=30) as c:
+            table = c.get(f"/api/tables/{code}").json()
+        assert table["settings"]["bot_level"] == "sharp"
     finally:
         p.close()

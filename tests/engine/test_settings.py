@@ -5,7 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from engine import ChangeSettings, Phase, ScenarioError, StartMatch, Table, TableConfig, TakeSeat
+from engine import (
+    CallQuatro,
+    ChangeSettings,
+    NextRound,
+    Phase,
+    Rematch,
+    ScenarioError,
+    StartMatch,
+    Table,
+    TableConfig,
+    TakeSeat,
+)
 from engine.bots import LEVELS, make_bot
 from engine.bots.smart import SmartBot
 from engine.settings import BOT_LEVELS, NEWCOMER_WINS, TableSettings, start_level
@@ -90,6 +101,26 @@ def test_only_the_host_in_the_lobby_and_only_known_values() -> None:
     assert g.phase() is Phase.SIGNING
     assert g.refuse(ChangeSettings(seat=0, bot_level="relaxed")).code == "wrong_phase"
     assert g.table.settings.bot_level == "sharp"
+
+
+def test_the_host_changes_the_level_between_matches_never_during_one() -> None:
+    """Issue 46: the level is always changeable by the host — in the lobby, and once a match is
+    over, for the next one; during a match its bots keep the level they started at."""
+    g = Game(4, humans=[0, 1], connected=[])
+    assert g.refuse(ChangeSettings(seat=0, bot_level="sharp")).code == "wrong_phase"
+    for _ in range(5):
+        if g.phase() is Phase.PAUSE:
+            assert g.refuse(ChangeSettings(seat=0, bot_level="sharp")).code == "wrong_phase"
+            g.do(NextRound(seat=0))
+        g.do(CallQuatro(seat=1))  # wrong: team 0 scores
+    assert g.phase() is Phase.OVER
+    assert g.refuse(ChangeSettings(seat=1, bot_level="sharp")).code == "not_host"
+    out = g.do(ChangeSettings(seat=0, bot_level="sharp", hints=False))
+    assert [o.event.to_wire()["type"] for o in out] == ["settings"]
+    g.do(Rematch(seat=0))
+    assert g.phase() is Phase.PLAYING  # nobody connected: the round opens at once (R6)
+    assert g.table.settings.bot_level == "sharp"
+    assert g.refuse(ChangeSettings(seat=0, bot_level="relaxed")).code == "wrong_phase"
 
 
 def test_settings_travel_as_a_lobby_call_with_either_field() -> None:

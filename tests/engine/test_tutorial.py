@@ -41,8 +41,9 @@ SCRIPT = [
     "sign", "ready", "swap", "swap_more", "floor", "show", "wait",
     # Lesson 2: the partner's carré, the learner's call.
     "done1", "sign_again", "ready", "watch_partner", "call_quatro",
-    # Lesson 3: the opponents' sign, seen twice, and the learner's Contre!.
-    "done2", "sign_again", "ready", "watch_others", "seen_once", "call_contre",
+    # Lesson 3: the partner's sign (picked first), the opponents', seen twice, and the
+    # learner's Contre!.
+    "done2", "ready_partner", "watch_others", "seen_once", "call_contre",
 ]  # fmt: skip
 
 

@@ -84,7 +84,7 @@ class Tutorial:
         step = coached["step"]
         if step in ("sign", "sign_again"):
             return ChooseSign(seat=LEARNER, emoji=SIGN)
-        if step == "ready":
+        if step in ("ready", "ready_partner"):
             return Ready(seat=LEARNER)
         if step in ("swap", "swap_more"):
             slot = coached["slot"]

@@ -103,3 +103,21 @@ def test_recovery_puts_a_node_loss_detection_apart() -> None:
     faults.append(Fault("node_loss", detail={"dead_s": None}))  # not recovered, not declared
     got = recovery(faults)["node_loss"]
     assert (got["dead_p50_s"], got["dead_p99_s"], got["not_recovered"]) == (2, 3, 1)
+
+
+def test_recovery_puts_each_phase_of_a_lost_primary_apart() -> None:
+    phases = [(2.7, 4.0, 4.2, 5.0, 9.0), (3.1, 4.4, 4.9, 5.1, 5.2), (3.0, 4.1, 5.3, 6.0, 32.5)]
+    faults = [
+        Fault(
+            "redis_primary_kill",
+            recover_s=max(p, w, g),
+            detail={"failed_s": f, "promoted_s": p, "written_s": w, "serves_s": g, "moved_s": m},
+        )
+        for f, p, w, g, m in phases
+    ]
+    got = recovery(faults)["redis_primary_kill"]
+    assert (got["promoted_p50_s"], got["promoted_p99_s"]) == (4.1, 4.4)
+    assert (got["written_p50_s"], got["written_p99_s"]) == (4.9, 5.3)
+    assert (got["failed_p50_s"], got["serves_p99_s"], got["max_s"]) == (3.0, 6.0, 6.0)
+    assert got["moved_p99_s"] == 32.5  # the table's own pace, apart from the recovery
+    assert "saved_p50_s" not in got  # none had it

@@ -6,6 +6,10 @@ and a cluster of its own (three primaries, a replica each, `cluster-node-timeout
   then play resumes and the store holds the table whole.
 - A save that scores a point reaches the replica before anyone sees the point (WAIT); then the
   primary and the table's actor are killed together, and the point is there when both are back.
+- A table's core (no Ray) on a cluster of the test's own: its saves land on the promoted replica
+  soon after the promotion, and its client never reads the server's command table again on the
+  way (each read cost a loaded table actor seconds: docs/reliability.md, "A lost primary, phase
+  by phase"); and a scoring save whose connection broke is never taken for replicated.
 """
 
 from __future__ import annotations
@@ -14,19 +18,23 @@ import asyncio
 import json
 import os
 import signal
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
 from actors import keys
-from actors.protocol import Probe
+from actors.protocol import Entry, Outcome, Probe
 from actors.ray_calls import answered, send
+from actors.table_core import TableCore
 from cluster.gateway_process import GatewayProcess
 from cluster.procs import RedisServer
 from cluster.redis_client import SyncRedis, sync_redis
 from cluster.redis_cluster import LocalRedisCluster
+from tests.actors.test_table_core import Clock, act
 from tests.cluster.test_play import card_of, swap_until_ack
 from tests.conftest import Stack
 from tests.store.conftest import NODE_TIMEOUT_MS
@@ -34,6 +42,9 @@ from tests.store.play import PARTNER, quatro, ready, rigged_table, score, start
 
 WAIT_MS = 5000  # a scoring save waits this long for its replica: room to see it wait
 HELD_S = 1.0  # how long the test looks for a point published before its replica has it
+# A lost primary's table saves again within this: generous against a loaded machine, the
+# failover itself being the node timeout (NODE_TIMEOUT_MS, 1 s) and an election, 2-3 s here.
+SAVED_WITHIN_S = 20.0
 
 
 @dataclass
@@ -204,3 +215,97 @@ async def test_a_point_outlives_its_primary_and_its_table_killed_together(
     finally:
         for p in people:
             await p.close()
+
+
+def command_reads(cluster: LocalRedisCluster, nodes: list[RedisServer]) -> int:
+    """How many times `nodes` were asked for their command table (COMMAND), by any client."""
+    calls = 0
+    for node in nodes:
+        with cluster.client(node) as c:
+            stats = c.info("commandstats")
+        calls += sum(int(v["calls"]) for k, v in stats.items() if k.startswith("cmdstat_command"))
+    return calls
+
+
+def saved_on_promoted(
+    cluster: LocalRedisCluster, lost: RedisServer, code: str
+) -> dict[str, Any] | None:
+    """The table's snapshot on the primary that replaced `lost` (None: not promoted yet)."""
+    node = _serving(cluster, lost, keys.snapshot(code))
+    if node is None:
+        return None
+    with cluster.client(node) as c:
+        raw = c.get(keys.snapshot(code))
+    return None if raw is None else dict(json.loads(str(raw)))
+
+
+async def test_a_table_saves_on_the_promoted_replica_without_reading_the_command_table_again(
+    own_cluster: LocalRedisCluster,
+) -> None:
+    code = "FOV1"
+    core = TableCore("table-f0v1", own_cluster.url, now=Clock())
+    opened = await core.open(code, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0))
+    assert opened.ok, opened
+    try:
+        lost = own_cluster.primary_of(keys.snapshot(code))
+        survivors = [n for n in own_cluster.nodes if n is not lost]
+        before = command_reads(own_cluster, survivors)
+        own_cluster.kill(lost)
+        killed = time.monotonic()
+        # The host fills and empties a seat, as players play on through the failover: each
+        # change is answered, its save failing while the slot has no primary, until one lands
+        # on the promoted replica.
+        bots = 0
+        async with asyncio.timeout(SAVED_WITHIN_S):
+            while True:
+                kind = "remove_bot" if bots else "add_bot"
+                reply = await core.serve(act("p0", kind, seat=1))
+                assert isinstance(reply, Outcome), reply
+                assert reply.ok, reply
+                bots = 1 - bots
+                saved = await asyncio.to_thread(saved_on_promoted, own_cluster, lost, code)
+                if saved is not None and saved["seq"] == core.feed.seq:
+                    break
+                await asyncio.sleep(0.1)
+        took = time.monotonic() - killed
+        assert core.table is not None
+        assert saved["table"] == core.table.to_snapshot()
+        # Every refresh of the client's slot map (after each error while the slot had no
+        # primary) read the whole command table again before: seconds of a loaded actor.
+        reads = command_reads(own_cluster, survivors) - before
+        assert reads == 0, f"the command table read {reads} times; saved after {took:.1f} s"
+    finally:
+        await core.stop()
+
+
+async def test_a_scoring_save_sent_again_is_never_taken_for_replicated(
+    own_cluster: LocalRedisCluster,
+) -> None:
+    code = "FOV5"  # slot 14966: the last primary's, not the one a cluster client defaults to
+    core = TableCore("table-f0v5", own_cluster.url, now=Clock())
+    opened = await core.open(code, {"players": 4, "seed": 7}, "p0", "Ann", (600.0, 600.0))
+    assert opened.ok, opened
+    primary = own_cluster.primary_of(keys.snapshot(code))
+    replica = replica_of(own_cluster, primary)
+    assert replica.proc is not None
+    reveal = Entry(core.feed.seq + 1, "all", 0, {"type": "reveal", "scores": [1, 0]}, 0, "")
+    try:
+        os.kill(replica.proc.pid, signal.SIGSTOP)  # no replica can confirm anything now
+        try:
+            # The table's connections to its primary break (as a failover elsewhere breaks
+            # them: its client then closes them all), and the client sends the save and its
+            # WAIT again. redis-py's pipeline sent that WAIT to any node, on a connection with
+            # no write, which counts every replica at once: the point passed for replicated.
+            with own_cluster.client(primary) as admin:
+                assert admin.execute_command("CLIENT KILL", "TYPE", "normal", "SKIPME", "yes")
+            args = (code, core.snapshot(), [reveal], 4, 3600, core.feed.seq)
+            written = await core.store.write(*args)
+            assert not (written.ok and written.replicated), written
+            assert not written.ok, written  # sent again: not saved, as far as the table knows
+        finally:
+            os.kill(replica.proc.pid, signal.SIGCONT)
+        written = await core.store.write(*args)
+        assert written.ok, written
+        assert written.replicated, written
+    finally:
+        await core.stop()

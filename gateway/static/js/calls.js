@@ -63,7 +63,7 @@ export function CallButtons({ game, actions, hand }) {
     <button
       type="button"
       class="vote-btn"
-      disabled=${!playing || tb.reshuffled || !!vote}
+      disabled=${!playing || tb.reshuffled || !!vote || tb.tutorial}
       onClick=${actions.voteRequest}
     >
       ${t("vote.request")}

@@ -11,6 +11,7 @@ import { partnerOf } from "./state.js";
 import { useFocusRescue } from "./focus.js";
 import { Emoji, ICON } from "./emoji.js";
 import { navigate } from "./router.js";
+import { NextMatchLevel } from "./settings.js";
 
 // `sign`, when given, is marked among the others (the floor's picker shows your team's sign);
 // `hint` adds the hints' highlight to it (the player already knows it).
@@ -264,9 +265,10 @@ export function RevealPanel({ game, actions }) {
         ? null
         : over
         ? isHost
-          ? html`<button type="button" class="primary big" id="play-again" onClick=${actions.rematch}>
-              ${t("over.again")}
-            </button>`
+          ? html`${!tb.public && html`<${NextMatchLevel} table=${tb} />`}
+              <button type="button" class="primary big" id="play-again" onClick=${actions.rematch}>
+                ${t("over.again")}
+              </button>`
           : html`<span class="muted">${t(tb.public ? "over.public" : "over.waitHost")}</span>`
         : html`${tb.deadline &&
             html`<span>${t("reveal.nextIn")} <${Countdown} deadline=${tb.deadline} label=${t("status.pauseClock")} /></span>`}

@@ -32,3 +32,14 @@ export function useDismiss(open, close, inside, opener = null) {
     };
   }, [open]);
 }
+
+// A <details> opens itself before its toggle event tells the state (and so before useDismiss
+// listens): an Escape pressed in between must close it too. Its onKeyDown handler.
+export function escapeDetails(setOpen, opener) {
+  return (e) => {
+    if (e.key !== "Escape" || !e.currentTarget.open) return;
+    e.currentTarget.open = false;
+    setOpen(false);
+    opener.current?.focus();
+  };
+}

@@ -3,7 +3,7 @@
 // bot partner against relaxed bots, hints on.
 import { useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
-import { useDismiss } from "./popup.js";
+import { escapeDetails, useDismiss } from "./popup.js";
 import { t } from "./i18n.js";
 import { api, loadSession } from "./api.js";
 import { errorText } from "./words.js";
@@ -43,10 +43,16 @@ export async function startPracticeWhenSeated(code, welcome) {
   }
 }
 
-// Whether people may watch, changed by the host at any time (the only setting that may be).
+// Whether people may watch, changed by the host at any time (the only setting that may be
+// during a match).
 export async function allowWatchers(code, on) {
+  await changeSettings(code, { watchers: on });
+}
+
+// A lobby call over REST, as every setting is (R29); a refusal is said in a toast.
+async function changeSettings(code, body) {
   try {
-    await api.settings(loadSession()?.token, code, { watchers: on });
+    await api.settings(loadSession()?.token, code, body);
   } catch (err) {
     toast(errorText(err), "error");
   }
@@ -62,13 +68,7 @@ export function TableSettings({ code, table, isHost }) {
       ${now}
     </p>`;
   }
-  async function change(body) {
-    try {
-      await api.settings(loadSession()?.token, code, body);
-    } catch (err) {
-      toast(errorText(err), "error");
-    }
-  }
+  const change = (body) => changeSettings(code, body);
   return html`<section class="panel table-settings" aria-labelledby="settings-title">
     <h2 id="settings-title">${t("lobby.settings")}</h2>
     <fieldset class="bot-levels">
@@ -122,10 +122,31 @@ export function TableSettings({ code, table, isHost }) {
   </section>`;
 }
 
+// Between two matches the host chooses how the next one's bots play, beside "Play again" (the
+// engine lets the level change in the lobby and once a match is over, never during one).
+export function NextMatchLevel({ table }) {
+  if (!table.seats.some((s) => s.kind === "bot")) return null;
+  const current = table.settings?.bot_level ?? DEFAULTS.bot_level;
+  return html`<div class="next-level" role="group" aria-labelledby="next-level-title">
+    <span id="next-level-title">${t("level.nextMatch")}</span>
+    ${BOT_LEVELS.map(
+      (level) => html`<button
+        type="button"
+        key=${level}
+        data-level=${level}
+        aria-pressed=${current === level ? "true" : "false"}
+        onClick=${() => current !== level && changeSettings(table.code, { bot_level: level })}
+      >
+        ${t(`level.${level}`)}
+      </button>`,
+    )}
+  </div>`;
+}
+
 // How the bots play, always in sight at a table with bots: a chip at the foot of the ring that,
-// opened, says where the level is chosen. The host chooses it in the lobby only (a public table
-// has no host): the bots are tuned when the match starts (actors/bots.py) and a rated match
-// counts them at one level (engine/ratings.py), so it holds for the whole table.
+// opened, says where the level is chosen. The host chooses it in the lobby and between matches
+// (a public table has no host): the bots are tuned when a match starts (actors/bots.py) and a
+// rated match counts them at one level (engine/ratings.py), so it holds for the whole match.
 export function BotLevelChip({ table, isHost, readOnly = false }) {
   const [open, setOpen] = useState(false);
   const chip = useRef(null);
@@ -145,6 +166,7 @@ export function BotLevelChip({ table, isHost, readOnly = false }) {
     ref=${chip}
     open=${open}
     onToggle=${(e) => setOpen(e.currentTarget.open)}
+    onKeyDown=${escapeDetails(setOpen, summary)}
   >
     <summary ref=${summary} aria-label=${name}>${face}</summary>
     <p class="level-where">

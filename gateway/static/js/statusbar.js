@@ -6,7 +6,7 @@ import { Name, teamLabel } from "./names.js";
 import { Countdown } from "./ticking.js";
 import { allowWatchers } from "./settings.js";
 import { Emoji, ICON } from "./emoji.js";
-import { useDismiss } from "./popup.js";
+import { escapeDetails, useDismiss } from "./popup.js";
 
 export function StatusBar({ game, status }) {
   const tb = game.table;
@@ -60,14 +60,6 @@ function WatchCount({ game }) {
   const menu = useRef(null);
   const summary = useRef(null);
   useDismiss(open, () => setOpen(false), [menu], summary);
-  // A <details> opens itself before its toggle event tells the state: an Escape in between must
-  // close it too.
-  const escape = (e) => {
-    if (e.key !== "Escape" || !e.currentTarget.open) return;
-    e.currentTarget.open = false;
-    setOpen(false);
-    summary.current?.focus();
-  };
   const tb = game.table;
   const n = tb.watching ?? 0;
   const allowed = tb.settings?.watchers !== false;
@@ -83,7 +75,7 @@ function WatchCount({ game }) {
     ref=${menu}
     open=${open}
     onToggle=${(e) => setOpen(e.currentTarget.open)}
-    onKeyDown=${escape}
+    onKeyDown=${escapeDetails(setOpen, summary)}
     data-count=${n}
     data-open=${allowed ? "yes" : "no"}
   >

@@ -48,6 +48,7 @@ function targets(c, tb, you) {
     case "sign_again":
       return [".signing .emoji-grid"];
     case "ready":
+    case "ready_partner":
       return ["#ready-btn"];
     case "swap":
     case "swap_more":
