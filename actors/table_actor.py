@@ -23,7 +23,7 @@ from typing import Any
 
 import ray
 
-from actors import priority, reuse
+from actors import kept, priority, reuse
 from actors.clock import now_ms
 from actors.link_server import LinkServer, port_range
 from actors.previous_release import PreviousReleaseMethods
@@ -226,6 +226,8 @@ class TableActor(PreviousReleaseMethods):
             case Unsubscribe(gateway=gateway):
                 self.core.leases.unsubscribe(gateway)
                 return None
+            case kept.Inspect(needles=needles):
+                return kept.inspect(self, needles)
         raise TypeError(f"not a call this table actor answers: {type(call).__name__}")
 
     def _check(self, call: object) -> None:
