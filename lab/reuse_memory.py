@@ -83,7 +83,9 @@ def slope(points: list[tuple[int, float]]) -> float:
 
 
 async def run(a: argparse.Namespace) -> dict[str, Any]:
-    settings = {"QUATRO_ABANDONED_IDLE": "1", "QUATRO_LOBBY_IDLE": "1"}
+    # A lobby lives while its table is being set up, even on a loaded machine; a started table
+    # everyone left stops a second later, and its actor goes back to the pool.
+    settings = {"QUATRO_ABANDONED_IDLE": "1", "QUATRO_LOBBY_IDLE": "30"}
     spec = Spec(
         namespace=NAMESPACE,
         table_slots=16,

@@ -35,13 +35,14 @@ PRIVATE = ("round", "reshuffled", "sign")  # the events whose audience is not ev
 
 @pytest.fixture(scope="module")
 def gateway_k(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    """A gateway with a pool of its own (database 10), whose tables stop a second after
-    everyone left them."""
+    """A gateway with a pool of its own (database 10), whose started tables stop a second after
+    everyone left them; a lobby lives 20 s without a call (its setup takes a few calls, each
+    slow on a loaded machine)."""
     url, store = own_database(stack, OWN_DB)
     gw = stack.gateway(
         tmp_path_factory.mktemp("gateway-k"),
         REDIS_URL=url,
-        QUATRO_LOBBY_IDLE="1",
+        QUATRO_LOBBY_IDLE="20",
         QUATRO_ABANDONED_IDLE="1",
         QUATRO_POOL_SIZE="2",
     )
