@@ -11,7 +11,8 @@ stops; once its actor is back in the pool, that actor's process is measured (USS
 Prints one line per table, then for each actor that served at least 4 tables its USS after its
 2nd table and after its last one, and the growth per table between them (a least-squares slope);
 then one JSON line. The actors are spread by the pool's list (head out, tail in), so a pool of 1
-mostly hands the same one or two actors out again.
+mostly hands the same one or two actors out again; the pool's trim may stop one that came back
+past its target (its series then ends).
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ async def until(check: Any, limit: float, what: str) -> Any:
     return got
 
 
-async def one_table(stack: Stack, url: str, r: redis.Redis, events: int) -> tuple[str, int]:
-    """Play one table to `events` events and let it stop: its actor and that actor's pid."""
+async def one_table(stack: Stack, url: str, r: redis.Redis, events: int) -> tuple[str, int | None]:
+    """Play one table to `events` events and let it stop: its actor and that actor's pid
+    (None: the actor was stopped since)."""
     code, (host,) = await table_with(
         url,
         4,
@@ -71,7 +73,12 @@ async def one_table(stack: Stack, url: str, r: redis.Redis, events: int) -> tupl
     await host.until(lambda: len(host.events) >= events, 120, f"{events} events")
     await host.close()
     await until(lambda: actor in r.lrange(keys.pool(), 0, -1), 60, f"{actor} back in the pool")
-    return actor, probe(stack, actor).pid
+    try:
+        return actor, probe(stack, actor).pid
+    except Exception:  # Ray's errors for an actor gone are many
+        # The pool's trim stopped it meanwhile (a surplus, back at the list's tail): its
+        # series ends here.
+        return actor, None
 
 
 def slope(points: list[tuple[int, float]]) -> float:
@@ -103,6 +110,9 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
         r = redis.Redis.from_url(stack.redis.url, decode_responses=True)
         for i in range(a.tables):
             actor, pid = await one_table(stack, url, r, a.events)
+            if pid is None:
+                print(f"table {i + 1:3d}  {actor}  stopped by the pool's trim since")
+                continue
             mem = psutil.Process(pid).memory_full_info()
             served = len(series.setdefault(actor, [])) + 1
             series[actor].append((served, mem.uss / MB, mem.rss / MB))
