@@ -3,6 +3,7 @@ slot, the size's `{ratings:N}` or one match record's; registered in cluster/redi
 
 from __future__ import annotations
 
+from cluster.lease_lua import TAKE
 from cluster.redis_ops import Pipeline, Script
 
 # KEYS: the size's fix hash. ARGV: holder, lease (ms), '1' to freeze the size's applies for as
@@ -12,16 +13,8 @@ from cluster.redis_ops import Pipeline, Script
 # see no other taker between them.
 LEASE = Script(
     "rating-fix.lease",
-    """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local lease = redis.call('HGET', KEYS[1], 'lease')
-if lease then
-  local holder, till = string.match(lease, '^(%S+) (%d+)$')
-  if holder ~= ARGV[1] and tonumber(till) > now then return 0 end
-end
-local held = ARGV[1] .. ' ' .. (now + tonumber(ARGV[2]))
-redis.call('HSET', KEYS[1], 'lease', held)
+    TAKE
+    + """
 if ARGV[3] == '1' then
   redis.call('HSET', KEYS[1], 'freeze', held)
 else

@@ -80,6 +80,24 @@ def wait_for_port(port: int, timeout: float, proc: subprocess.Popen[bytes] | Non
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
 
 
+def wait_loaded(port: int, timeout: float, proc: subprocess.Popen[bytes] | None = None) -> None:
+    """Wait until the redis-server on `port` serves commands: one that restarts listens at once
+    but answers every command `-LOADING` while it reads its append-only file back, which on a
+    busy machine outlasts a client's few retries. Any other answer (PONG, or NOAUTH on a server
+    with a password) means it is loaded."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process {proc.args!r} exited with {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 2) as s:
+            s.settimeout(2)
+            s.sendall(b"PING\r\n")
+            if not s.recv(64).startswith(b"-LOADING"):
+                return
+        time.sleep(0.05)
+    raise TimeoutError(f"redis-server on 127.0.0.1:{port} still loading after {timeout} s")
+
+
 # What `ray start` (cluster/ray_start.py, line-buffered) prints once its node is registered in the
 # GCS: a driver that joins before that fails after 60 s with "No node info found".
 RAY_STARTED = b"Ray runtime started."
@@ -145,6 +163,8 @@ class RedisServer:
             preexec_fn=_child_setup(thread_outlives_child),
         )
         wait_for_port(self.port, 10, self.proc)
+        if "--tls-port" not in self.extra:  # a TLS port would not read a plain PING
+            wait_loaded(self.port, 60, self.proc)
         return self
 
     def stop(self) -> None:

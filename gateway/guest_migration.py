@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from actors import keys
+from cluster.lease_lua import TAKE
 from cluster.redis_client import AsyncRedis, async_redis, scan
 from cluster.redis_ops import Pipeline, Script
 from gateway.guests import JUDGE, NOTE, Guests, now_ms
@@ -47,20 +48,8 @@ EVERY_ROUND = 1 << 62  # SCAN rounds: no bound but the keyspace's end
 
 # KEYS: the marker. ARGV: holder, lease (ms). 1: the lease is the holder's now; 0: another's
 # is live. A script: the read of another's deadline and the taking must be one step.
-LEASE = Script(
-    "guests.lease",
-    """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local held = redis.call('HGET', KEYS[1], 'lease')
-if held then
-  local holder, until_ms = string.match(held, '^(.*) (%d+)$')
-  if holder ~= ARGV[1] and tonumber(until_ms) > now then return 0 end
-end
-redis.call('HSET', KEYS[1], 'lease', ARGV[1] .. ' ' .. (now + tonumber(ARGV[2])))
-return 1
-""",
-)
+LEASE = Script("guests.lease", TAKE + "return 1\n")
+
 # KEYS: the marker. ARGV: holder, the pass's report (JSON). The lease given back, the report
 # kept as `done`, if the holder still holds it.
 FINISH = Script(

@@ -2,7 +2,8 @@
 R22's decision): on a phone in Haitian Creole and in Arabic (right to left), the table's
 process is frozen 3 s mid-round;
 when it runs again the round's countdown shows what it showed before the freeze (not 3 s less),
-and the player is told, in their language, that the table stood still and got the time back."""
+and the player is told, in their language, that the table stood still and got the time back,
+in a toast that covers no seat."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from playwright.sync_api import Page, expect
 
 from tests.browser.players import CALM, TALL_PHONE, new_player, start_with_bots
 from tests.browser.test_languages import catalog
+from tests.browser.test_rough_edges import OVERLAPS
 from tests.cluster.test_resilience import actor_pid
 from tests.conftest import Stack
 
@@ -56,6 +58,12 @@ def test_the_countdown_keeps_the_time_a_frozen_table_stood_still(
         # The countdown took the new deadline: the freeze cost the round nothing (a second of
         # slack for the countdown's own ticking and for the pulse the stall may round up).
         assert seconds_left(page) >= before - 1, (before, seconds_left(page))
+        # Mid-round, the toast shows inside the ring, over none of the seats (where the sign
+        # shows), their bubbles, the centre's cards or the status bar.
+        expect(page.locator(".toasts")).to_have_attribute("data-where", "ring")
+        kept = ".seat, .bubble, .slot, .statusbar"
+        assert page.evaluate(f"() => ({OVERLAPS})(['.toast', '{kept}'])") == []
+        expect(toast).to_be_visible()  # still: it was measured, not gone
         page.screenshot(path=str(tmp_path / f"{lang}-stood-still.png"))  # to look at when it fails
     finally:
         host.close()

@@ -269,7 +269,9 @@ def test_a_run_is_known_by_its_marker_and_the_sessions_of_its_nodes(tmp_path: Pa
         assert leader.stdout is not None
         orphan = int(leader.stdout.readline())
         assert os.getsid(orphan) == leader.pid
-        assert psutil.Process(orphan).ppid() != leader.pid  # reparented: no tree leads to it
+        # Held from here: once stopped, its PID may be reaped before it could be looked up.
+        orphaned = psutil.Process(orphan)
+        assert orphaned.ppid() != leader.pid  # reparented: no tree leads to it
         ctime = psutil.Process(leader.pid).create_time()
 
         record = RunRecord(run_dir=str(run_dir), sessions={leader.pid: ctime})
@@ -283,7 +285,7 @@ def test_a_run_is_known_by_its_marker_and_the_sessions_of_its_nodes(tmp_path: Pa
 
         assert stop_run(record) >= 2
         assert _exited(leader, GONE_DEADLINE_S) is not None
-        assert _wait_gone([psutil.Process(orphan)], GONE_DEADLINE_S) == []
+        assert _wait_gone([orphaned], GONE_DEADLINE_S) == []
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(leader.pid, signal.SIGKILL)

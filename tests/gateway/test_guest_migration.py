@@ -109,6 +109,16 @@ def fill(code: Path, url: str, plan: dict[str, Any]) -> dict[str, dict[str, str]
     return out
 
 
+def with_last_session(r: redis.Redis, player: str, key: str) -> bool:
+    """`key` expires when `player`'s newest session does (within a pipeline's latency): judged
+    against the sessions themselves, not the time the test took, which a loaded machine
+    stretches."""
+    ends = [
+        int(r.pexpiretime(k)) for k in r.scan_iter("quatro:session:*") if player in str(r.get(k))
+    ]
+    return bool(ends) and max(ends) - 5_000 <= int(r.pexpiretime(key)) <= max(ends) + 1_000
+
+
 async def test_the_store_of_the_release_before_is_judged_once(redis_url: str, older: Path) -> None:
     plan = {
         "people": ["Rae", "Rob", "Bo", "Pia", "Vi", "Two", "Ex"],
@@ -136,12 +146,13 @@ async def test_the_store_of_the_release_before_is_judged_once(redis_url: str, ol
             assert r.ttl(keys.profile(ids[name])) == -1, name
         assert r.ttl(keys.history(ids["Rae"])) == -1
         assert r.hlen(keys.passkeys(ids["Pia"])) == 1
-        for name, ttl in (("Bo", TTL_S), ("Vi", TTL_S), ("Two", 2 * TTL_S)):
+        for name in ("Bo", "Vi", "Two"):
             assert r.hget(keys.profile(ids[name]), "lasting") == "0", name
-            assert ttl - 5 <= r.ttl(keys.profile(ids[name])) <= ttl, name
+            assert with_last_session(r, ids[name], keys.profile(ids[name])), name
+        assert r.ttl(keys.profile(ids["Two"])) > TTL_S, "its newer session's"
         # A guest's history and wins go with it.
         for key in (keys.history(ids["Bo"]), keys.wins(ids["Bo"])):
-            assert TTL_S - 5 <= r.ttl(key) <= TTL_S, key
+            assert with_last_session(r, ids["Bo"], key), key
         assert not any(r.exists(k) for k in keys.owned(ids["Ex"]))
         assert all(r.hget(keys.profile(p), "session_until") is None for p in ids.values())
 
@@ -159,7 +170,8 @@ async def test_the_store_of_the_release_before_is_judged_once(redis_url: str, ol
         found = await sessions.lookup(late["token"], "192.0.2.1")
         assert found is not None
         assert r.hget(keys.profile(late["id"]), "lasting") == "0"
-        assert 3 * TTL_S - 5 <= r.ttl(keys.profile(late["id"])) <= 3 * TTL_S
+        assert with_last_session(r, late["id"], keys.profile(late["id"]))
+        assert r.ttl(keys.profile(late["id"])) > 2 * TTL_S
         # And a session of a guest the pass judged renews all it holds.
         assert await sessions.lookup(who["Bo"]["token"], "192.0.2.1") is not None
         assert r.ttl(keys.history(ids["Bo"])) > TTL_S

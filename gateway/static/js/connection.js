@@ -20,6 +20,11 @@ const CLOSE = {
 const QUIET_MS = 2_000;
 const PROBE_MS = 3_000;
 const CHECK_EVERY_MS = 500;
+// A socket that has not been welcomed this long after it was opened is given up and another
+// tried: a network can accept a connection and then carry nothing (a cut behind a proxy), and
+// without a deadline the player would wait on "Reconnecting…" for good. Long enough for a busy
+// table to answer a hello.
+const WELCOME_MS = 10_000;
 // Commands expire this long after they are sent (in the server's time); the server refuses one
 // judged later. So once a command's expiry and a margin for clock estimates have passed without
 // an answer, it is certain it was not applied, and the player can be told so.
@@ -42,6 +47,7 @@ export class Connection {
     this.attempt = 0;
     this.stopped = false;
     this.timer = null;
+    this.welcomeBy = null;
     this.pinger = null;
     this.heard = 0;
     this.probeSent = 0;
@@ -55,6 +61,7 @@ export class Connection {
   stop() {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.welcomeBy);
     clearInterval(this.pinger);
     if (this.ws) this.ws.close(1000);
     this.ws = null;
@@ -67,6 +74,14 @@ export class Connection {
     const ws = new WebSocket(`${proto}//${location.host}/ws`);
     this.ws = ws;
     this.h.onStatus(this.attempt === 0 ? "connecting" : "reconnecting");
+    clearTimeout(this.welcomeBy);
+    this.welcomeBy = setTimeout(() => {
+      if (ws !== this.ws || this.stopped) return;
+      this.ws = null;
+      ws.close(1000);
+      this.failAll("stalled");
+      this.scheduleReconnect();
+    }, WELCOME_MS);
     ws.onopen = () => {
       this.lastSeq = 0;
       const hello = { type: "hello", id: "hello", token: this.token, table: this.table };
@@ -164,6 +179,7 @@ export class Connection {
     const type = frame.type;
     noteServerTime(frame.at, { reset: type === "welcome" });
     if (type === "welcome") {
+      clearTimeout(this.welcomeBy);
       this.attempt = 0;
       this.lastSeq = typeof frame.seq === "number" ? frame.seq : 0;
       clearInterval(this.pinger);

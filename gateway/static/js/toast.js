@@ -1,7 +1,10 @@
 // Toasts: short messages that leave by themselves (refusals, results). They drop in at the top of
 // the screen, under whatever of these is there: the header, a table's status bar (its round,
 // clock and scores), a vote that waits for an answer, and a round's result (its title and text);
-// never over them. At the bottom they would cover Quatro! and Contre!.
+// never over them. At the bottom they would cover Quatro! and Contre!. During play the ring's
+// seats are where a player watches for the sign, and the top of the screen lies over the seats
+// across the ring: a toast then shows inside the ring, under the centre's cards and between the
+// seats beside it, whenever that band is on screen and wide enough.
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { pictured } from "./emoji.js";
@@ -28,6 +31,44 @@ function clearTop() {
   return Math.round(top + GAP);
 }
 
+// Below ROOMY the band is a crowded ring's (eight seats on a phone): its toast is set smaller,
+// so that it stays between the seats rather than over those across the ring.
+const NARROWEST = 120;
+const ROOMY = 240;
+const LOWEST = 48;
+
+// The band inside the ring under the centre's cards that no seat (nor its emission's bubble)
+// reaches, as {top, left, right}; null when there is none to use (no round in play, the band off
+// screen or too small).
+function ringBand(top) {
+  const ring = document.querySelector(".ring");
+  const slots = [...document.querySelectorAll(".ring .slot")].map((el) => el.getBoundingClientRect());
+  if (!ring || !slots.length) return null;
+  const box = ring.getBoundingClientRect();
+  const band = { top: Math.max(...slots.map((r) => r.bottom)) + GAP, left: box.left + GAP, right: box.right - GAP };
+  const bottom = Math.min(box.bottom, innerHeight);
+  if (band.top < top || bottom - band.top < LOWEST) return null;
+  const middle = (box.left + box.right) / 2;
+  for (const el of document.querySelectorAll(".ring .seat, .ring .bubble")) {
+    const r = el.getBoundingClientRect();
+    if (r.height === 0 || r.bottom <= band.top || r.top >= bottom) continue;
+    if ((r.left + r.right) / 2 < middle) band.left = Math.max(band.left, r.right + GAP);
+    else band.right = Math.min(band.right, r.left - GAP);
+  }
+  return band.right - band.left < NARROWEST ? null : band;
+}
+
+function place(el) {
+  const top = clearTop();
+  const band = ringBand(top);
+  el.style.insetBlockStart = `${band ? band.top : top}px`;
+  // Physical sides: the band is measured on the screen, whichever way the page reads.
+  el.style.left = band ? `${band.left}px` : "0px";
+  el.style.right = band ? `${innerWidth - band.right}px` : "0px";
+  el.dataset.where = band ? "ring" : "top";
+  el.classList.toggle("narrow", !!band && band.right - band.left < ROOMY);
+}
+
 export function Toasts() {
   const [items, setItems] = useState([]);
   const box = useRef(null);
@@ -44,11 +85,11 @@ export function Toasts() {
   useLayoutEffect(() => {
     if (!items.length) return undefined;
     let frame = 0;
-    const place = () => {
-      if (box.current) box.current.style.insetBlockStart = `${clearTop()}px`;
-      frame = requestAnimationFrame(place);
+    const follow = () => {
+      if (box.current) place(box.current);
+      frame = requestAnimationFrame(follow);
     };
-    place();
+    follow();
     return () => cancelAnimationFrame(frame);
   }, [items.length > 0]);
   return html`<div class="toasts" aria-hidden="true" ref=${box}>
