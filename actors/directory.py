@@ -19,6 +19,7 @@ its home cell; without (`cell` ""), nothing of this changes: same keys, same rec
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -28,6 +29,7 @@ from actors.opening import Opening
 from actors.pool import NoRoom as NoRoom
 from actors.pool import Pool
 from actors.pool_demand import PoolPolicy
+from actors.pool_floor import Floor, ScheduleError, Window, parse_schedule
 from actors.protocol import TableCall
 from actors.ray_calls import LastAnswer
 from actors.ray_names import Handle, RayActors
@@ -44,6 +46,8 @@ from cluster.settings import Settings
 
 A = TypeVar("A")
 
+log = logging.getLogger("quatro.directory")
+
 
 @dataclass(frozen=True)
 class DirectorySettings:
@@ -56,6 +60,7 @@ class DirectorySettings:
     store: str | RedisSettings  # a bare URL: a Redis with no companion settings
     pool: PoolPolicy = field(default_factory=PoolPolicy)
     pool_wait_s: float = 30.0
+    pool_floor: tuple[Window, ...] = ()  # the operator's schedule (actors/pool_floor.py)
     slot_reserve: int = 4
     max_slots: int = 0
     idle: tuple[float, float, float] = (600.0, 600.0, 1800.0)
@@ -76,6 +81,7 @@ class DirectorySettings:
                 start_gap_s=settings.pool_start_gap_s,
             ),
             pool_wait_s=settings.pool_wait_s,
+            pool_floor=_schedule(settings.pool_floor),
             slot_reserve=settings.slot_reserve,
             max_slots=settings.max_table_slots,
             idle=(settings.over_idle_s, settings.lobby_idle_s, settings.abandoned_idle_s),
@@ -83,6 +89,16 @@ class DirectorySettings:
             cell=settings.cell,
             rescue=settings.node_rescue,
         )
+
+
+def _schedule(text: str) -> tuple[Window, ...]:
+    """`QUATRO_POOL_FLOOR` read; one that cannot be read is said in the log and ignored: a
+    typo must not keep a gateway from serving."""
+    try:
+        return parse_schedule(text)
+    except ScheduleError as exc:
+        log.warning("QUATRO_POOL_FLOOR ignored: %s", exc)
+        return ()
 
 
 class Directory:
@@ -101,7 +117,8 @@ class Directory:
         actors = RayActors(settings.namespace, settings_of(settings.store), cell)
         self.records = TableRecords(redis, actors, cell)
         slots = Slots(settings.slot_reserve, settings.max_slots)
-        self.pool = Pool(redis, slots, actors, self.last_answer, settings.pool, cell)
+        floor = Floor(redis, cell, settings.pool_floor)
+        self.pool = Pool(redis, slots, actors, self.last_answer, settings.pool, cell, floor)
         self.rescue = Rescue(redis, actors, self.pool) if settings.rescue else None
         self.calls = TableCalls(self.records, self.last_answer, registry, remote, self.rescue)
         self.opening = Opening(

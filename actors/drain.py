@@ -8,7 +8,10 @@ a node that may still be dying.
 2. Each table actor of the namespace is asked where it runs. Those on this node make sure their
    state is in Redis (`hand_over`), then are stopped with a restart, so that Ray starts them on
    another node, where they read their snapshot back. Gateways notice the closed data-plane
-   connection and ask Ray for the new endpoint, resending what was unanswered.
+   connection and ask Ray for the new endpoint, resending what was unanswered. Ready actors of
+   the pool (no table: a new one, or one whose table ended, actors/reuse.py) end instead: a
+   move would start a worker process elsewhere for nothing, and under Ray's autoscaler could
+   ask it for a node; the gateways drop their names and the pool starts what it still wants.
 3. It waits, within the deadline, until each answers from another node, and prints one JSON
    line saying what moved and how long the slowest move took.
 """
@@ -47,6 +50,7 @@ class Moves:
     node: str
     asked: int = 0
     here: int = 0  # table actors found on this node (pooled ones included)
+    ended: list[str] = field(default_factory=list)  # pooled ones (no table): ended, not moved
     unsaved: list[str] = field(default_factory=list)  # moved although Redis lacked their latest
     back: int = 0  # answering from another node before the deadline
     # Pooled ones (no table) that another stopped for good meanwhile, as the pool's spread
@@ -114,6 +118,15 @@ async def _retired(name: str, handle: ActorHandle[Any], before: Status, moves: M
 async def move_actor(
     name: str, handle: ActorHandle[Any], before: Status, moves: Moves, until: float
 ) -> None:
+    if not before.code:
+        # A ready actor with no table: nothing of it to keep (a creation racing this stop
+        # finds the actor gone and takes the next ready one, actors/opening.py).
+        if await _retired(name, handle, before, moves):
+            return
+        log.info("%s: a pooled actor on the draining node: ended", name)
+        ray.kill(handle, no_restart=True)
+        moves.ended.append(name)
+        return
     try:
         async with asyncio.timeout(SAVE_WAIT_S):
             handed = await ask(handle, HandOver())

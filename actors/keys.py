@@ -28,6 +28,12 @@ def pool_targets(cell: str = "") -> str:
     return f"quatro:cell:{cell}:pool:targets" if cell else POOL_TARGETS
 
 
+def pool_floor(cell: str = "") -> str:
+    """The floor of ready actors an operator set for a while (actors/pool_floor.py), with its
+    expiry as its TTL."""
+    return f"quatro:cell:{cell}:pool:floor" if cell else "quatro:pool:floor"
+
+
 def pool_spread(cell: str = "") -> str:
     """Which gateway of a cell spreads its pool over the nodes now (actors/placement.py): one
     at a time, with a short TTL, so that two never move the same surplus twice."""

@@ -139,6 +139,33 @@ def with_tables(
     return {n: f for n, f in free.items() if total.get(n, 0.0) - f - pooled.get(n, 0) >= 1}
 
 
+def evictions(
+    pooled: dict[str, int], free: dict[str, float], holding: dict[str, float]
+) -> list[tuple[str, str]]:
+    """Under Ray's autoscaler, the moves (from, to) that take every ready actor off the
+    answering nodes of `free` that carry no table (`holding`: those that do, with their free
+    slots), each to the holding node with the most free slots then. With no table anywhere,
+    the node holding the most ready actors keeps them and takes the others': the pool must
+    live somewhere, and every other node is then left idle, for the autoscaler to remove."""
+    homes = dict(holding)
+    if not homes:
+        crowded = [n for n in free if pooled.get(n, 0) > 0]
+        if not crowded:
+            return []
+        home = max(crowded, key=lambda n: (pooled[n], n))
+        homes = {home: free[home]}
+    room_left = dict(homes)
+    moves: list[tuple[str, str]] = []
+    for src in sorted(n for n in free if n not in homes and pooled.get(n, 0) > 0):
+        for _ in range(pooled[src]):
+            dst = max(room_left, key=lambda n: (room_left[n], n))
+            if room_left[dst] < 1:
+                return moves
+            room_left[dst] -= 1
+            moves.append((src, dst))
+    return moves
+
+
 def room(pooled: dict[str, int], free: dict[str, float]) -> dict[str, float]:
     """Each answering node's slots not taken by tables: its free ones and its pooled actors'."""
     return {n: max(0.0, f) + pooled.get(n, 0) for n, f in free.items()}

@@ -19,8 +19,9 @@ import logging
 import time
 from collections import Counter, deque
 
-from actors.placement import answering_nodes, plan, with_tables
+from actors.placement import answering_nodes, evictions, plan, with_tables
 from actors.pool_demand import Demand, PoolPolicy
+from actors.pool_floor import Floor
 from actors.pool_list import PoolList
 from actors.pool_starts import Starts
 from actors.ray_calls import LastAnswer
@@ -41,6 +42,10 @@ SPREAD_TURN_MS = 15_000
 # A pass left short of its target by a failed start or a full cluster looks again this much
 # later: not only at the next creation, which would find the pool below its minimum.
 RETRY_S = 5.0
+# While creations wait, the refill looks at the shared list this often: an actor whose table
+# ended comes back to it by itself (actors/reuse.py), as do other gateways' surplus ones, and
+# serves the first creation waiting rather than the one after the start under way.
+WAITING_LOOK_S = 0.2
 
 
 class NoRoom(Exception):
@@ -56,11 +61,16 @@ class Pool:
         last_answer: LastAnswer,
         policy: PoolPolicy,
         cell: str = "",
+        floor: Floor | None = None,
     ) -> None:
-        """`cell`: the cell whose Ray runs this pool's actors (its own list: `PoolList`)."""
+        """`cell`: the cell whose Ray runs this pool's actors (its own list: `PoolList`);
+        `floor`: the operator's floor (actors/pool_floor.py; None: none)."""
         self.shared = PoolList(redis, actors, cell)
         self.slots = slots
         self.demand = Demand(policy)
+        self.floor = floor if floor is not None else Floor(redis, cell)
+        self.ready = 0  # live actors on the shared list at the last pass (metrics)
+        self.served = 0  # creations served by this gateway (metrics: starts per table)
         self._waiters: deque[asyncio.Future[tuple[str, Handle]]] = deque()
         # The one owner of the pool's tasks (its refill pass, its starts, its give-backs, the
         # passes that let it fall back): `close` cancels them and waits for each.
@@ -80,6 +90,10 @@ class Pool:
     @property
     def starting(self) -> int:
         return self.starts.count
+
+    @property
+    def started(self) -> int:
+        return self.starts.started
 
     @property
     def waiting(self) -> int:
@@ -122,6 +136,7 @@ class Pool:
 
     def _served(self, taken: tuple[str, Handle]) -> tuple[str, Handle]:
         """Count a creation served (its time: the demand that raises the target), refill."""
+        self.served += 1
         self.demand.served(time.monotonic())
         self._fall_back_later()
         self.refill_soon()
@@ -169,6 +184,9 @@ class Pool:
             # Moves left: go on as soon as the last ones are placed, not a whole period later.
             while (self._refill is None or self._refill.done()) and await self._spread():
                 await self.starts.none.wait()
+            # A pass every period, creations or not: an operator's floor rises on its own
+            # clock, and actors of ended tables come back above the target (the surplus trim).
+            self.refill_soon()
 
     async def _refill_after(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
@@ -206,8 +224,9 @@ class Pool:
             while self._waiters and (taken := await self.shared.pop_live()) is not None:
                 if not self._hand(*taken):
                     await self.shared.give_back(taken[0])
+            self.demand.floor = await self.floor.now()
             target = self.demand.target(time.monotonic())
-            live = await self.shared.live()
+            live = self.ready = await self.shared.live()
             shortfall = 0 if self.demand.in_ramp(time.monotonic()) else max(0, target - live)
             buffer, wake_in = self.demand.buffer_starts(
                 shortfall, starts.count, self.waiting, starts.last_end, time.monotonic()
@@ -231,7 +250,12 @@ class Pool:
                         self._pace = self.tasks.spawn(self._refill_after(RETRY_S), "retry")
                     return  # nothing asked meanwhile (refill_soon only wakes a running pass)
                 continue
-            await self._wake.wait()
+            if not self.waiting:
+                await self._wake.wait()
+                continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(WAITING_LOOK_S):
+                    await self._wake.wait()
 
     # -- where the ready actors run (actors/placement.py) ------------------------------------
     async def _spread(self) -> bool:
@@ -248,9 +272,14 @@ class Pool:
             return False
         where = await self.shared.nodes()
         pooled = dict(Counter(where.values()))
-        if self.slots.max_slots > 0:  # Ray's autoscaler at work: its idle nodes are its own
-            free = with_tables(free, total, pooled)
-        moves = plan(pooled, free)
+        if self.slots.max_slots > 0:
+            # Ray's autoscaler at work: a node carrying no table is its to remove, and a ready
+            # actor there (one whose table ended, actors/reuse.py) holds a slot, which keeps
+            # the node from ever being idle. So those move to nodes that carry tables.
+            holding = with_tables(free, total, pooled)
+            moves = evictions(pooled, free, holding) + plan(pooled, holding)
+        else:
+            moves = plan(pooled, free)
         started = 0
         for src, dst in moves[:at_once]:
             name = next((n for n, node in where.items() if node == src), None)

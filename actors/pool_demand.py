@@ -1,25 +1,32 @@
 """What the pool of ready actors aims at, and when it may start one: functions of the time they
 are given (monotonic seconds), so that tests/actors/test_pool_demand.py needs no clock.
 
-A gateway keeps its *target*: `minimum` plus the tables it opened in the last
-`DEMAND_WINDOW_S`, at most `maximum` — a burst of creations raises the buffer while it lasts,
-and a quiet spell lets it fall back. Starting an actor costs a worker process's start (~0.6 s
-of CPU) on the cores the tables in play use, hence two settings that spare them: with
-`quiet_s`, the buffer is refilled only once no creation came for that long, so a ramp takes what
-was started ahead and starts only for creations that find it empty; with `start_gap_s`, the
-buffer grows one actor at a time, each start that long after the last one ended, so that what
-play loses to starts is one process now and then, never a flock of them. A creation that finds
-the pool empty is never held back by either: it waits for the next start. A surplus (actors of
-ended tables come back, actors/reuse.py) is stopped down to the maximum while creations come,
-down to the target only after a quiet window (`keep`).
+A gateway keeps its *target*: `minimum` plus the creations it expects in the next
+`DEMAND_WINDOW_S`, at most `maximum`, and never below the *floor* an operator sets for a known
+peak (actors/pool_floor.py, which may lift it past `maximum`). What it expects follows the rate
+of its creations and the trend of that rate: the creations of the last window, plus half of
+how many more they were than those of the window before (a rate rising in a straight line
+brings that many in the next window). A rush raises the buffer while it grows, sooner than the
+count of the last window alone, and a quiet spell lets it fall back.
+
+Starting an actor costs a worker process's start (~0.6 s of CPU) on the cores the tables in
+play use, hence two settings that spare them: with `quiet_s`, the buffer is refilled only once
+no creation came for that long, so a ramp takes what was started ahead and starts only for
+creations that find it empty; with `start_gap_s`, the buffer grows one actor at a time, each
+start that long after the last one ended, so that what play loses to starts is one process now
+and then, never a flock of them. A creation that finds the pool empty is never held back by
+either: it waits for the next start. A surplus (actors of ended tables come back,
+actors/reuse.py) is stopped down to the maximum while creations come, down to the target only
+after a quiet window (`keep`).
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 
-DEMAND_WINDOW_S = 10.0  # the creations of this long raise the target
+DEMAND_WINDOW_S = 10.0  # the creations of this long raise the target; the window before: its trend
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,9 @@ class Demand:
 
     def __init__(self, policy: PoolPolicy) -> None:
         self.policy = policy
-        self._takes: deque[float] = deque()  # when each creation of the window was served
+        # When each creation of the last two windows was served (the older one: the trend).
+        self._takes: deque[float] = deque()
+        self.floor = 0  # the operator's floor now (actors/pool_floor.py), set by the pool
         # For metrics, read from any thread; `target` renews it on the event loop.
         self.last_target = policy.minimum
 
@@ -56,12 +65,21 @@ class Demand:
         self._takes.append(now)
         self.target(now)
 
+    def expected(self, now: float) -> float:
+        """The creations expected in the next window at `now`: the last window's, plus half of
+        its rise over the window before (a rate rising in a straight line); a falling rate
+        lowers it, never below none."""
+        while self._takes and self._takes[0] < now - 2 * DEMAND_WINDOW_S:
+            self._takes.popleft()
+        recent = sum(1 for t in self._takes if t >= now - DEMAND_WINDOW_S)
+        before = len(self._takes) - recent
+        return max(0.0, recent + (recent - before) / 2)
+
     def target(self, now: float) -> int:
         """How many ready actors this gateway keeps at `now`."""
-        horizon = now - DEMAND_WINDOW_S
-        while self._takes and self._takes[0] < horizon:
-            self._takes.popleft()
-        self.last_target = min(self.policy.maximum, self.policy.minimum + len(self._takes))
+        wanted = self.policy.minimum + math.ceil(self.expected(now))
+        most = max(self.policy.maximum, self.floor)
+        self.last_target = min(most, max(self.floor, wanted))
         return self.last_target
 
     def keep(self, now: float) -> int:
@@ -70,7 +88,8 @@ class Demand:
         tables that end come back to the pool (actors/reuse.py) and stopping them then only
         means starting others; its target once a window passed without any."""
         target = self.target(now)
-        return self.policy.maximum if self._takes else target
+        recent = any(t >= now - DEMAND_WINDOW_S for t in self._takes)
+        return max(self.policy.maximum, target) if recent else target
 
     def in_ramp(self, now: float) -> bool:
         """Whether creations are coming in (the last one within `quiet_s`)."""
@@ -94,9 +113,9 @@ class Demand:
 
     def fall_back_passes(self) -> tuple[float, ...]:
         """After a creation, when (seconds after it, one after the other) the refill looks
-        again: once the ramp is over, to grow the buffer back, and once the creation left the
-        demand window, to let the pool fall back."""
+        again: once the ramp is over, to grow the buffer back, once the creation left the
+        demand window, and once it left the trend's window too, to let the pool fall back."""
         quiet = self.policy.quiet_s
         if 0 < quiet < DEMAND_WINDOW_S:
-            return (quiet + 0.1, DEMAND_WINDOW_S - quiet + 0.4)
-        return (DEMAND_WINDOW_S + 0.5,)
+            return (quiet + 0.1, DEMAND_WINDOW_S - quiet + 0.4, DEMAND_WINDOW_S)
+        return (DEMAND_WINDOW_S + 0.5, DEMAND_WINDOW_S)

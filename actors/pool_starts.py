@@ -49,6 +49,7 @@ class Starts:
         self._placed = placed
         self._ended = ended
         self.count = 0  # started and not yet placed
+        self.started = 0  # every start so far (metrics: starts per table created)
         self.none = asyncio.Event()  # set while `count` is 0
         self.none.set()
         self.last_end = float("-inf")  # monotonic: when the last start ended
@@ -57,6 +58,7 @@ class Starts:
     def start(self, node: str = "") -> None:
         """One new actor, on `node` when it can (actors/placement.py), else where Ray says."""
         self.count += 1
+        self.started += 1
         self.none.clear()
         self.tasks.spawn(self._start(node), "start")
 

@@ -1,14 +1,13 @@
 """Table after table in one actor: when its table stops, a table actor goes back to the pool
-instead of ending, for up to `QUATRO_ACTOR_TABLES` tables (1 by default: each actor ends with its
-table, as before; the suite's shared stack runs with 25, tests/conftest.py).
+instead of ending, for up to `QUATRO_ACTOR_TABLES` tables (`DEFAULT_TABLES` by default, in every
+stack: `make run`, the suite, the soak, the autoscaler's and the chart's pods; 1: each actor ends
+with its table, as before issue 48).
 
-Why not on by default yet: it was kept off when the soak on Redis Cluster refused one creation
-of its burst with reuse on (the clean-clone CI of cc802cf). That refusal came again with reuse off
-(c5d78a2), and its cause was the pool's: a failed start's "no room" flag left up
-(tests/cluster/test_pool_failed_starts.py, mended in 98eb818). What is left before it is on by
-default: the stacks the suite does not share (the autoscaler's, where an ended table's actor back
-in the pool must not keep a worker from being removed; the chart's pods in tests/deploy; the
-soak) run with it and pass. Until then, an operator opts in.
+On by default since issue 48. It was opt-in until the stacks the suite does not share ran with
+it: the soak (on one Redis and on a Redis Cluster), the chart's pods (tests/deploy), and Ray's
+autoscaler, where an ended table's actor back in the pool would have kept its worker from ever
+going idle: under the autoscaler, ready actors leave the nodes that carry no table
+(actors/placement.py, `evictions`), and a draining node's ready actors end (actors/drain.py).
 
 A new actor costs about 0.6 s of CPU (a Python process, Ray's core worker, our imports: see
 actors/priority.py), taken from the tables in play on its node; a table of a few minutes
@@ -24,7 +23,14 @@ What makes that safe, one table at a time:
 - An actor that was ever asked without a code (a gateway of an older release during a rolling
   upgrade) or opened a table whose id is its own name (opened by such a gateway) is never
   reused: it ends with its table, as every actor did before.
-- The cap bounds what a long-lived process may accumulate (memory a table left behind).
+- The cap bounds what a long-lived process may accumulate: ~0.1 MB a table over its first ten,
+  then less (allocator and caches; nothing of a table stays reachable), `python -m
+  lab.reuse_memory`, docs/performance.md "Memory over its tables".
+- A ready actor that no list names (its gateway died between starting it and listing it, or
+  Redis lost the list) would hold its slot for good: each looks every `QUATRO_POOL_CHECK_S`
+  whether its name is on its cell's list, and ends when it is not, twice in a row (a gateway
+  lists a new actor a second or so after its start, and one it takes for a table opens it at
+  once).
 """
 
 from __future__ import annotations
@@ -35,7 +41,10 @@ import os
 log = logging.getLogger("quatro.table")
 
 TABLES_ENV = "QUATRO_ACTOR_TABLES"
-DEFAULT_TABLES = 1
+DEFAULT_TABLES = 50
+CHECK_ENV = "QUATRO_POOL_CHECK_S"
+DEFAULT_CHECK_S = 120.0
+MISSES_TO_END = 2  # looks in a row that find a ready actor on no list, and it ends
 
 
 def tables_per_actor() -> int:
@@ -51,3 +60,17 @@ def tables_per_actor() -> int:
         log.warning("%s=%r is not a count of tables: %d", TABLES_ENV, raw[:32], DEFAULT_TABLES)
         return DEFAULT_TABLES
     return tables
+
+
+def check_every_s() -> float:
+    """How often a ready actor looks whether a list names it (`QUATRO_POOL_CHECK_S`); a
+    setting that is not a number of seconds above 0 is said in the log and the default used."""
+    raw = os.environ.get(CHECK_ENV, str(DEFAULT_CHECK_S)).strip()
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        log.warning("%s=%r is not a number of seconds: %s", CHECK_ENV, raw[:32], DEFAULT_CHECK_S)
+        return DEFAULT_CHECK_S
+    return seconds

@@ -339,6 +339,14 @@ class TableStore:
         finally:
             await self.close()
 
+    async def listed(self) -> bool | None:
+        """Whether this table-less actor's name is on its cell's pool list (None: Redis did not
+        answer, so it cannot tell)."""
+        try:
+            return await self.redis.lpos(keys.pool(self.cell), self.name) is not None
+        except (redis.RedisError, OSError, TimeoutError):
+            return None
+
     async def pooled(self) -> bool:
         """This table-less actor joins its cell's pool again (at the far end, as a new one
         does: `actors/pool_list.py`). False when Redis did not answer."""

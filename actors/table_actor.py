@@ -23,7 +23,7 @@ from typing import Any
 
 import ray
 
-from actors import priority, reuse
+from actors import kept, priority, reuse
 from actors.clock import now_ms
 from actors.link_server import LinkServer, port_range
 from actors.previous_release import PreviousReleaseMethods
@@ -116,6 +116,8 @@ class TableActor(PreviousReleaseMethods):
             self.core.start()
             if self.core.table is not None:
                 priority.to_play()  # a restarted table plays on at once (actors/priority.py)
+            else:
+                self._watch_listing()
 
     async def _retire(self) -> None:
         """A lost table's incarnation ends for good: its players are told `table_lost` by the
@@ -161,7 +163,30 @@ class TableActor(PreviousReleaseMethods):
         self._listening = None
         priority.to(self.start_nice)
         log.info("table actor %s: table %s ended; back in the pool", self.name, old.code)
-        return await self.core.store.pooled()
+        if not await self.core.store.pooled():
+            return False
+        self._watch_listing()
+        return True
+
+    def _watch_listing(self) -> None:
+        """While this actor has no table, look now and then whether a pool list names it
+        (actors/reuse.py): one that none names ends rather than hold its slot for good."""
+        self.core.tasks.spawn(self._listing(self.core), "listing")
+
+    async def _listing(self, core: TableCore) -> None:
+        every, misses = reuse.check_every_s(), 0
+        while True:
+            await asyncio.sleep(every)
+            if core is not self.core or core.table is not None or core.lost:
+                return  # it has a table now (that core's tasks end with it)
+            listed = await core.store.listed()
+            if listed is None:
+                continue  # Redis did not answer: no word either way
+            misses = 0 if listed else misses + 1
+            if misses >= reuse.MISSES_TO_END and core.table is None and not core.opening:
+                log.warning("table actor %s: on no pool list, and no table: ended", self.name)
+                ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+                return
 
     def _moved(self) -> None:
         """The table moved (to another cell, or off a node judged lost: actors/rescue.py): this
@@ -201,6 +226,8 @@ class TableActor(PreviousReleaseMethods):
             case Unsubscribe(gateway=gateway):
                 self.core.leases.unsubscribe(gateway)
                 return None
+            case kept.Inspect(needles=needles):
+                return kept.inspect(self, needles)
         raise TypeError(f"not a call this table actor answers: {type(call).__name__}")
 
     def _check(self, call: object) -> None:

@@ -84,7 +84,7 @@ class TableCore:
         self.replay_ttl_s = DEFAULT_REPLAY_TTL_S
         self.code = ""
         self.lost = False  # the snapshot could not be read: this incarnation only retires
-        self._opening = False
+        self.opening = False
         self.table: Table | None = None
         self.feed = Feed()
         self.conns: dict[int, str] = {}  # seat -> the connection id that holds it
@@ -305,9 +305,9 @@ class TableCore:
         how long its replay is kept after its last event; `table_id`: its replay's name and its
         matches' ids ("" from an older gateway: the actor's name). Refused `not_allowed` when
         the actor has a table (another `open` may have won while this one claimed the code)."""
-        if self.table is not None or self._opening:
+        if self.table is not None or self.opening:
             return ALREADY_OPEN
-        self._opening = True  # a second `open` meanwhile must not claim a code of its own
+        self.opening = True  # a second `open` meanwhile must not claim a code of its own
         try:
             self.store.table_id = table_id or self.name
             config = dict(config)
@@ -317,7 +317,7 @@ class TableCore:
             # and committing it: no other call sees the table before both are done.
             await self.store.claim(code)
         finally:
-            self._opening = False
+            self.opening = False
 
         def seat_the_host() -> Applied:
             self.code, self.table, self.bots = code, table, BotDriver(table, policy)
@@ -336,7 +336,7 @@ class TableCore:
         actor's): restored from its snapshot as a restart would, with the record's count of
         moves as its fence. The read blocks the loop for a few milliseconds: a pooled actor has
         nobody else to serve."""
-        if self.table is not None or self._opening:
+        if self.table is not None or self.opening:
             return Outcome(True) if self.code == code and not self.lost else ALREADY_OPEN
         self._restore()
         if self.table is None or self.code != code:

@@ -327,12 +327,13 @@ class RayWorkerNode:
     num_cpus: int = 2
     proc: subprocess.Popen[bytes] | None = None
     manager_port: int = field(default_factory=free_port)  # its raylet's
+    extra_env: dict[str, str] = field(default_factory=dict)  # its workers' (a setting of theirs)
 
     def start(self, timeout: float = REGISTER_TIMEOUT_S) -> RayWorkerNode:
         args = [*_ray_start(), "--address", self.head.address]
         args += _node_args(self.table_slots, self.num_cpus, self.object_store_mb, self.manager_port)
         log = self.head.temp_dir / f"node-{self.manager_port}.log"
-        self.proc = _start_node(args, self.head.node_env(), log)
+        self.proc = _start_node(args, {**self.head.node_env(), **self.extra_env}, log)
         wait_registered(log, self.proc, timeout)
         return self
 

@@ -94,6 +94,10 @@ class Settings(BaseSettings):
     pool_start_gap_s: float = Field(
         default=2.0, ge=0, le=60, validation_alias=_env("QUATRO_POOL_START_GAP")
     )
+    # Ready table actors kept ahead of a known peak, whatever the demand (actors/pool_floor.py):
+    # a count, or windows of the day in UTC, "18:30-23:00=40,12:00-13:30=10". An operator sets
+    # one for a single event with `python -m actors.pool_floor set N --for 3h` instead.
+    pool_floor: str = Field(default="", validation_alias=_env("QUATRO_POOL_FLOOR"))
     # Free table slots no new table may take (actors.slots): room for crashed tables to restart
     # and for what other gateways started since this one last looked. Past it: 503 `no_room`.
     slot_reserve: int = Field(default=4, ge=0, validation_alias=_env("QUATRO_SLOT_RESERVE"))

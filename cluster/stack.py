@@ -148,6 +148,9 @@ class Stack:
         )
         if not self.spec.quiet_ray:
             self.head.extra_env.update(RAY_DEFAULTS)
+        if self.spec.test_hooks:
+            # The table actors' hook too: what a reused actor keeps (actors/kept.py).
+            self.head.extra_env["QUATRO_TEST_HOOKS"] = "1"
 
     def start(self) -> Stack:
         self.logs.mkdir(parents=True, exist_ok=True)

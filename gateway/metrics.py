@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram
+from collections.abc import Callable, Iterator
+
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 
 PLAYERS = Gauge("quatro_players_connected", "WebSocket connections past hello")
 TABLES = Gauge("quatro_tables_followed", "Tables this gateway follows (one subscription each)")
@@ -32,7 +36,40 @@ WATCH_VIEWS = Counter(
 )
 POOL_TARGET = Gauge(
     "quatro_pool_target",
-    "Ready table actors this gateway keeps: its minimum plus its recent creations, capped",
+    "Ready table actors this gateway keeps: its minimum plus the creations it expects (their"
+    " rate and its trend), capped, or the operator's floor",
 )
 POOL_STARTING = Gauge("quatro_pool_starting", "New table actors this gateway is starting now")
 POOL_WAITING = Gauge("quatro_pool_waiting", "Creations waiting for a ready table actor")
+POOL_READY = Gauge(
+    "quatro_pool_ready", "Ready table actors on the shared list at this gateway's last look"
+)
+POOL_FLOOR = Gauge(
+    "quatro_pool_floor", "Ready table actors an operator asked for now (actors/pool_floor.py)"
+)
+
+
+class _PoolCounts(Collector):
+    """Counters the pool keeps as plain numbers (its starts, the creations it served), read at
+    each scrape: their ratio is the worker processes started per table created, which actors
+    serving table after table (actors/reuse.py) keep low."""
+
+    def __init__(self) -> None:
+        self.read: Callable[[], tuple[int, int]] = lambda: (0, 0)
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        started, served = self.read()
+        yield CounterMetricFamily(
+            "quatro_pool_starts", "Table actors this gateway started (worker processes)", started
+        )
+        yield CounterMetricFamily(
+            "quatro_pool_served", "Table creations this gateway served from its pool", served
+        )
+
+    def describe(self) -> Iterator[CounterMetricFamily]:
+        return self.collect()
+
+
+POOL_COUNTS = _PoolCounts()
+REGISTRY.register(POOL_COUNTS)
+COLLECTORS: tuple[_PoolCounts, ...] = (POOL_COUNTS,)  # the collectors of our own, for the dashboard

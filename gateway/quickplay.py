@@ -92,16 +92,11 @@ FAILED = ""  # a token's table that could not be opened
 TOKEN_TTL_S = 600
 SEAT_TTL_S = 24 * 3600
 POLL_S = (0.02, 0.25)  # first and longest pause between two looks at a key
-# Tables this gateway opens for quick play at once. Each may start a new actor process: a burst
-# of players (say 200 at once) must not ask Ray for dozens of processes together, which on a
-# small node thrashes (workers that take too long to start are started again) and opens none.
-OPENING_AT_ONCE = 2
 
 
 class QuickQueue:
     def __init__(self, redis: AsyncRedis) -> None:
         self.redis = redis
-        self.opening = asyncio.Semaphore(OPENING_AT_ONCE)
 
     async def seat(
         self,

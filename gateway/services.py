@@ -77,6 +77,9 @@ class Services:
         metrics.POOL_TARGET.set_function(lambda: directory.pool.last_target)
         metrics.POOL_STARTING.set_function(lambda: directory.pool.starting)
         metrics.POOL_WAITING.set_function(lambda: directory.pool.waiting)
+        metrics.POOL_READY.set_function(lambda: directory.pool.ready)
+        metrics.POOL_FLOOR.set_function(lambda: directory.pool.floor.last)
+        metrics.POOL_COUNTS.read = lambda: (directory.pool.started, directory.pool.served)
         tags = _address_tags(settings)
         profiles = Profiles(redis)
         return cls(

@@ -3,6 +3,13 @@
     python -m loadtests.burst                  # its own embedded stack, 200 players in 10 s
     python -m loadtests.burst --players 40 --window 5 --seed 7
     python -m loadtests.burst --url http://127.0.0.1:8000   # a stack already running
+    python -m loadtests.burst --floor 50       # the crowd announced: 50 actors ready ahead
+
+`--floor N` is what an operator does for a known peak (docs/operations.md, "A known peak"): the
+embedded stack's pool keeps N ready actors (`QUATRO_POOL_FLOOR`), and the arrivals begin once
+the gateway counts them ready (`quatro_pool_ready`; the time that took is printed apart). Without
+it, the pool sees the crowd only as it comes (the rate of creations and its trend), and on a cold
+node the tables of a 10 s burst wait for worker processes started a few at a time.
 
 Each player opens a session (`POST /api/sessions`), then either hosts a table of four
 (`POST /api/tables`) whose three friends open its invite (`GET /api/tables/{code}`) and take a
@@ -45,6 +52,7 @@ from loadtests.burst_plan import TABLE_SIZE, Failed, Outcome, Plan, plan
 from loadtests.burst_report import report, summary
 from loadtests.figures import emit
 from loadtests.player import Player, Refused
+from loadtests.runner import scrape
 
 SEAT_DEADLINE_S = 60.0  # from arrival to welcome
 # Refusals the protocol documents as "retry after Retry-After" (docs/protocol.md, Errors).
@@ -259,6 +267,16 @@ async def burst(
     return result, outcomes, b.tables
 
 
+def ready(url: str, floor: int, within_s: float = 600.0) -> float:
+    """Seconds until the gateway counts `floor` ready actors (its pool's last look)."""
+    began = time.monotonic()
+    while scrape(url).get("quatro_pool_ready", 0.0) < floor:
+        if time.monotonic() - began > within_s:
+            raise SystemExit(f"the pool did not reach its floor of {floor} in {within_s:.0f} s")
+        time.sleep(0.5)
+    return time.monotonic() - began
+
+
 def main() -> None:
     ap = cli.command("burst", __doc__)
     ap.add_argument("--players", type=int, default=200)
@@ -280,6 +298,12 @@ def main() -> None:
     cli.add_url(p=ap, what="a running gateway (default: start an embedded stack)")
     ap.add_argument("--pool-size", type=int, default=4, help="embedded stack: QUATRO_POOL_SIZE")
     ap.add_argument("--table-slots", type=int, default=400, help="embedded stack: slots")
+    ap.add_argument(
+        "--floor",
+        type=int,
+        default=0,
+        help="embedded stack: QUATRO_POOL_FLOOR, waited for before the first arrival",
+    )
     args = ap.parse_args()
 
     stack = None
@@ -287,9 +311,12 @@ def main() -> None:
     if url is None:
         log = Path(tempfile.mkdtemp(prefix="quatro-burst-")) / "stack.log"
         print(f"starting an embedded stack (log: {log})", file=sys.stderr)
-        spec = Spec.under_load(table_slots=args.table_slots, pool=args.pool_size)
+        floor = {"QUATRO_POOL_FLOOR": str(args.floor)} if args.floor else {}
+        spec = Spec.under_load(table_slots=args.table_slots, pool=args.pool_size, settings=floor)
         stack = Launched(spec, log).start()
         url = stack.url
+        if args.floor:
+            print(f"floor of {args.floor} ready in {ready(url, args.floor):.1f} s", file=sys.stderr)
     try:
         result, outcomes, _ = asyncio.run(
             burst(

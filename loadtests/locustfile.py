@@ -61,6 +61,8 @@ from pathlib import Path
 
 from locust import LoadTestShape
 
+from loadtests.evening_curve import ENV as EVENING_ENV
+from loadtests.evening_curve import SPAWN_RATE, Curve
 from loadtests.users import hooks
 from loadtests.users.player import QuatroPlayer
 
@@ -85,3 +87,16 @@ if os.environ.get("QUATRO_LOAD_CONTROL"):
             if data.get("stop"):
                 return None
             return (int(data.get("users", 0)), float(data.get("spawn_rate", 10.0)))
+
+
+# -- an evening's curve (python -m loadtests.evening, the chart's Locust job) ---------------------
+elif os.environ.get(EVENING_ENV):
+
+    class EveningShape(LoadTestShape):
+        """Players over an evening (loadtests/evening_curve.py): a few, the peak, a few."""
+
+        curve = Curve.parse(os.environ[EVENING_ENV], int(os.environ.get("QUATRO_SEATS", "4")))
+
+        def tick(self) -> tuple[int, float] | None:
+            n = self.curve.players(self.get_run_time())  # type: ignore[no-untyped-call]
+            return None if n is None else (n, SPAWN_RATE)

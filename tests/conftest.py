@@ -216,10 +216,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """The session's real stack, shared by every test that asks for it (tests/README.md)."""
     if os.environ.get("QUATRO_CHECK"):
         pytest.fail("`make check` runs no Ray stack: this test belongs outside its folders")
+    # Its table actors serve table after table, as everywhere (actors/reuse.py): a worker
+    # process spared per table (tests/README.md, "What the R30 test pays for").
     st = Stack(suite_spec(f"test-{uuid.uuid4().hex[:8]}"), tmp_path_factory.mktemp("stack"))
-    # Its table actors serve table after table (actors/reuse.py; off by default): exercised by
-    # every test of the session, and a worker process spared per table (tests/README.md).
-    st.head.extra_env["QUATRO_ACTOR_TABLES"] = "25"
     st.start()
     try:
         yield st

@@ -145,8 +145,10 @@ async def _find_seat(svc: Svc, me: Me, ip: str, players: int) -> QuickOut:
 
 
 async def _open_one(svc: Svc, me: Me, players: int, config: dict[str, Any]) -> str:
-    async with svc.quick.opening:  # a few at a time (gateway/quickplay.py, OPENING_AT_ONCE)
-        return await svc.directory.create(players, config, me.player_id, me.name)
+    # No guard of its own: the pool starts a bounded few actors at a time and serves the
+    # creations waiting in the order they came, Play now's among private ones (issue 48:
+    # two at a time here put a burst's third Play-now table behind every private one).
+    return await svc.directory.create(players, config, me.player_id, me.name)
 
 
 async def _open(svc: Svc, me: Me, ip: str, players: int, token: str, fill_ms: int) -> str:

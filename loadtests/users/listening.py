@@ -44,6 +44,7 @@ class Listening:
     vote_accept: bool
     leave: bool
     echo: tuple[frozenset[str], bool] | None
+    arrived: float | None
 
     # -- reporting ----------------------------------------------------------------------------
     def _report(self, kind: str, name: str, ms: float, exc: BaseException | None = None) -> None:
@@ -99,6 +100,10 @@ class Listening:
                 link.welcomed = True
                 LOBBY.connected += 1
                 self._fire(f"{link.kind}→welcome", (time.perf_counter() - self.hello_sent) * 1000)
+                if self.arrived is not None and link.kind == "hello":
+                    # From asking for a seat (a table, a friend's seat, Play now) to seated.
+                    self._fire("arrival→seated", (time.perf_counter() - self.arrived) * 1000)
+                    self.arrived = None
                 if self.table_group is not None and link.kind == "hello":
                     self.table_group.connected.add(self.seat)
                     if len(self.table_group.connected) >= self.table_group.players:
@@ -122,6 +127,7 @@ class Listening:
                     seed=self.rng.randrange(2**31),
                     speed=self.opts.pace,
                     timings=Timings.scaled(self.opts.time_scale),
+                    bot_level=self.opts.level,
                 )
             self.bot.sync(table, now)
             return

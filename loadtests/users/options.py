@@ -65,6 +65,19 @@ def add_options(parser: Any) -> None:
     )
     group.add_argument("--vote-accept", type=float, default=0.7, help="P(accept a reshuffle)")
     group.add_argument(
+        "--quick-share",
+        type=float,
+        default=0.0,
+        help="share of the tables a user joins by Play now (POST /api/quickplay) rather than "
+        "with friends; a public table's players leave it when its match is over",
+    )
+    group.add_argument(
+        "--level",
+        default="normal",
+        help="the engine bot level the players play at (engine.bots.levels): 'sharp' sends "
+        "about the commands per table of the players before issue 46",
+    )
+    group.add_argument(
         "--samples-dir",
         default=os.environ.get("QUATRO_LOAD_SAMPLES", ""),
         help="write every exchange and gauge to samples-<pid>.csv here (for the plots)",
@@ -104,6 +117,8 @@ class Options:
     hosts: tuple[str, ...] = ()
     soak_dir: str = ""
     answer_timeout: float = ANSWER_TIMEOUT_S
+    quick_share: float = 0.0
+    level: str = "normal"
 
     @classmethod
     def of(cls, env: Environment) -> Options:
@@ -124,4 +139,6 @@ class Options:
             hosts=tuple(h.strip().rstrip("/") for h in str(o.hosts or "").split(",") if h.strip()),
             soak_dir=str(o.soak_dir or ""),
             answer_timeout=float(o.answer_timeout),
+            quick_share=float(o.quick_share),
+            level=str(o.level),
         )

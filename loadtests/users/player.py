@@ -17,7 +17,15 @@ from locust import HttpUser, constant, task
 from locust.env import Environment
 
 from engine.bots import Bot
-from engine.commands import CallContre, CallQuatro, CastVote, Command, Rematch, Swap
+from engine.commands import (
+    CallContre,
+    CallQuatro,
+    CastVote,
+    Command,
+    NextRound,
+    Rematch,
+    Swap,
+)
 from engine.phase import Phase
 from engine.wire import client_frame
 from loadtests.frames import hello, ws_url
@@ -63,6 +71,8 @@ class QuatroPlayer(HttpUser, Listening):
         self.host_index = next(HOST_TURN) % len(self.opts.hosts) if self.opts.hosts else 0
         self.storm_seen = SOAK.storm[0]  # only storms ordered after this user started
         self.quick_return = False
+        self.arrived: float | None = None  # when it asked for its seat, until welcomed
+        self.public = False  # at a Play now table: no host, no rematch
 
     # -- Locust's life cycle ------------------------------------------------------------------
     def on_start(self) -> None:
@@ -85,6 +95,9 @@ class QuatroPlayer(HttpUser, Listening):
     def play_a_table(self) -> None:
         """Sit at one table and play there until the group leaves it (or the test ends)."""
         self._reset()
+        if self.opts.quick_share and self.rng.random() < self.opts.quick_share:
+            self._play_now()
+            return
         group, seat = LOBBY.join(self.opts.players)
         self.table_group, self.seat = group, seat
         try:
@@ -95,6 +108,28 @@ class QuatroPlayer(HttpUser, Listening):
         finally:
             self._disconnect()
             group.closed = True  # the others of this table leave too: no seat waits forever
+
+    def _play_now(self) -> None:
+        """Play now: a seat at a public table, which starts by itself once full (or with bots
+        after its fill wait); its players leave it when its match is over."""
+        self.table_group, self.public = None, True
+        self.arrived = time.perf_counter()
+        r = self.client.post(
+            self.base + "/api/quickplay",
+            json={"players": self.opts.players},
+            headers=self.auth,
+            name="POST /api/quickplay",
+        )
+        if r.status_code in (429, 503):  # documented: try again after Retry-After
+            gevent.sleep(float(r.headers.get("Retry-After", "1")))
+            return
+        r.raise_for_status()
+        self.code, self.seat = str(r.json()["code"]), int(r.json()["seat"])
+        try:
+            self._connect("hello")
+            self._play()
+        finally:
+            self._disconnect()
 
     # -- REST and grouping --------------------------------------------------------------------
     @property
@@ -121,6 +156,7 @@ class QuatroPlayer(HttpUser, Listening):
         return {"Authorization": f"Bearer {self.token}", "Connection": "close"}
 
     def _sit(self, group: Group, seat: int) -> None:
+        self.arrived = time.perf_counter()
         if seat == 0:
             body: dict[str, Any] = {"players": group.players}
             if self.opts.time_scale != 1.0:
@@ -139,6 +175,7 @@ class QuatroPlayer(HttpUser, Listening):
             SOAK.note(self.code, seat, "created", {})
             return
         self.code = str(group.code.get(timeout=GROUP_WAIT_S))
+        self.arrived = time.perf_counter()  # a friend arrives when the invite reaches them
         r = self.client.post(
             f"{self.base}/api/tables/{self.code}/seats/{seat}",
             headers=self.auth,
@@ -174,6 +211,7 @@ class QuatroPlayer(HttpUser, Listening):
         self.over_at = None
         self.vote_at = None
         self.leave = False
+        self.arrived, self.public = None, False
         self._schedule_drop()
 
     def _schedule_drop(self) -> None:
@@ -308,12 +346,14 @@ class QuatroPlayer(HttpUser, Listening):
         bot = self.bot
         if bot is None:
             return None
-        if self.over_at is not None and self.opts.match_rounds:
-            self.leave = True  # the match ended before the rounds did: open a new table
+        if self.over_at is not None and (self.opts.match_rounds or self.public):
+            # The match ended before the rounds did, or a public table's: open a new table.
+            self.leave = True
             return None
         options: list[tuple[int, Command]] = []
         intent = bot.decide(now)
-        if intent is not None:
+        # A public table's next round comes by its clock: nobody may ask for it.
+        if intent is not None and not (self.public and isinstance(intent.command, NextRound)):
             options.append((intent.at, intent.command))
         if self.vote_at is not None:
             options.append((self.vote_at, CastVote(seat=self.seat, accept=self.vote_accept)))

@@ -8,7 +8,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.placement import plan, room, shares, with_tables
+from actors.placement import evictions, plan, room, shares, with_tables
 
 
 def after(pooled: dict[str, int], moves: list[tuple[str, str]]) -> Counter[str]:
@@ -48,6 +48,32 @@ def test_where_the_autoscaler_works_a_node_without_tables_gets_no_ready_actor() 
     kept = with_tables(free, total, {"busy": 2, "idle": 2})
     assert kept == {"busy": 6.0}
     assert plan({"busy": 2, "idle": 2}, kept) == []
+
+
+def test_where_the_autoscaler_works_ready_actors_leave_the_nodes_that_carry_no_table() -> None:
+    """Issue 48: an actor whose table ended goes back to the pool where it runs; a worker whose
+    last table ended would then never be idle (each ready actor holds a table slot), and
+    Ray's autoscaler could never remove it. They move to the nodes that carry tables, the one
+    with the most free slots first."""
+    free = {"busy": 10.0, "busier": 3.0, "ended": 57.0, "fresh": 60.0}
+    holding = {"busy": 10.0, "busier": 3.0}
+    moves = evictions({"ended": 3, "busy": 1}, free, holding)
+    assert moves == [("ended", "busy")] * 3
+    assert evictions({"ended": 3, "busy": 1}, free, {"busy": 1.5, "busier": 1.0}) == [
+        ("ended", "busy"),
+        ("ended", "busier"),
+    ]  # no more room for the third: left for the next pass
+    assert evictions({"busy": 4}, free, holding) == []  # all of them where tables are
+
+
+def test_with_no_table_anywhere_the_node_holding_most_of_the_pool_keeps_it() -> None:
+    """At night: the pool must live somewhere (the chart's minimum worker), and every other
+    node is left idle for the autoscaler."""
+    free = {"a": 58.0, "b": 59.0, "c": 60.0}
+    assert sorted(evictions({"a": 2, "b": 1}, free, {})) == [("b", "a")]
+    assert evictions({}, free, {}) == []
+    # A node that does not answer is not moved from (Ray restarts its actors, or they drop).
+    assert evictions({"a": 2, "lost": 3}, free, {}) == []
 
 
 @given(

@@ -17,7 +17,7 @@ from ray.exceptions import ActorDiedError
 
 from actors import keys
 from actors.drain import Moves, mark_draining, move_actor
-from actors.placement import answering_nodes
+from actors.placement import answering_nodes, gone_for_good
 from actors.protocol import Probe
 from actors.table_actor import actor_class
 from cluster.procs import RayWorkerNode
@@ -85,7 +85,10 @@ async def test_a_drained_node_hands_its_tables_over_without_a_lost_point(stack: 
         assert int(str(moves["here"])) >= 2, moves
         retired = moves["retired"]
         assert isinstance(retired, list)
-        assert int(str(moves["back"])) + len(retired) == int(str(moves["here"])) - 1, moves
+        ended = moves["ended"]  # ready actors there (the pool's spread may put some): ended
+        assert isinstance(ended, list)
+        accounted = int(str(moves["back"])) + len(retired) + len(ended)
+        assert accounted == int(str(moves["here"])) - 1, moves
         assert moves["stuck"] == [], moves
         assert moves["unsaved"] == [], moves
         where = ask_now(stack, handle, Probe())
@@ -154,3 +157,24 @@ async def test_the_spread_leaves_a_draining_node_alone(stack: Stack) -> None:
         assert free, "the other nodes are still the spread's"
     finally:
         node.stop()
+
+
+async def test_a_ready_actor_on_a_draining_node_ends_rather_than_move(stack: Stack) -> None:
+    """Issue 48: a ready actor (no table) on the node is ended, not restarted elsewhere: a move
+    would start a worker process for nothing, and under Ray's autoscaler could ask for a node.
+    Its name left on a pool list is dropped by the gateway that next pops it."""
+    stack.driver()  # joined first: a bare .remote() would start a Ray of its own
+    name = ghost()
+    handle = (
+        actor_class()
+        .options(name=name, namespace=stack.namespace, lifetime="detached")
+        .remote(name, stack.redis.url)
+    )
+    before = ask_now(stack, handle, Probe())
+    assert before.code == ""
+    moves = Moves(node=before.node)
+    started = time.monotonic()
+    await move_actor(name, handle, before, moves, until=started + 20)
+    assert (moves.ended, moves.retired, moves.stuck, moves.back) == ([name], [], [], 0)
+    # Gone for good (Ray's word, once the stop reached it): no restart anywhere.
+    await until(lambda: gone_for_good(handle), 20, "the ready actor ended")

@@ -35,8 +35,9 @@ def gateway_r(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     """A gateway whose empty lobbies stop a second after their last call, with a pool of its
     own (Redis database 7). On the shared list, a name pushed back is the first a surplus trim
     takes (its tail), and the session's other gateways trim it as their own actors land; and a
-    shared actor may have served its 25th table (the stop CI of 45fa2bb: "not within 15 s: the
-    actor back in the pool"). This pool's actors are new, and only this module moves them."""
+    shared actor may have served its last table (QUATRO_ACTOR_TABLES; the stop CI of 45fa2bb:
+    "not within 15 s: the actor back in the pool"). This pool's actors are new, and only this
+    module moves them."""
     url, store = own_database(stack, OWN_DB)
     gw = stack.gateway(tmp_path_factory.mktemp("gateway-r"), REDIS_URL=url, QUATRO_LOBBY_IDLE="1")
     try:

@@ -113,7 +113,10 @@ class Tutorial:
         v = self.view()
         ready = v["swap_ready_at"] if isinstance(command, Swap) else v["floor_ready_at"]
         if isinstance(command, Swap | SetFloor) and ready > self.now:
+            # The round may end while the cooldown runs out (a bot calls): the coach is read
+            # again before anything is sent, as a person would look at the screen again.
             self.wait(ready - self.now)
+            return step
         self.do(command)
         return step
 

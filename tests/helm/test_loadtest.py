@@ -14,8 +14,11 @@ from typing import Any
 import pytest
 
 from loadtests import locust_metrics
+from loadtests.evening_curve import Curve
 from tests.helm.render import (
+    CASES,
     CHART,
+    LONGEST_RELEASE,
     REPO,
     Rendered,
     helm,
@@ -215,6 +218,21 @@ def test_the_service_monitor_scrapes_our_route_on_the_master_only() -> None:
     assert probe == {"path": "/metrics", "port": "web"}
 
 
+def test_an_evening_s_curve_reaches_the_master_s_load_shape_only_when_asked() -> None:
+    """`loadtest.evening`: the master's environment names the curve (the shape runs there,
+    loadtests/locustfile.py) and the seats its tables are whole in; unset, nothing of it."""
+    flat = _container(_jobs(render("loadtest"))["locust-master"])
+    assert {e["name"] for e in flat["env"]} == {"HOME"}
+    _, values = CASES["loadtest"]
+    lt = {**values["loadtest"], "evening": "10:4:240:8", "players": 4}
+    r = render_values(LONGEST_RELEASE, json.dumps({**values, "loadtest": lt}, sort_keys=True))
+    jobs = _jobs(r)
+    env = {e["name"]: e.get("value") for e in _container(jobs["locust-master"])["env"]}
+    assert env == {"HOME": "/tmp", "QUATRO_EVENING": "10:4:240:8", "QUATRO_SEATS": "4"}
+    assert "QUATRO_EVENING" not in {e["name"] for e in _container(jobs["locust-worker"])["env"]}
+    Curve.parse(env["QUATRO_EVENING"])  # what the chart lets through, the shape reads
+
+
 @pytest.mark.parametrize(
     ("values", "path"),
     [
@@ -222,6 +240,7 @@ def test_the_service_monitor_scrapes_our_route_on_the_master_only() -> None:
         ({"loadtest": {"run": "Week 49"}}, "/loadtest/run"),
         ({"loadtest": {"workers": 0}}, "/loadtest/workers"),
         ({"loadtest": {"runTime": "five minutes"}}, "/loadtest/runTime"),
+        ({"loadtest": {"evening": "all evening"}}, "/loadtest/evening"),
         ({"loadtest": {"master": {"webPort": MASTER_PORT}}}, "/loadtest/master/webPort"),
         ({"loadtest": {"replicas": 2}}, "/loadtest"),
     ],

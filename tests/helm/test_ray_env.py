@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from actors.reuse import DEFAULT_TABLES
 from cluster.procs import RAY_HEALTH_CHECK
 from tests.helm.render import CASES, pod_specs, render
 
@@ -59,4 +60,5 @@ def test_the_ray_nodes_say_how_many_tables_an_actor_serves(case: str) -> None:
             if container["name"] in QUATRO_CONTAINERS:
                 env = {e["name"]: e.get("value") for e in container.get("env", [])}
                 seen[container["name"]] = env.get("QUATRO_ACTOR_TABLES")
-    assert seen == {"gateway": None, "ray-head": "1", "ray-worker": "1"}
+    tables = str(DEFAULT_TABLES)  # the chart says what the actors would do unset
+    assert seen == {"gateway": None, "ray-head": tables, "ray-worker": tables}

@@ -645,6 +645,8 @@ def _exported_metrics() -> set[str]:
     for value in vars(metrics).values():
         if isinstance(value, MetricWrapperBase):
             exported |= {family.name for family in value.describe()}
+    for collector in metrics.COLLECTORS:  # read at each scrape (the pool's counters)
+        exported |= {family.name for family in collector.describe()}
     return exported
 
 
