@@ -11,10 +11,10 @@ in every minute, and ≤ 0.2 starts per table created in every minute once the c
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
+from loadtests.figures import percentile
 from loadtests.report import Sample
 
 SEATED_P99_MS = 2000.0
@@ -33,12 +33,9 @@ class Gauges:
     served: float
 
 
-def quantile(values: list[float], q: float) -> float | None:
-    """Nearest rank, as the kit's other reports."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+def _nearest(values: list[float], q: float) -> float | None:
+    """The kit's nearest-rank percentile (loadtests/figures.py); None for a minute without."""
+    return percentile(values, q) if values else None
 
 
 def minutes(
@@ -64,14 +61,14 @@ def minutes(
             {
                 "minute": m + 1,
                 "seated": len(seated),
-                "seated_p50_ms": _r(quantile(seated, 0.5)),
-                "seated_p99_ms": _r(quantile(seated, 0.99)),
+                "seated_p50_ms": _r(_nearest(seated, 50)),
+                "seated_p99_ms": _r(_nearest(seated, 99)),
                 "live_tables": _r(max((g.tables for g in looks), default=None)),
                 "ready_actors": _r(min((g.ready for g in looks), default=None)),
                 "tables_created": int(served),
                 "starts_per_table": round(starts / served, 2) if served else None,
                 "swaps": len(swaps),
-                "swap_ack_p99_ms": _r(quantile(swaps, 0.99)),
+                "swap_ack_p99_ms": _r(_nearest(swaps, 99)),
                 "failures": failed,
                 "risen": lo >= risen_at,
             }

@@ -29,6 +29,7 @@ LOCUST_FILES = (
     "loadtests/locustfile.py",
     "loadtests/locust_metrics.py",
     "loadtests/frames.py",
+    "loadtests/evening_curve.py",
 )
 LOCUST_PACKAGE = "loadtests/users"
 # Development tools that once made the image 1.1 GB.
