@@ -49,6 +49,7 @@ LIMIT_S = 60.0  # a kill whose table has not saved again by then is reported as 
 
 
 def command_reads(cluster: LocalRedisCluster, nodes: list[RedisServer]) -> int:
+    """How many times `nodes` were asked for their command table (COMMAND), by any client."""
     calls = 0
     for node in nodes:
         with cluster.client(node) as c:

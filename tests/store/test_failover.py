@@ -34,6 +34,7 @@ from cluster.gateway_process import GatewayProcess
 from cluster.procs import RedisServer
 from cluster.redis_client import SyncRedis, sync_redis
 from cluster.redis_cluster import LocalRedisCluster
+from lab.lost_primary import command_reads
 from tests.actors.test_table_core import Clock, act
 from tests.cluster.test_play import card_of, swap_until_ack
 from tests.conftest import Stack
@@ -215,16 +216,6 @@ async def test_a_point_outlives_its_primary_and_its_table_killed_together(
     finally:
         for p in people:
             await p.close()
-
-
-def command_reads(cluster: LocalRedisCluster, nodes: list[RedisServer]) -> int:
-    """How many times `nodes` were asked for their command table (COMMAND), by any client."""
-    calls = 0
-    for node in nodes:
-        with cluster.client(node) as c:
-            stats = c.info("commandstats")
-        calls += sum(int(v["calls"]) for k, v in stats.items() if k.startswith("cmdstat_command"))
-    return calls
 
 
 def saved_on_promoted(
