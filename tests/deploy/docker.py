@@ -338,27 +338,27 @@ def push_to_own_registry(docker: Docker, image: str, timeout: float = 120) -> st
 
 # -- the project image -------------------------------------------------------------------------
 
-# What helm/image/Dockerfile copies (its .dockerignore says the same): the classic builder does
-# not read Dockerfile.dockerignore, so the context is made here, never the whole repository.
-CONTEXT_PATHS = (
-    "engine",
-    "actors",
-    "gateway",
-    "cluster",
-    "helm/image",
-    "loadtests/__init__.py",
-    "loadtests/locustfile.py",
-    "loadtests/locust_metrics.py",
-    "loadtests/frames.py",
-    "loadtests/users",
-)
+# What the build may see is what helm/image/Dockerfile.dockerignore lets through (its `!` lines),
+# read from that one file: the classic builder does not read Dockerfile.dockerignore, so the
+# context is made here, never the whole repository, and a second list of it here would drift
+# (it did: the evening's curve was copied by the Dockerfile and allowed there, but not sent).
+DOCKERIGNORE = REPO / "helm" / "image" / "Dockerfile.dockerignore"
+
+
+def context_paths() -> tuple[str, ...]:
+    allowed = [
+        line.strip()[1:].rstrip("/")
+        for line in DOCKERIGNORE.read_text().splitlines()
+        if line.strip().startswith("!")
+    ]
+    return ("helm/image/Dockerfile", *allowed)
 
 
 def build_context() -> bytes:
     buf = io.BytesIO()
     # ustar: the docker client sniffs stdin for a tar header, and a leading PAX header fools it.
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
-        for top in CONTEXT_PATHS:
+        for top in context_paths():
             where = REPO / top
             for path in sorted(where.rglob("*")) if where.is_dir() else [where]:
                 rel = path.relative_to(REPO)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata as md
+import io
 import re
 import sys
+import tarfile
 from pathlib import Path
 
 import yaml
@@ -220,6 +222,21 @@ def test_build_context_leaves_out_the_bulk() -> None:
     copied = {source.rstrip("/") for line in copies for source in line.split()[:-1]}
     assert copied <= allowed, copied - allowed
     assert not {".venv", ".git", "tests", "loadtests", "lab", "docs", ".cache"} & allowed
+
+
+def test_the_deploy_tests_context_holds_every_file_the_dockerfile_copies() -> None:
+    """The deployment test sends its own tar as the build context (the classic builder ignores
+    Dockerfile.dockerignore): a source the Dockerfile copies but the tar lacks fails only there,
+    after the long build stage, as it once did for loadtests/evening_curve.py."""
+    from tests.deploy.docker import build_context
+
+    with tarfile.open(fileobj=io.BytesIO(build_context())) as tar:
+        names = set(tar.getnames())
+    copies = re.findall(r"^COPY (?!--from)(.+)$", (IMAGE / "Dockerfile").read_text(), re.M)
+    for source in (s.rstrip("/") for line in copies for s in line.split()[:-1]):
+        assert source in names or any(n.startswith(source + "/") for n in names), source
+    assert "helm/image/Dockerfile" in names
+    assert not any(n.startswith((".venv/", "tests/", "lab/", ".git/")) for n in names)
 
 
 def test_ray_is_on_the_path_of_kuberays_login_shell() -> None:
