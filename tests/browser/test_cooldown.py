@@ -1,12 +1,13 @@
 """During the swap cooldown (R10) the hand looks and behaves unavailable: its cards are disabled
 while the ring runs, so a tap does nothing instead of earning a red `cooldown` toast, and they
-come back by themselves."""
+come back by themselves. At rest the table's page renders only what changes: the clock's
+seconds, not the hand and the floor on a beat (which starved a slow phone's frames)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from tests.browser.players import RIGGED_4, swap_by_taps, wait_hand
 from tests.browser.test_play_details import open_round, seat_four
@@ -30,6 +31,35 @@ def test_cards_are_unavailable_while_the_swap_cooldown_runs(browser: Any, stack_
         # Over by itself: the cards are playable again.
         expect(bruno.page.locator(".hand-wrap.cooling")).to_have_count(0, timeout=10_000)
         expect(bruno.page.locator(".hand-card").first).to_be_enabled()
+        renders = renders_while_the_clock_ticks(bruno.page, 3)
+        assert renders.get("Countdown", 0) >= 3, renders
+        assert renders.get("Hand", 0) <= 1, renders
+        assert renders.get("FloorControls", 0) <= 1, renders
     finally:
         for p in players:
             p.close()
+
+
+COUNT_RENDERS = """async () => {
+  const { options } = await import("preact");
+  const seen = (window.__renders = {});
+  const before = options.diffed;
+  options.diffed = (vnode) => {
+    if (typeof vnode.type === "function") seen[vnode.type.name] = (seen[vnode.type.name] || 0) + 1;
+    before?.(vnode);
+  };
+}"""
+
+
+def renders_while_the_clock_ticks(page: Page, seconds: int) -> dict[str, int]:
+    """How many times each component rendered while the round's clock showed `seconds` more
+    seconds and nothing else happened (Preact's public `diffed` hook counts them)."""
+    clock = page.locator(".statusbar [role='timer']")
+    page.evaluate(COUNT_RENDERS)
+    shown = clock.text_content()
+    for _ in range(seconds):
+        expect(clock).not_to_have_text(shown or "", timeout=5_000)
+        shown = clock.text_content()
+    found = page.evaluate("window.__renders")
+    assert isinstance(found, dict)
+    return {str(k): int(v) for k, v in found.items()}

@@ -1,12 +1,12 @@
 // The cards in play: the centre's slots, your hand with its cooldown ring, and dragging a card
 // from one to the other.
-import { useLayoutEffect, useRef } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { Card, cardLabel } from "./names.js";
 import { reducedMotion } from "./announce.js";
 import { serverNow } from "./servertime.js";
-import { useTick } from "./ticking.js";
+import { useRerenderAt } from "./ticking.js";
 
 export function CenterSlots({ center, selected, onSlot, flash, lastSwap, me, canSwap }) {
   const ref = useRef(null);
@@ -107,21 +107,22 @@ export function useDrag(onDrop, root) {
   return { onPointerDown, onPointerMove, onPointerUp, onPointerCancel: onPointerUp };
 }
 
+// Keyed by its end: the drain's length is the time left when it appears, kept as it was so that a
+// later render (with less time left) does not make it jump ahead.
 function CooldownRing({ readyAt }) {
-  const now = serverNow();
-  const left = readyAt ? readyAt - now : 0;
-  if (left <= 0) return null;
-  return html`<svg class="cooldown-ring" viewBox="0 0 36 36" aria-hidden="true" key=${readyAt}>
+  const [left] = useState(() => (readyAt ? readyAt - serverNow() : 0));
+  if (left <= 0 || readyAt <= serverNow()) return null;
+  return html`<svg class="cooldown-ring" viewBox="0 0 36 36" aria-hidden="true">
     <circle cx="18" cy="18" r="15" pathLength="100" style=${`animation-duration:${left}ms`} />
   </svg>`;
 }
 
 export function Hand({ hand, selected, onSelect, drag, readyAt, canSwap }) {
-  useTick(200);
+  useRerenderAt(readyAt);
   const cooling = readyAt && readyAt > serverNow();
   return html`<div class="hand-wrap ${cooling ? "cooling" : ""}">
     <div class="hand" role="group" aria-label=${t("table.yourHand")}>
-      <span class="ring-slot" aria-hidden="true"><${CooldownRing} readyAt=${readyAt} /></span>
+      <span class="ring-slot" aria-hidden="true"><${CooldownRing} key=${readyAt} readyAt=${readyAt} /></span>
       ${hand.map(
         (card, i) => html`<button
           type="button"

@@ -5,18 +5,26 @@ import { html } from "./html.js";
 import { t } from "./i18n.js";
 import { Msg, Name } from "./names.js";
 import { serverNow } from "./servertime.js";
-import { useTick } from "./ticking.js";
+import { useRerenderAt } from "./ticking.js";
 import { Dialog, EmojiGrid } from "./panels.js";
 import { hintsOn, signNeedsConfirm } from "./hints.js";
 import { Emoji, ICON } from "./emoji.js";
 import { useDismiss } from "./popup.js";
 
+// The floor's lock as a bar that drains once, its length the time left when it appears (kept, as
+// the cooldown ring's is, so that a later render does not make it jump ahead).
+function Lock({ at }) {
+  const [left] = useState(() => at - serverNow());
+  return html`<span class="lock" style=${`animation-duration:${left}ms`}
+    ><span class="visually-hidden">${t("floor.locked")}</span></span
+  >`;
+}
+
 export function FloorControls({ game, actions, hand }) {
-  useTick(250);
   const tb = game.table;
+  useRerenderAt(tb.floor_ready_at);
   const mine = tb.seats[game.you.seat];
-  const lockLeft = tb.floor_ready_at ? tb.floor_ready_at - serverNow() : 0;
-  const locked = lockLeft > 0;
+  const locked = !!tb.floor_ready_at && tb.floor_ready_at > serverNow();
   const [picker, setPicker] = useState(false);
   const floorBtn = useRef(null);
   const emitBtn = useRef(null);
@@ -67,10 +75,7 @@ export function FloorControls({ game, actions, hand }) {
     >
       <${Emoji} e=${ICON.floor} label="" />
       ${mine.floor ? t("floor.release") : t("floor.take")}
-      ${locked &&
-      html`<span class="lock" style=${`animation-duration:${lockLeft}ms`} key=${tb.floor_ready_at}
-        ><span class="visually-hidden">${t("floor.locked")}</span></span
-      >`}
+      ${locked && html`<${Lock} key=${tb.floor_ready_at} at=${tb.floor_ready_at} />`}
     </button>
     ${mine.floor &&
     html`<button

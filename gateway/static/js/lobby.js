@@ -12,7 +12,7 @@ import { useFocusRescue } from "./focus.js";
 import { navigate } from "./router.js";
 import { TableSettings, startPractice } from "./settings.js";
 import { TutorialPanel, askedFor, firstVisit, startTutorial } from "./tutorial.js";
-import { Countdown, useTick } from "./ticking.js";
+import { Countdown, useSeconds } from "./ticking.js";
 import { Cancelled, withRetry } from "./retry.js";
 import { serverNow } from "./servertime.js";
 import { PasskeySignIn } from "./signin.js";
@@ -222,7 +222,7 @@ function toSignIn(e) {
 // The status stays one sentence for the whole wait (a live region that changed every second
 // would speak every second); the clock beside it is a timer, which screen readers leave silent.
 function RoomWait({ waiting, onStop }) {
-  const left = waiting.at - useTick(250);
+  const left = waiting.at - useSeconds(waiting.at);
   return html`<div class="panel room-wait" id="room-wait">
     <p role="status">${waiting.text} ${t("home.retryAuto")}</p>
     <p class="row">

@@ -58,14 +58,20 @@ function ringBand(top) {
   return band.right - band.left < NARROWEST ? null : band;
 }
 
+// Called every frame while a toast shows: it writes only what changed, so that a still page is
+// not restyled each frame.
 function place(el) {
   const top = clearTop();
   const band = ringBand(top);
-  el.style.insetBlockStart = `${band ? band.top : top}px`;
-  // Physical sides: the band is measured on the screen, whichever way the page reads.
-  el.style.left = band ? `${band.left}px` : "0px";
-  el.style.right = band ? `${innerWidth - band.right}px` : "0px";
-  el.dataset.where = band ? "ring" : "top";
+  const at = {
+    insetBlockStart: `${band ? band.top : top}px`,
+    // Physical sides: the band is measured on the screen, whichever way the page reads.
+    left: band ? `${band.left}px` : "0px",
+    right: band ? `${innerWidth - band.right}px` : "0px",
+  };
+  for (const [k, v] of Object.entries(at)) if (el.style[k] !== v) el.style[k] = v;
+  const where = band ? "ring" : "top";
+  if (el.dataset.where !== where) el.dataset.where = where;
   el.classList.toggle("narrow", !!band && band.right - band.left < ROOMY);
 }
 
