@@ -66,17 +66,28 @@ class SilentClient:
             header += bytes([0x80 | 126]) + len(data).to_bytes(2, "big")
         self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
 
-    def read_frame(self) -> bytes:
-        first = self.sock.recv(2)
-        size = first[1] & 0x7F
-        if size == 126:
-            size = int.from_bytes(self.sock.recv(2), "big")
-        elif size == 127:
-            size = int.from_bytes(self.sock.recv(8), "big")
+    def read_exactly(self, n: int) -> bytes:
         data = b""
-        while len(data) < size:
-            data += self.sock.recv(size - len(data))
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            assert chunk, "the gateway closed the connection"
+            data += chunk
         return data
+
+    def read_frame(self) -> bytes:
+        """The next text frame's payload. The gateway's pings read on the way are passed over,
+        unanswered: on a loaded machine one can come before the welcome (its 4 random bytes
+        were once read as the welcome)."""
+        while True:
+            first = self.read_exactly(2)
+            size = first[1] & 0x7F
+            if size == 126:
+                size = int.from_bytes(self.read_exactly(2), "big")
+            elif size == 127:
+                size = int.from_bytes(self.read_exactly(8), "big")
+            data = self.read_exactly(size)
+            if first[0] & 0x0F == 0x1:
+                return data
 
     def close(self) -> None:
         self.sock.close()
