@@ -36,7 +36,7 @@ from actors.ray_names import Handle, RayActors
 from actors.readiness import Readiness
 from actors.rescue import Rescue
 from actors.slots import Slots
-from actors.snapshot import DEFAULT_REPLAY_TTL_S
+from actors.snapshot import DEFAULT_IDLE, DEFAULT_REPLAY_TTL_S
 from actors.table_calls import RESTART_WAIT_S as RESTART_WAIT_S
 from actors.table_calls import TableCalls
 from actors.table_records import TableGone as TableGone
@@ -53,8 +53,9 @@ log = logging.getLogger("quatro.directory")
 class DirectorySettings:
     """`pool`: the ready actors kept and started (actors/pool_demand.py); `pool_wait_s`: how
     long a creation waits for one when none is ready; `slot_reserve` and `max_slots`: the slot
-    gate (actors/slots.py); `idle`: how long a table lives once over, in its lobby, and with
-    nobody connected; `cell`: this gateway's home cell ("" without cells)."""
+    gate (actors/slots.py); `idle`: how long a table lives once over, in its lobby, with
+    nobody connected, and once its people all went from it for good (actors/idle.py); `cell`:
+    this gateway's home cell ("" without cells)."""
 
     namespace: str
     store: str | RedisSettings  # a bare URL: a Redis with no companion settings
@@ -63,7 +64,7 @@ class DirectorySettings:
     pool_floor: tuple[Window, ...] = ()  # the operator's schedule (actors/pool_floor.py)
     slot_reserve: int = 4
     max_slots: int = 0
-    idle: tuple[float, float, float] = (600.0, 600.0, 1800.0)
+    idle: tuple[float, ...] = DEFAULT_IDLE
     replay_ttl_s: int = DEFAULT_REPLAY_TTL_S
     cell: str = ""
     rescue: bool = True  # tables of a lost node moved at once (actors/rescue.py)

@@ -110,6 +110,11 @@ class Settings(BaseSettings):
     # slot and ~100 MB. A started table that nobody is connected to waits longer.
     lobby_idle_s: float = Field(default=600.0, validation_alias=_env("QUATRO_LOBBY_IDLE"))
     abandoned_idle_s: float = Field(default=1800.0, validation_alias=_env("QUATRO_ABANDONED_IDLE"))
+    # A started or finished table whose people have all gone from it for good (no connection,
+    # and each left it or sits at another table now: actors/departures.py) stops this long
+    # after that was first seen, if its own wait above is longer: its actor then serves the next
+    # table. A player who only lost their link is not gone: their table keeps its wait above.
+    left_idle_s: float = Field(default=20.0, ge=0, validation_alias=_env("QUATRO_LEFT_IDLE"))
     # How long a table's event log stays in Redis for `GET /api/replays/{table_id}`, counted from
     # the table's last event (so it outlives the table, which stops minutes after the match).
     replay_ttl_s: int = Field(
