@@ -98,6 +98,12 @@ class Settings(BaseSettings):
     # a count, or windows of the day in UTC, "18:30-23:00=40,12:00-13:30=10". An operator sets
     # one for a single event with `python -m actors.pool_floor set N --for 3h` instead.
     pool_floor: str = Field(default="", validation_alias=_env("QUATRO_POOL_FLOOR"))
+    # For this long after a creation, the surplus trim keeps up to `pool_hold_max` of the
+    # actors the last wave of tables gives back as they end (actors/pool_demand.py): their
+    # players form the next tables within minutes, and a kept actor spares a start then. The
+    # maximum bounds what they hold (a slot and ~50 MB each); 0 turns the hold off.
+    pool_hold_s: float = Field(default=300.0, ge=0, validation_alias=_env("QUATRO_POOL_HOLD"))
+    pool_hold_max: int = Field(default=24, ge=0, validation_alias=_env("QUATRO_POOL_HOLD_MAX"))
     # Free table slots no new table may take (actors.slots): room for crashed tables to restart
     # and for what other gateways started since this one last looked. Past it: 503 `no_room`.
     slot_reserve: int = Field(default=4, ge=0, validation_alias=_env("QUATRO_SLOT_RESERVE"))
