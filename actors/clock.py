@@ -27,7 +27,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from actors import departures
 from actors.applied import Applied
@@ -99,6 +99,16 @@ class Ticking(Protocol):
 
     @property
     def store(self) -> Stored: ...
+
+    @property
+    def results(self) -> Owing: ...
+
+
+class Owing(Protocol):
+    """The table's finished matches whose ratings are not settled yet (actors/results.py)."""
+
+    @property
+    def owed(self) -> list[dict[str, Any]]: ...
 
 
 class Stored(Protocol):
@@ -293,7 +303,9 @@ class Clock:
             limit = core.idle.lobby_s
         elif phase is Phase.OVER or not self._anyone_connected():
             limit = core.idle.over_s if phase is Phase.OVER else core.idle.abandoned_s
-            gone = self.left_since
+            # Not while a match's ratings are owed: they are settled for as long as the table
+            # lives (a Redis failing over may take longer than the short wait).
+            gone = None if core.results.owed else self.left_since
             if gone is not None and core.idle.left_s < limit and not self._anyone_connected():
                 limit, since = core.idle.left_s, max(since, gone)
         else:

@@ -112,6 +112,12 @@ async def test_a_finished_match_stops_soon_once_its_people_went_on_not_when_one_
         # They sat down at another table since: gone for good, the short wait.
         records(redis_url, seated=True, latest=ELSEWHERE)
         assert 0 < await wait_s(core, clock) <= LEFT_S
+        # But not while the match's ratings are still owed (a Redis failing over): those are
+        # settled for as long as the table lives.
+        core.results.owed.append({"match": 99})
+        assert await wait_s(core, clock) > LEFT_S
+        core.results.owed.pop()
+        assert 0 < await wait_s(core, clock) <= LEFT_S
         # A hello here again (their latest table is this one): the long wait is back.
         records(redis_url, seated=True, latest=CODE)
         assert await wait_s(core, clock) > LEFT_S
