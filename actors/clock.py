@@ -351,8 +351,10 @@ class Clock:
             gone = await departures.all_gone(self.core.store.redis, self.core.code, people)
             if gone is None:
                 return
+            was = self.left_since
             if not gone or self._anyone_connected():
                 self.left_since = None
-            elif self.left_since is None:
+            elif was is None:
                 self.left_since = time.monotonic()
-            self.wake.set()
+            if self.left_since != was:
+                self.wake.set()  # the idle stop moved

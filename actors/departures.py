@@ -2,13 +2,15 @@
 actor serve the next table (actors/reuse.py) instead of idling out its long wait.
 
 A person has gone when they hold no connection to the table and their session's records say
-they are not coming back to it: the table is no longer among theirs (they left it, or the
-home page dropped it once its match was over: `GET /api/sessions/tables`), or the latest table
-they took a seat at or said hello to, seated, is another one (`keys.player_latest`, written by
-the gateway's `Sessions.seated`). A person who only lost their link (a phone on a bad network,
-a reload) is not gone: their records still name this table as their latest, and a hello there
-names it again. So a match in play with a player who dropped keeps its long wait
-(`QUATRO_ABANDONED_IDLE`); one whose every player sits at another table now does not.
+they are not coming back to it: the latest table they took a seat at or said hello to, seated,
+is another one (`keys.player_latest`, written by the gateway's `Sessions.seated`), or the table
+is no longer among theirs (they left it, or the home page dropped it once its match was over:
+`GET /api/sessions/tables`) while their records still name a latest. A person with no records
+at all (expired, or never written by an older gateway) is not taken for gone. A person who only
+lost their link (a phone on a bad network, a reload) is not gone: their records still name this
+table as their latest, and a hello there names it again. So a match in play with a player who
+dropped keeps its long wait (`QUATRO_ABANDONED_IDLE`); one whose every player sits at another
+table now does not.
 
 The look reads two keys per person, each of their own slot (one round trip per node on a Redis
 Cluster), and is made at most every `LOOK_EVERY_S` while nobody is connected, never while
@@ -60,6 +62,6 @@ async def all_gone(client: AsyncRedis, code: str, people: Sequence[str]) -> bool
         return None
     for i in range(len(people)):
         seated, latest = bool(answers[2 * i]), _text(answers[2 * i + 1])
-        if seated and latest in (None, code):
-            return False  # still theirs, and nothing newer: they may well come back
+        if latest is None or (seated and latest == code):
+            return False  # still theirs and nothing newer, or nothing known: may come back
     return True

@@ -74,6 +74,14 @@ async def played_out(core: TableCore, clock: Clock) -> None:
     raise AssertionError(f"the match did not end: {core.table.phase}")
 
 
+async def settled(core: TableCore) -> None:
+    """Until the finished match's ratings are settled (a task of the table's, after the save
+    that ended it): until then the table keeps its long wait whoever has gone."""
+    async with asyncio.timeout(15):
+        while core.results.owed:
+            await asyncio.sleep(0.05)
+
+
 def records(url: str, *, seated: bool, latest: str | None) -> None:
     """The host's session records, as the gateway writes them (`Sessions.seated`)."""
     r = redis.Redis.from_url(url, decode_responses=True)
@@ -105,6 +113,7 @@ async def test_a_finished_match_stops_soon_once_its_people_went_on_not_when_one_
     core = await started(redis_url, clock)
     try:
         await played_out(core, clock)
+        await settled(core)
         # Their link lost (a phone on a bad network): the records still name this table as
         # theirs and as the latest. The long wait holds.
         records(redis_url, seated=True, latest=CODE)
@@ -130,8 +139,11 @@ async def test_a_finished_match_stops_soon_once_its_people_went_on_not_when_one_
         assert await wait_s(core, clock) > LEFT_S
         assert core.clock.left_since is None
         await core.serve(Leave("gw", "gw/c1"))
-        # Records older than `player_latest` (an older gateway's): nobody is taken for gone.
+        # Records older than `player_latest` (an older gateway's), or none at all (expired):
+        # nobody is taken for gone.
         records(redis_url, seated=True, latest=None)
+        assert await wait_s(core, clock) > LEFT_S
+        records(redis_url, seated=False, latest=None)
         assert await wait_s(core, clock) > LEFT_S
     finally:
         await core.stop()
