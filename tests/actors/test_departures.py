@@ -77,9 +77,11 @@ async def played_out(core: TableCore, clock: Clock) -> None:
 async def settled(core: TableCore) -> None:
     """Until the finished match's ratings are settled (a task of the table's, after the save
     that ended it): until then the table keeps its long wait whoever has gone."""
-    async with asyncio.timeout(15):
-        while core.results.owed:
-            await asyncio.sleep(0.05)
+    for _ in range(300):  # 15 s at most
+        if not core.results.owed:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"ratings still owed after 15 s: {core.results.owed}")
 
 
 def records(url: str, *, seated: bool, latest: str | None) -> None:
