@@ -2,7 +2,10 @@
 stop, then lets time pass. A command wakes it early, since it may have moved the deadline.
 
 The idle stop: an over table, a lobby, and a table nobody is connected to each wait their own
-while (`over_idle_s` and the others, set by `TableCore.open`) after the last command, then stop.
+while (actors/idle.py, set by `TableCore.open`) after the last command, then stop. An over or
+started table whose people have all gone from it for good (actors/departures.py: not
+connected, and their records say they left it or sit at another table now) waits only its
+`left_s` from the first look that found them gone: its actor serves the next table.
 
 Fair to the players (docs/rules.md, R22's decision; docs/reliability.md, "A stall is given
 back"): the time a fault held the table still is given back to its clocks (`Table.resume`).
@@ -24,12 +27,16 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
+from actors import departures
 from actors.applied import Applied
 from actors.bots import BotDriver
+from actors.departures import LOOK_EVERY_S
+from actors.idle import IdleLimits
 from actors.protocol import Entry
 from actors.tasks import Tasks
+from cluster.redis_client import AsyncRedis
 from engine import Command, Outbound, Table
 from engine.phase import Phase
 
@@ -68,9 +75,7 @@ class Ticking(Protocol):
     table: Table | None
     bots: BotDriver | None
     tasks: Tasks
-    over_idle_s: float
-    lobby_idle_s: float
-    abandoned_idle_s: float
+    idle: IdleLimits
     last_activity: float  # monotonic: the last change by someone
     version: int  # bumps with every change
 
@@ -92,6 +97,26 @@ class Ticking(Protocol):
 
     async def stop(self) -> None: ...
 
+    @property
+    def store(self) -> Stored: ...
+
+    @property
+    def results(self) -> Owing: ...
+
+
+class Owing(Protocol):
+    """The table's finished matches whose ratings are not settled yet (actors/results.py)."""
+
+    @property
+    def owed(self) -> list[dict[str, Any]]: ...
+
+
+class Stored(Protocol):
+    """Where the table is saved: the Redis its people's records are read from too."""
+
+    @property
+    def redis(self) -> AsyncRedis: ...
+
 
 class Clock:
     def __init__(self, core: Ticking) -> None:
@@ -106,6 +131,13 @@ class Clock:
         self._beat_at = -BEAT_MS  # when the last beat (or a save that did as much) was
         self._beat_saved = -1  # the saved version at that beat
         self._beating: asyncio.Task[None] | None = None
+        # Since when (monotonic) every person of the table has been gone for good, as the last
+        # look found them (None: someone is here, may come back, or nobody looked yet).
+        self.left_since: float | None = None
+        self._looked_at = -LOOK_EVERY_S
+        self._looking: asyncio.Task[None] | None = None
+        self._one_look = asyncio.Lock()  # the latest look's answer is the one that counts
+        self.look_every_s = LOOK_EVERY_S  # a test looks more often
 
     def stalled(self) -> int:
         """How long this incarnation stood still until now (0 unless a stall), in ms: the gap
@@ -193,6 +225,7 @@ class Clock:
                     await self.wake.wait()
                     woken = True
             now = core.now()
+            self._look_soon()
             idle = self.idle_due(now)
             if idle is not None and idle <= now:
                 await core.stop()
@@ -265,17 +298,63 @@ class Clock:
         core = self.core
         assert core.table is not None
         phase = core.table.phase
-        if phase is Phase.OVER:
-            limit = core.over_idle_s
-        elif phase is Phase.LOBBY:
-            limit = core.lobby_idle_s
-        elif not self._anyone_connected():
-            limit = core.abandoned_idle_s
+        since = core.last_activity
+        if phase is Phase.LOBBY:
+            limit = core.idle.lobby_s
+        elif phase is Phase.OVER or not self._anyone_connected():
+            limit = core.idle.over_s if phase is Phase.OVER else core.idle.abandoned_s
+            # Not while a match's ratings are owed: they are settled for as long as the table
+            # lives (a Redis failing over may take longer than the short wait).
+            gone = None if core.results.owed else self.left_since
+            if gone is not None and core.idle.left_s < limit and not self._anyone_connected():
+                limit, since = core.idle.left_s, max(since, gone)
         else:
             return None
-        return now + int((core.last_activity + limit - time.monotonic()) * 1000)
+        return now + int((since + limit - time.monotonic()) * 1000)
 
     def _anyone_connected(self) -> bool:
         t = self.core.table
         assert t is not None
         return any(t.seat_kind(s) == "human" and t.is_connected(s) for s in range(t.players))
+
+    def _people(self) -> list[str]:
+        t = self.core.table
+        assert t is not None
+        return [
+            str(owner)
+            for s, owner in enumerate(t.owners())
+            if owner is not None and t.seat_kind(s) == "human"
+        ]
+
+    def _look_soon(self) -> None:
+        """While nobody is connected to a started or finished table, look now and then whether
+        its people have gone for good (`look`), off the loop's path: a slow Redis must not hold
+        the bots' turns. Someone connected, or a lobby: nobody has gone."""
+        t = self.core.table
+        assert t is not None
+        if t.phase is Phase.LOBBY or self._anyone_connected():
+            self.left_since = None
+            return
+        running = self._looking is not None and not self._looking.done()
+        if running or time.monotonic() - self._looked_at < self.look_every_s:
+            return
+        self._looking = self.core.tasks.spawn(self.look(), "departures")
+
+    async def look(self) -> None:
+        """Look once whether every person of the table has gone for good (actors/departures.py)
+        and note since when; the loop then judges the idle stop again. One look at a time, so
+        that an older answer never overrides a newer one; no answer from Redis changes
+        nothing."""
+        async with self._one_look:
+            self._looked_at = time.monotonic()
+            people = self._people()
+            gone = await departures.all_gone(self.core.store.redis, self.core.code, people)
+            if gone is None:
+                return
+            was = self.left_since
+            if not gone or self._anyone_connected():
+                self.left_since = None
+            elif was is None:
+                self.left_since = time.monotonic()
+            if self.left_since != was:
+                self.wake.set()  # the idle stop moved

@@ -36,7 +36,7 @@ from actors.ray_names import Handle, RayActors
 from actors.readiness import Readiness
 from actors.rescue import Rescue
 from actors.slots import Slots
-from actors.snapshot import DEFAULT_REPLAY_TTL_S
+from actors.snapshot import DEFAULT_IDLE, DEFAULT_REPLAY_TTL_S
 from actors.table_calls import RESTART_WAIT_S as RESTART_WAIT_S
 from actors.table_calls import TableCalls
 from actors.table_records import TableGone as TableGone
@@ -53,8 +53,9 @@ log = logging.getLogger("quatro.directory")
 class DirectorySettings:
     """`pool`: the ready actors kept and started (actors/pool_demand.py); `pool_wait_s`: how
     long a creation waits for one when none is ready; `slot_reserve` and `max_slots`: the slot
-    gate (actors/slots.py); `idle`: how long a table lives once over, in its lobby, and with
-    nobody connected; `cell`: this gateway's home cell ("" without cells)."""
+    gate (actors/slots.py); `idle`: how long a table lives once over, in its lobby, with
+    nobody connected, and once its people all went from it for good (actors/idle.py); `cell`:
+    this gateway's home cell ("" without cells)."""
 
     namespace: str
     store: str | RedisSettings  # a bare URL: a Redis with no companion settings
@@ -63,7 +64,7 @@ class DirectorySettings:
     pool_floor: tuple[Window, ...] = ()  # the operator's schedule (actors/pool_floor.py)
     slot_reserve: int = 4
     max_slots: int = 0
-    idle: tuple[float, float, float] = (600.0, 600.0, 1800.0)
+    idle: tuple[float, ...] = DEFAULT_IDLE
     replay_ttl_s: int = DEFAULT_REPLAY_TTL_S
     cell: str = ""
     rescue: bool = True  # tables of a lost node moved at once (actors/rescue.py)
@@ -79,12 +80,19 @@ class DirectorySettings:
                 at_once=settings.pool_starts,
                 quiet_s=settings.pool_quiet_s,
                 start_gap_s=settings.pool_start_gap_s,
+                hold_s=settings.pool_hold_s,
+                hold_most=settings.pool_hold_max,
             ),
             pool_wait_s=settings.pool_wait_s,
             pool_floor=_schedule(settings.pool_floor),
             slot_reserve=settings.slot_reserve,
             max_slots=settings.max_table_slots,
-            idle=(settings.over_idle_s, settings.lobby_idle_s, settings.abandoned_idle_s),
+            idle=(
+                settings.over_idle_s,
+                settings.lobby_idle_s,
+                settings.abandoned_idle_s,
+                settings.left_idle_s,
+            ),
             replay_ttl_s=settings.replay_ttl_s,
             cell=settings.cell,
             rescue=settings.node_rescue,

@@ -101,6 +101,12 @@ def player_tables(player_id: str) -> str:
     return f"quatro:player:{player_id}"
 
 
+def player_latest(player_id: str) -> str:
+    """player -> the code of the table they last took a seat at or said hello to, seated: a
+    table whose players all went on to another one stops soon (actors/departures.py)."""
+    return f"quatro:player-latest:{player_id}"
+
+
 def rate_limit(kind: str, ip: str) -> str:
     """A token bucket of one client IP (hash {tokens, at}, expiring once full again)."""
     return f"quatro:rl:{kind}:{ip}"

@@ -28,13 +28,14 @@ class Opening:
         records: TableRecords,
         pool: Pool,
         wait_s: float,
-        idle: tuple[float, float, float],
+        idle: tuple[float, ...],
         replay_ttl_s: int,
         registry: Registry | None = None,
         remote: RemoteCells | None = None,
     ) -> None:
         """`wait_s`: how long a creation waits for a pooled actor when none is ready; `idle`:
-        how long a table lives once over, in its lobby, and with nobody connected."""
+        how long a table lives once over, in its lobby, with nobody connected, and once its people
+        all went from it for good (actors/idle.py)."""
         self.records = records
         self.pool = pool
         self.wait_s = wait_s

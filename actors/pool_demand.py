@@ -17,7 +17,10 @@ start that long after the last one ended, so that what play loses to starts is o
 and then, never a flock of them. A creation that finds the pool empty is never held back by
 either: it waits for the next start. A surplus (actors of ended tables come back,
 actors/reuse.py) is stopped down to the maximum while creations come, down to the target only
-after a quiet window (`keep`).
+after a quiet window (`keep`); but for `hold_s` after a creation, up to `hold_most` actors of
+the last wave are kept whatever the window says: its tables end and give theirs back as their
+players form the next ones, which those actors then serve without a start (the evening of
+docs/performance.md had its pool trimmed as its tables ended, and started them again).
 """
 
 from __future__ import annotations
@@ -32,13 +35,16 @@ DEMAND_WINDOW_S = 10.0  # the creations of this long raise the target; the windo
 @dataclass(frozen=True)
 class PoolPolicy:
     """`minimum` ready actors at the least (`maximum` at most, with demand), `at_once` started
-    side by side; `quiet_s` and `start_gap_s` as above (0: refill at once, unpaced)."""
+    side by side; `quiet_s` and `start_gap_s` as above (0: refill at once, unpaced);
+    `hold_s` and `hold_most`: the last wave's actors kept (0: none beyond the maximum)."""
 
     minimum: int = 2
     maximum: int = 8
     at_once: int = 2
     quiet_s: float = 0.0
     start_gap_s: float = 0.0
+    hold_s: float = 0.0
+    hold_most: int = 0
 
     def __post_init__(self) -> None:
         minimum = max(0, self.minimum)
@@ -47,6 +53,8 @@ class PoolPolicy:
         object.__setattr__(self, "at_once", max(1, self.at_once))
         object.__setattr__(self, "quiet_s", max(0.0, self.quiet_s))
         object.__setattr__(self, "start_gap_s", max(0.0, self.start_gap_s))
+        object.__setattr__(self, "hold_s", max(0.0, self.hold_s))
+        object.__setattr__(self, "hold_most", max(0, self.hold_most))
 
 
 class Demand:
@@ -56,6 +64,7 @@ class Demand:
         self.policy = policy
         # When each creation of the last two windows was served (the older one: the trend).
         self._takes: deque[float] = deque()
+        self._wave: deque[float] = deque()  # when each creation of the last `hold_s` was served
         self.floor = 0  # the operator's floor now (actors/pool_floor.py), set by the pool
         # For metrics, read from any thread; `target` renews it on the event loop.
         self.last_target = policy.minimum
@@ -63,6 +72,8 @@ class Demand:
     def served(self, now: float) -> None:
         """A creation was served at `now`."""
         self._takes.append(now)
+        if self.policy.hold_s and self.policy.hold_most:
+            self._wave.append(now)
         self.target(now)
 
     def expected(self, now: float) -> float:
@@ -89,7 +100,15 @@ class Demand:
         means starting others; its target once a window passed without any."""
         target = self.target(now)
         recent = any(t >= now - DEMAND_WINDOW_S for t in self._takes)
-        return max(self.policy.maximum, target) if recent else target
+        kept = max(self.policy.maximum, target) if recent else target
+        return max(kept, self.wave(now))
+
+    def wave(self, now: float) -> int:
+        """The last wave's actors the pool keeps at `now`: the creations served in the last
+        `hold_s`, at most `hold_most` (each kept actor holds a slot and ~50 MB: the bound)."""
+        while self._wave and self._wave[0] < now - self.policy.hold_s:
+            self._wave.popleft()
+        return min(self.policy.hold_most, len(self._wave))
 
     def in_ramp(self, now: float) -> bool:
         """Whether creations are coming in (the last one within `quiet_s`)."""

@@ -324,7 +324,7 @@ class Open(TableCall[Outcome]):
     config: dict[str, Any]
     host: str
     name: str
-    idle: tuple[float, ...]  # how long it lives once over, in its lobby, with nobody there
+    idle: tuple[float, ...]  # how long it lives once over, in its lobby, …: actors/idle.py
     replay_ttl: int
     # Its replay's name and its matches' ids ("" from an older gateway: the actor's name).
     table_id: str = ""

@@ -9,13 +9,14 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from actors.idle import IdleLimits
 from actors.protocol import Entry, entry_from_json
 from engine import Table
 
 # The snapshot's layout. 1: before `format` existed; 2: adds it, and holders in the log.
 SNAPSHOT_FORMAT = 2
-# over, lobby, abandoned: how long a table waits before it stops (see `Clock.idle_due`).
-DEFAULT_IDLE = (600.0, 600.0, 1800.0)
+# How long a table waits before it stops (actors/idle.py), when its snapshot does not say.
+DEFAULT_IDLE = IdleLimits().values()
 # Replays: every event of the table, public and private, is appended to `keys.replay` (the REST
 # endpoint filters by audience); the list is kept this long after the table's last event.
 DEFAULT_REPLAY_TTL_S = 7 * 24 * 3600

@@ -26,6 +26,7 @@ from actors.applied import Applied
 from actors.bots import BotDriver
 from actors.clock import Clock, now_ms
 from actors.feed import Feed
+from actors.idle import IdleLimits
 from actors.leases import Leases
 from actors.orders import CLOSE_REPLACED, CLOSE_SEAT_CHANGED, Close, Order, order_wire
 from actors.protocol import (
@@ -41,7 +42,6 @@ from actors.requests import Requests
 from actors.results import Results
 from actors.saves import Saves
 from actors.snapshot import (
-    DEFAULT_IDLE,
     DEFAULT_REPLAY_TTL_S,
     SNAPSHOT_FORMAT,
     SnapshotUnreadable,
@@ -78,9 +78,7 @@ class TableCore:
         `on_moved`: called once a save is refused because the table moved to another cell."""
         self.name = name
         self.now = now
-        # How long an over table, a lobby, and a table nobody is connected to wait before they
-        # stop; set by `open`.
-        self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s = DEFAULT_IDLE
+        self.idle = IdleLimits()  # how long it waits before it stops; set by `open`
         self.replay_ttl_s = DEFAULT_REPLAY_TTL_S
         self.code = ""
         self.lost = False  # the snapshot could not be read: this incarnation only retires
@@ -142,7 +140,7 @@ class TableCore:
         return alive
 
     def _set_idle(self, idle: tuple[float, ...], replay_ttl: int) -> None:
-        self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s = (*idle, *DEFAULT_IDLE[2:])[:3]
+        self.idle = IdleLimits.of(idle)
         self.replay_ttl_s = int(replay_ttl)
 
     def snapshot(self) -> dict[str, Any]:
@@ -154,7 +152,7 @@ class TableCore:
             "conns": {str(k): v for k, v in self.conns.items()},
             "done": self.answered.to_snapshot(),
             "bot_policy": self.bots.policy if self.bots else "smart",
-            "idle": [self.over_idle_s, self.lobby_idle_s, self.abandoned_idle_s],
+            "idle": list(self.idle.values()),
             "replay_ttl": self.replay_ttl_s,
             "results": self.results.to_snapshot(),
         }

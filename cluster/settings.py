@@ -98,6 +98,12 @@ class Settings(BaseSettings):
     # a count, or windows of the day in UTC, "18:30-23:00=40,12:00-13:30=10". An operator sets
     # one for a single event with `python -m actors.pool_floor set N --for 3h` instead.
     pool_floor: str = Field(default="", validation_alias=_env("QUATRO_POOL_FLOOR"))
+    # For this long after a creation, the surplus trim keeps up to `pool_hold_max` of the
+    # actors the last wave of tables gives back as they end (actors/pool_demand.py): their
+    # players form the next tables within minutes, and a kept actor spares a start then. The
+    # maximum bounds what they hold (a slot and ~50 MB each); 0 turns the hold off.
+    pool_hold_s: float = Field(default=300.0, ge=0, validation_alias=_env("QUATRO_POOL_HOLD"))
+    pool_hold_max: int = Field(default=24, ge=0, validation_alias=_env("QUATRO_POOL_HOLD_MAX"))
     # Free table slots no new table may take (actors.slots): room for crashed tables to restart
     # and for what other gateways started since this one last looked. Past it: 503 `no_room`.
     slot_reserve: int = Field(default=4, ge=0, validation_alias=_env("QUATRO_SLOT_RESERVE"))
@@ -110,6 +116,11 @@ class Settings(BaseSettings):
     # slot and ~100 MB. A started table that nobody is connected to waits longer.
     lobby_idle_s: float = Field(default=600.0, validation_alias=_env("QUATRO_LOBBY_IDLE"))
     abandoned_idle_s: float = Field(default=1800.0, validation_alias=_env("QUATRO_ABANDONED_IDLE"))
+    # A started or finished table whose people have all gone from it for good (no connection,
+    # and each left it or sits at another table now: actors/departures.py) stops this long
+    # after that was first seen, if its own wait above is longer: its actor then serves the next
+    # table. A player who only lost their link is not gone: their table keeps its wait above.
+    left_idle_s: float = Field(default=20.0, ge=0, validation_alias=_env("QUATRO_LEFT_IDLE"))
     # How long a table's event log stays in Redis for `GET /api/replays/{table_id}`, counted from
     # the table's last event (so it outlives the table, which stops minutes after the match).
     replay_ttl_s: int = Field(

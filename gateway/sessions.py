@@ -27,7 +27,8 @@ from gateway.guests import Guests, now_ms
 
 # A session read and its lifetime renewed (one key).
 LOOKUP = Pipeline("sessions.lookup")
-# A player's seat at a table recorded or forgotten, and their record renewed (one key).
+# A player's seat at a table recorded or forgotten, and their record renewed; a seat taken
+# (or said hello to) also names that table as the player's latest (two keys, two slots).
 SEATED = Pipeline("sessions.seated")
 
 # KEYS: the session's player's own keys (`keys.owned`), then their tombstone. ARGV: a session's
@@ -120,12 +121,16 @@ class Sessions:
         return Session(player_id=player_id, name=str(name))
 
     async def seated(self, player_id: str, code: str, seat: int | None) -> None:
+        """`player_id` holds `seat` at `code` now (and that table is their latest: a table
+        every player of which went on to another stops soon, actors/departures.py), or none
+        there any more (`seat` None: they left it, or its match is over)."""
         key = keys.player_tables(player_id)
         pipe = SEATED.on(self.redis)
         if seat is None:
             pipe.hdel(key, code)
         else:
             pipe.hset(key, code, seat)
+            pipe.set(keys.player_latest(player_id), code, ex=self.ttl_s)
         pipe.expire(key, self.ttl_s)
         await SEATED.run(pipe)
 

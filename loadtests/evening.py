@@ -86,7 +86,9 @@ def run(argv: list[str] | None = None) -> int:
     if url is None:
         # Tables everyone left (a friend gone, the curve falling) stop after 2 minutes, as
         # lobbies and finished matches do on the kit's stack (not the 30 of production, where
-        # players come back to them): their actors then serve the next tables.
+        # players come back to them): their actors then serve the next tables. Those whose
+        # players all sat down at other tables stop 20 s after (QUATRO_LEFT_IDLE, as in
+        # production).
         settings = {"QUATRO_ABANDONED_IDLE": "120"}
         if a.floor:
             settings["QUATRO_POOL_FLOOR"] = str(a.floor)

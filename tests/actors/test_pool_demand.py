@@ -70,6 +70,23 @@ def test_while_creations_come_the_pool_keeps_up_to_its_maximum_then_its_target()
     assert demand.keep(100.0 + DEMAND_WINDOW_S + 0.1) == 2  # a quiet window: back to the target
 
 
+def test_the_last_waves_actors_are_kept_for_the_hold_up_to_its_most() -> None:
+    demand = Demand(PoolPolicy(minimum=2, maximum=6, hold_s=300.0, hold_most=20))
+    for i in range(30):  # a wave: 30 tables in a minute, whose actors come back as they end
+        demand.served(100.0 + 2 * i)
+    last = 158.0
+    assert demand.keep(last + 1) == 20  # the wave's actors kept, at most `hold_most`
+    # Past the demand window the maximum no longer holds, but the wave does.
+    assert demand.keep(last + DEMAND_WINDOW_S + 1) == 20
+    # As the wave ages out of the hold, fewer of its actors are kept.
+    assert demand.keep(100.0 + 300.0 + 2 * 20 + 1) == 9
+    assert demand.keep(last + 300.0 + 1) == 2  # the hold over: back to the target
+    off = Demand(PoolPolicy(minimum=2, maximum=6))  # no hold: as before
+    for i in range(30):
+        off.served(100.0 + 2 * i)
+    assert off.keep(last + DEMAND_WINDOW_S + 1) == 2
+
+
 def test_a_ramp_lasts_while_creations_come_within_the_quiet_time() -> None:
     demand = Demand(PoolPolicy(quiet_s=3.0))
     assert not demand.in_ramp(10.0)  # no creation yet

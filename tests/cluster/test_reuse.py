@@ -18,7 +18,7 @@ from actors.pool_list import PoolList
 from actors.protocol import Probe, Status, Summary, TableNotHere
 from actors.ray_names import RayActors
 from cluster.redis_client import async_redis
-from tests.cluster.client import Player
+from tests.cluster.client import Player, Refused, table_with
 from tests.cluster.nodes import ask_now
 from tests.cluster.test_restore import until
 from tests.conftest import Gateway, Stack, database_url, own_database, stop_own_pool
@@ -32,14 +32,20 @@ SERVED: set[str] = set()  # the actors that held this module's tables (stopped a
 
 @pytest.fixture(scope="module")
 def gateway_r(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    """A gateway whose empty lobbies stop a second after their last call, with a pool of its
+    """A gateway whose empty lobbies stop a second after their last call (and tables everyone
+    went on from a second after that was seen: actors/departures.py), with a pool of its
     own (Redis database 7). On the shared list, a name pushed back is the first a surplus trim
     takes (its tail), and the session's other gateways trim it as their own actors land; and a
     shared actor may have served its last table (QUATRO_ACTOR_TABLES; the stop CI of 45fa2bb:
     "not within 15 s: the actor back in the pool"). This pool's actors are new, and only this
     module moves them."""
     url, store = own_database(stack, OWN_DB)
-    gw = stack.gateway(tmp_path_factory.mktemp("gateway-r"), REDIS_URL=url, QUATRO_LOBBY_IDLE="1")
+    gw = stack.gateway(
+        tmp_path_factory.mktemp("gateway-r"),
+        REDIS_URL=url,
+        QUATRO_LOBBY_IDLE="1",
+        QUATRO_LEFT_IDLE="1",
+    )
     try:
         gw.wait_ready()
         yield gw
@@ -146,6 +152,40 @@ async def test_an_ended_tables_actor_serves_the_next_table_and_only_it(
 
     await until(ended, 15, "the actor asked the older way ends with its table")
     assert actor not in pooled(r)
+
+
+async def test_a_match_its_players_went_on_from_stops_soon_and_its_actor_serves_again(
+    stack: Stack, gateway_r: Gateway
+) -> None:
+    """A started match whose two players both sit at other tables now (no socket here, and
+    their latest table another: actors/departures.py) stops within seconds (QUATRO_LEFT_IDLE,
+    1 s here, against the stack's 120 s for a match nobody is connected to), its actor goes
+    back to the pool, and a player coming back to it is told what any stopped table tells:
+    `unknown_table`, close 4404 (the web client's "There is no table with that code." and its
+    way home)."""
+    r = own(stack)
+    code, people = await table_with(gateway_r.url, 4, 2)  # idle bots: a match that never ends
+    rec = record(r, code)
+    assert rec is not None
+    actor = str(rec["actor"])
+    SERVED.add(actor)
+    handle = stack.driver().get_actor(actor, namespace=stack.namespace)
+    before: Status = ask_now(stack, handle, Probe())
+    host, friend = people
+    assert (await host.rest("POST", f"/api/tables/{code}/start")).status_code == 200
+    for p in people:
+        await p.close()
+    for p in people:
+        await own_lobby(p, r)  # each sits down at a table of their own: gone from this one
+
+    await stopped(host, code)
+    await until(lambda: actor in pooled(r), 15, "the actor back in the pool")
+    again: Status = ask_now(stack, handle, Probe())
+    assert (again.pid, again.code) == (before.pid, "")
+    with pytest.raises(Refused) as refused:
+        await friend.connect(code)
+    assert refused.value.code == "unknown_table"
+    assert await friend.wait_closed() == 4404
 
 
 async def test_a_table_actor_on_the_pools_list_by_mistake_is_never_stopped_as_pooled(

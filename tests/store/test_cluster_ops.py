@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from actors import keys, legacy_keys
+from actors import departures, keys, legacy_keys
 from actors.cells import Registry
 from actors.match_records import MatchRecords
 from actors.pool_list import TRIM_ONE, PoolList
@@ -261,6 +261,13 @@ async def sessions_case(client: AsyncRedis, url: str) -> None:
     assert await sessions.tables(session.player_id, 5) == {"OPS9": 2}
     await sessions.seated(session.player_id, "OPS9", None)
     assert await sessions.tables(session.player_id, 5) == {}
+    # Where the player sat last, read by a table whose people may have gone on from it: a
+    # pipeline over two players' keys, each of its own slot.
+    _, other = await sessions.create("Bea")
+    await sessions.seated(other.player_id, "OPS9", 1)
+    assert await departures.all_gone(client, "OPS9", [session.player_id]) is True
+    both = [session.player_id, other.player_id]
+    assert await departures.all_gone(client, "OPS9", both) is False
 
 
 async def lobbies_case(client: AsyncRedis, url: str) -> None:
