@@ -32,18 +32,19 @@ SERVED: set[str] = set()  # the actors that held this module's tables (stopped a
 
 @pytest.fixture(scope="module")
 def gateway_r(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    """A gateway whose empty lobbies stop a second after their last call (and tables everyone
-    went on from a second after that was seen: actors/departures.py), with a pool of its
+    """A gateway whose empty lobbies stop 4 s after their last call (and tables everyone went
+    on from a second after that was seen: actors/departures.py), with a pool of its
     own (Redis database 7). On the shared list, a name pushed back is the first a surplus trim
     takes (its tail), and the session's other gateways trim it as their own actors land; and a
     shared actor may have served its last table (QUATRO_ACTOR_TABLES; the stop CI of 45fa2bb:
     "not within 15 s: the actor back in the pool"). This pool's actors are new, and only this
-    module moves them."""
+    module moves them. Not 1 s: a test's next call to its lobby (a Probe through Ray, on a
+    loaded machine) came once after the lobby had stopped."""
     url, store = own_database(stack, OWN_DB)
     gw = stack.gateway(
         tmp_path_factory.mktemp("gateway-r"),
         REDIS_URL=url,
-        QUATRO_LOBBY_IDLE="1",
+        QUATRO_LOBBY_IDLE="4",
         QUATRO_LEFT_IDLE="1",
     )
     try:
@@ -84,7 +85,7 @@ async def own_lobby(host: Player, r: redis.Redis) -> str:
 
 
 async def stopped(host: Player, code: str) -> None:
-    """Until the lobby `code` stopped by itself (nobody called it for a second)."""
+    """Until the lobby `code` stopped by itself (nobody called it for 4 s)."""
     async with asyncio.timeout(30):
         while True:
             if (await host.rest("GET", f"/api/tables/{code}")).status_code == 404:
