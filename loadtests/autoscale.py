@@ -283,6 +283,10 @@ async def open_table(redis_url: str, code: str) -> Table:
         await ask(handle, Serve(Join(_id(), "gw", f"gw/c{seat}", f"p{seat}")))
     started = await ask(handle, Serve(Act.of(_id(), "gw", "p0", "start", {})))
     check(isinstance(started, Outcome) and started.ok, f"{code}: start refused: {started}")
+    # All four ready: the round opens at once (R6), so a run shorter than signing (30 s) has hands.
+    for seat in range(4):
+        ready = await ask(handle, Serve(Act.of(_id(), "gw", f"p{seat}", "ready", {})))
+        check(isinstance(ready, Outcome) and ready.ok, f"{code}: p{seat} not ready: {ready}")
     return Table(code, handle)
 
 

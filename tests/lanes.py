@@ -27,7 +27,7 @@ from xdist.scheduler import LoadScopeScheduling
 # stacks of its own goes to the browser's lane, to even the lanes' ends (tests/README.md, "Two
 # lanes": the figures each move came from).
 CLUSTER_LANE = ("tests/cluster/", "tests/loadtests/")
-PAGES_LANE = ("tests/cluster/test_leftovers.py", "tests/cluster/test_exposure.py")
+PAGES_LANE = ("tests/cluster/test_leftovers.py",)
 
 
 def lane_of(nodeid: str) -> str:

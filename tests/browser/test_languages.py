@@ -20,14 +20,28 @@ def catalog(lang: str) -> dict[str, Any]:
     return data
 
 
-@pytest.fixture
-def page_en(browser: Any, static_url: str) -> Iterator[Page]:
+def home_en(browser: Any, static_url: str) -> Iterator[Page]:
     context = browser.new_context(locale="en-US")
     page = context.new_page()
     page.goto(f"{static_url}/")
     expect(page.locator("#home-title")).to_be_visible()
     yield page
     context.close()
+
+
+@pytest.fixture
+def page_en(browser: Any, static_url: str) -> Iterator[Page]:
+    """A fresh English home page, for a test that looks at the page itself or leaves it."""
+    yield from home_en(browser, static_url)
+
+
+@pytest.fixture(scope="module")
+def i18n_en(browser: Any, static_url: str) -> Iterator[Page]:
+    """One English home page for the module's tests of the client's i18n functions (plural
+    rules, messages, lists): each sets the language it reads in, and none looks at the page, so
+    they share it. A context and a page load for each of its 18 tests took 27 s of set-up in
+    the clean-clone CI of bdddfb7."""
+    yield from home_en(browser, static_url)
 
 
 def run_i18n(page: Page, script: str, arg: Any = None) -> Any:
@@ -39,9 +53,9 @@ def run_i18n(page: Page, script: str, arg: Any = None) -> Any:
     )
 
 
-def test_arabic_plural_rule_has_six_forms_and_agrees_with_cldr(page_en: Page) -> None:
+def test_arabic_plural_rule_has_six_forms_and_agrees_with_cldr(i18n_en: Page) -> None:
     got = run_i18n(
-        page_en,
+        i18n_en,
         "(i18n) => { const cldr = new Intl.PluralRules('ar'); const out = [];"
         " for (let n = 0; n <= 1200; n++) out.push([n, i18n.pluralAr(n), cldr.select(n)]);"
         " return out; }",
@@ -56,10 +70,10 @@ def test_arabic_plural_rule_has_six_forms_and_agrees_with_cldr(page_en: Page) ->
     assert {form for _, form, _ in got} == {"zero", "one", "two", "few", "many", "other"}
 
 
-def test_haitian_plural_rule_is_ours_since_browsers_have_none(page_en: Page) -> None:
-    supported = page_en.evaluate("Intl.PluralRules.supportedLocalesOf(['ht'])")
+def test_haitian_plural_rule_is_ours_since_browsers_have_none(i18n_en: Page) -> None:
+    supported = i18n_en.evaluate("Intl.PluralRules.supportedLocalesOf(['ht'])")
     assert supported == []  # why the client carries its own rule
-    forms = run_i18n(page_en, "(i18n) => [0, 1, 2, 3, 11, 100].map((n) => i18n.pluralHt(n))")
+    forms = run_i18n(i18n_en, "(i18n) => [0, 1, 2, 3, 11, 100].map((n) => i18n.pluralHt(n))")
     assert forms == ["other", "one", "other", "other", "other", "other"]
 
 
@@ -80,9 +94,9 @@ def test_haitian_plural_rule_is_ours_since_browsers_have_none(page_en: Page) -> 
         ("en", 1, "one"),
     ],
 )
-def test_plural_messages_pick_the_right_form(page_en: Page, lang: str, n: int, form: str) -> None:
+def test_plural_messages_pick_the_right_form(i18n_en: Page, lang: str, n: int, form: str) -> None:
     text = run_i18n(
-        page_en,
+        i18n_en,
         "async (i18n, [lang, n]) => { await i18n.setLanguage(lang);"
         " return i18n.t('lobby.seatsFree', { n }); }",
         [lang, n],
@@ -201,11 +215,11 @@ def test_home_page_fits_a_360_pixel_phone(browser: Any, static_url: str) -> None
     [("en", True, " and "), ("fr", True, " et "), ("ht", True, " ak "), ("ar", False, "و")],
 )
 def test_lists_use_each_languages_own_words_and_separators(
-    page_en: Page, lang: str, latin_comma: bool, and_word: str
+    i18n_en: Page, lang: str, latin_comma: bool, and_word: str
 ) -> None:
     """Team lists ("Team 1, Team 3") follow the language: Arabic has its own comma and "و"."""
     text, teams = run_i18n(
-        page_en,
+        i18n_en,
         "async (i18n, lang) => { await i18n.setLanguage(lang);"
         " const names = await import('/static/js/names.js');"
         " return [i18n.listText(['A', 'B', 'C']), names.listTeams([0, 2])]; }",

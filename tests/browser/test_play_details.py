@@ -179,9 +179,10 @@ def test_stale_swap_floor_emission_vote_and_contre(browser: Any, stack_url: str)
 
 
 def test_a_match_runs_to_its_winners_and_plays_again(browser: Any, stack_url: str) -> None:
-    # Fast clocks (18 s rounds, signing opens by itself after 3 s): each round the host calls
-    # a wrong Quatro! (nobody swaps, and no hand is dealt a carré), so team 1 wins 5-0.
-    fast = {"seed": 3, "time_scale": 0.1, "deals": []}
+    # Fast clocks (9 s rounds; signing and the pause after each reveal 1.5 s, five of each
+    # waited out): each round the host calls a wrong Quatro! (nobody swaps, and no hand is
+    # dealt a carré), so team 1 wins 5-0.
+    fast = {"seed": 3, "time_scale": 0.05, "deals": []}
     players, _ = seat_four(browser, stack_url, fast)
     host = players[0]
     try:

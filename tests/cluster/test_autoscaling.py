@@ -30,8 +30,8 @@ from loadtests.autoscale import (
 )
 from tests.conftest import ROOT
 
-CI_IDLE_S = 20.0
-RUN_WITHIN_S = 240.0  # the whole scenario, start-up and teardown included (~70 s measured)
+CI_IDLE_S = 10.0
+RUN_WITHIN_S = 240.0  # the whole scenario, start-up and teardown included (~50 s measured)
 
 
 def test_the_autoscaler_reads_the_charts_settings() -> None:

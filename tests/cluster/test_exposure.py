@@ -23,6 +23,7 @@ from cluster.gateway_process import ROOT
 from cluster.procs import find_by_marker
 from cluster.stack import Launched, Spec
 from loadtests.placement import placement
+from tests.cluster.test_ray_join_auth import REFUSED_TRIES
 
 DRIVER_DEADLINE_S = 120.0
 TABLES = 4
@@ -148,8 +149,10 @@ def test_make_run_listens_on_loopback_only_and_wants_the_token(launched: Launche
     assert token_file.read_text().strip() not in stack.tail(100000)  # never logged
 
     deadline = time.monotonic() + DRIVER_DEADLINE_S
-    wrong = _driver(stack.ray_address, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="0" * 64)
-    none = _driver(stack.ray_address, RAY_AUTH_MODE="disabled")
+    wrong = _driver(
+        stack.ray_address, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN="0" * 64, **REFUSED_TRIES
+    )
+    none = _driver(stack.ray_address, RAY_AUTH_MODE="disabled", **REFUSED_TRIES)
     right = _driver(stack.ray_address, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token_file))
     for refused in (wrong, none):
         code, out = _outcome(refused, deadline)
