@@ -16,9 +16,10 @@ the actor's record of its id stay as after a stop. The actor goes back to the po
 stop (actors/table_actor.py).
 
 It does not park while it owes a match's ratings (actors/results.py settles them while the
-table lives), nor while a bot has something to do (bots play on the table's clock: a parked
-table's bots would not, and its time must pass as if it had never slept), nor a table opened
-by a gateway of the release before this one (one whose id is its actor's name).
+table lives), nor while bots play (a match in play with bots, or a bot with something to do:
+bots play on the table's clock, a parked table's would not, and its time must pass as if it
+had never slept), nor a table opened by a gateway of the release before this one (one whose
+id is its actor's name).
 
 Waking is the gateway's (actors/waking.py): a ready actor takes the table over from its
 snapshot as after a lost node (`Adopt`), and its clock then lets every deadline that fell due
@@ -37,7 +38,7 @@ from typing import Protocol
 import redis
 
 from actors import keys
-from actors.bots import BotDriver
+from actors.bots import IDLE, BotDriver
 from actors.clock import now_ms
 from actors.idle import IdleLimits
 from actors.leases import Leases
@@ -74,7 +75,7 @@ if rec['actor'] ~= ARGV[3] or rec['moving'] then return -1 end
 rec['moves'] = (tonumber(rec['moves']) or 0) + 1
 rec['parked'] = ARGV[4]
 redis.call('SET', KEYS[1], cjson.encode(rec))
-for i = 1, 4 do redis.call('PEXPIREAT', KEYS[i], tonumber(ARGV[5])) end
+for i = 1, 4 do redis.call('PEXPIREAT', KEYS[i], ARGV[5]) end
 return rec['moves']
 """,
 )
@@ -122,9 +123,21 @@ class Parking:
             return None
         if self.alone_since is None:
             self.alone_since = time.monotonic()
-        if core.results.owed or (core.bots is not None and core.bots.next_due(now) is not None):
+        if core.results.owed or self._bots_play(now):
             return None
         return self.alone_since + core.idle.park_s
+
+    def _bots_play(self, now: int) -> bool:
+        """Whether bots would act on this table before anyone comes back: one has something to
+        do now, or the match runs with bots that play (a bot waiting for the next deal acts as
+        soon as it comes). A parked table's time passes without them."""
+        bots, t = self.core.bots, self.core.table
+        if bots is None or t is None:
+            return False
+        if bots.next_due(now) is not None:
+            return True
+        running = t.phase not in (Phase.LOBBY, Phase.OVER)
+        return running and bool(t.bot_seats()) and bots.policy != IDLE
 
     def _ends_at(self, wall: int) -> int:
         """When (wall ms) the table's own wait ends it if nobody comes (actors/clock.py's idle
