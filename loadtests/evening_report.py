@@ -6,9 +6,9 @@ until its `welcome`), the live tables (what the gateway follows), the ready acto
 list at the gateway's last look), the actor starts per table created (worker processes the
 pools started over the creations they served, that minute), the live tables' `swap→ack` p99,
 the failures, and the tables parked at the minute's most (actors/parking.py: no actor holds
-them, and neither the live tables nor the starts count them). Judged against the issue's goals: seated p99 ≤ 2 s and swap→ack p99 ≤ 50 ms
-in every minute, and ≤ 0.2 starts per table created in every minute once the curve has risen
-(the minutes that begin at its peak or after)."""
+them, and neither the live tables nor the starts count them). Judged against the issue's goals:
+seated p99 ≤ 2 s and swap→ack p99 ≤ 50 ms in every minute, and ≤ 0.2 starts per table created
+in every minute once the curve has risen (the minutes that begin at its peak or after)."""
 
 from __future__ import annotations
 
