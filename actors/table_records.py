@@ -47,11 +47,12 @@ class TableGone(Exception):
 
 class Parked(Exception):
     """The table is parked (actors/parking.py): no actor holds it until one wakes it. `actor`
-    and `moves`: what its record names and counts, which the wake must still find there."""
+    and `moves`: what its record names and counts, which the wake must still find there;
+    `moving`: the ready actor a wake under way is giving it ("" for none)."""
 
-    def __init__(self, code: str, actor: str, moves: int) -> None:
+    def __init__(self, code: str, actor: str, moves: int, moving: str = "") -> None:
         super().__init__(code)
-        self.code, self.actor, self.moves = code, actor, moves
+        self.code, self.actor, self.moves, self.moving = code, actor, moves, moving
 
 
 def new_code() -> str:
@@ -202,7 +203,8 @@ class TableRecords:
             raise ForeignTable(code, cell_of(record))
         actor = str(record["actor"])
         if record.get("parked"):
-            raise Parked(code, actor, int(record.get("moves", 0)))
+            moving = str(record.get("moving") or "")
+            raise Parked(code, actor, int(record.get("moves", 0)), moving)
         handle = await self.actors.lookup(actor)
         if handle is None:
             handle = await self._restart(code, actor, raw, key)

@@ -2,13 +2,17 @@
 watcher, a REST call, another cell's gateway asking for it after a cell move. The same steps as
 a table moved off a lost node (actors/rescue.py), with no actor to kill:
 
-1. A ready actor is taken from the pool (waited for, as a creation waits, when none is ready)
+1. A record that names a ready actor already (`moving`: a wake under way, from any gateway) is
+   followed: the caller waits, bounded, until the record names that actor's. Only a wake that
+   never ends (its gateway died midway, or gave up) is taken over, once that wait is spent.
+2. A ready actor is taken from the pool (waited for, as a creation waits, when none is ready)
    and told the table's code (`keys.actor`), as a restart learns it.
-2. `MOVE_HERE`, a compare-and-set on the table's record: it counts one more move only if the
+3. `MOVE_HERE`, a compare-and-set on the table's record: it counts one more move only if the
    record still names the actor that parked it with the count the caller read. Of gateways
    waking one table at once, exactly one wins; the others give their ready actor back and
-   follow (they wait, bounded, until the record names the winner's).
-3. The actor takes the table over from its snapshot (`Adopt`); `HAND_OVER` names it the table's
+   follow. (Without step 1, a gateway that read the record after the winner's count, before
+   its hand-over, would count once more and take the table from under it.)
+4. The actor takes the table over from its snapshot (`Adopt`); `HAND_OVER` names it the table's
    actor and the record is parked no more. Its clock lets what fell due while the table slept
    fire in order; its first save gives the records back their usual lifetime.
 
@@ -70,6 +74,7 @@ class Waking:
         # it in half), not the gateway (`close`).
         self.tasks = Tasks("waking", report=False)
         self._counting: asyncio.Task[None] | None = None
+        self._gave_up: set[str] = set()  # ready actors whose wake this gateway gave up
 
     async def wake(self, parked: Parked) -> None:
         """Wake the table (one wake at a time per table from this gateway). Returns once the
@@ -85,6 +90,11 @@ class Waking:
 
     async def _wake(self, parked: Parked) -> None:
         code, began = parked.code, time.monotonic()
+        if parked.moving and parked.moving not in self._gave_up:
+            if await self._follow(code, parked.actor, parked.moves):
+                self.followed += 1
+                return
+            log.warning("table %s: its wake into %s never ended: taken over", code, parked.moving)
         into, handle = await self.pool.take(self.wait_s, creation=False)
         await self.redis.set(keys.actor(into), code, ex=KEY_TTL_S)
         won = int(
@@ -95,7 +105,7 @@ class Waking:
             await DELETE_IF_SAME.run(self.redis, [keys.actor(into)], [code])
             await self.pool.requeue(into)
             self.followed += 1
-            await self._follow(code, parked.actor)
+            await self._follow(code, parked.actor, parked.moves + 1)  # the winner's count
             return
         try:
             async with asyncio.timeout(ADOPT_S):
@@ -112,6 +122,7 @@ class Waking:
             # stays parked (counting this try) for the next wake.
             await asyncio.to_thread(self.actors.kill, handle)
             await DELETE_IF_SAME.run(self.redis, [keys.actor(into)], [code])
+            self._gave_up.add(into)  # its next try here takes over at once
             raise RuntimeError(f"table {code}: not woken in {into}")
         self.records.woken(code, handle, into, won)
         self.woken += 1
@@ -119,18 +130,22 @@ class Waking:
             await self.redis.zrem(keys.parked(self.cell), code)
         log.info("table %s: woken in %s in %.2f s", code, into, time.monotonic() - began)
 
-    async def _follow(self, code: str, actor: str) -> None:
-        """Another gateway won the wake: wait (bounded) until the record names its actor, or
-        is gone (the table ended meanwhile: the caller finds out)."""
+    async def _follow(self, code: str, actor: str, moves: int) -> bool:
+        """Another wake is under way: wait (bounded) until the record names its actor, is gone
+        (the table ended meanwhile: the caller finds out), or counts another move (a wake
+        after it). False when none of that happened within `FOLLOW_S`."""
         deadline = time.monotonic() + FOLLOW_S
         while time.monotonic() < deadline:
             raw = await self.redis.get(keys.table(code))
             if raw is None:
-                return
+                return True
             record = json.loads(raw)
             if not record.get("parked") or record.get("actor") != actor:
-                return
+                return True
+            if int(record.get("moves", 0)) != moves:
+                return True
             await asyncio.sleep(0.1)
+        return False
 
     def start(self) -> None:
         """Count the parked tables now and then, for the gauges (`quatro_tables_parked`)."""
