@@ -1,6 +1,10 @@
 """A table's own clock: it sleeps until the engine's next deadline, a bot's turn or the idle
 stop, then lets time pass. A command wakes it early, since it may have moved the deadline.
 
+Parking (actors/parking.py): a table nobody has been connected to for its `park_s` parks, and
+the loop ends; a woken one's first tick fires, in order, every deadline that fell due while it
+slept.
+
 The idle stop: an over table, a lobby, and a table nobody is connected to each wait their own
 while (actors/idle.py, set by `TableCore.open`) after the last command, then stop. An over or
 started table whose people have all gone from it for good (actors/departures.py: not
@@ -102,6 +106,17 @@ class Ticking(Protocol):
 
     @property
     def results(self) -> Owing: ...
+
+    @property
+    def parking(self) -> Parks: ...
+
+
+class Parks(Protocol):
+    """When the table parks, and its parking (actors/parking.py)."""
+
+    def due(self, now: int) -> float | None: ...
+
+    async def park(self) -> bool: ...
 
 
 class Owing(Protocol):
@@ -230,6 +245,9 @@ class Clock:
             if idle is not None and idle <= now:
                 await core.stop()
                 return
+            park = core.parking.due(now)
+            if park is not None and park <= time.monotonic() and await core.parking.park():
+                return  # its actor serves on without it; a gateway wakes it elsewhere
             if self._overdue():
                 await core.change(list, touch=False)  # the stall is given back first there
             if woken or (due is not None and due <= now):
@@ -292,6 +310,9 @@ class Clock:
         assert core.table is not None
         assert core.bots is not None
         dues = [core.table.next_deadline(), core.bots.next_due(now), self.idle_due(now)]
+        park = core.parking.due(now)
+        if park is not None:
+            dues.append(now + int((park - time.monotonic()) * 1000))
         return min((d for d in dues if d is not None), default=None)
 
     def idle_due(self, now: int) -> int | None:

@@ -5,6 +5,7 @@
 - `table_records.TableRecords`: tables by invite code, their records in Redis, the handles held.
 - `table_calls.TableCalls`: a call to a table, through its restarts and across cells.
 - `rescue.Rescue`: a table whose node is lost, moved to a live node without waiting for Ray.
+- `waking.Waking`: a parked table (actors/parking.py) taken over by a ready actor when asked for.
 - `pool.Pool`: ready actors started ahead (~0.6 s a start), so that opening a table is quick.
 - `opening.Opening`: a pooled actor given a table.
 - `readiness.Readiness`: whether this gateway reaches table actors (`/readyz`).
@@ -39,8 +40,9 @@ from actors.slots import Slots
 from actors.snapshot import DEFAULT_IDLE, DEFAULT_REPLAY_TTL_S
 from actors.table_calls import RESTART_WAIT_S as RESTART_WAIT_S
 from actors.table_calls import TableCalls
+from actors.table_records import Parked, TableRecords
 from actors.table_records import TableGone as TableGone
-from actors.table_records import TableRecords
+from actors.waking import Waking
 from cluster.redis_client import AsyncRedis, RedisSettings, settings_of
 from cluster.settings import Settings
 
@@ -92,6 +94,7 @@ class DirectorySettings:
                 settings.lobby_idle_s,
                 settings.abandoned_idle_s,
                 settings.left_idle_s,
+                settings.park_after_s,
             ),
             replay_ttl_s=settings.replay_ttl_s,
             cell=settings.cell,
@@ -128,7 +131,10 @@ class Directory:
         floor = Floor(redis, cell, settings.pool_floor)
         self.pool = Pool(redis, slots, actors, self.last_answer, settings.pool, cell, floor)
         self.rescue = Rescue(redis, actors, self.pool) if settings.rescue else None
-        self.calls = TableCalls(self.records, self.last_answer, registry, remote, self.rescue)
+        self.waking = Waking(redis, actors, self.pool, self.records, settings.pool_wait_s, cell)
+        self.calls = TableCalls(
+            self.records, self.last_answer, registry, remote, self.rescue, self.waking
+        )
         self.opening = Opening(
             self.records,
             self.pool,
@@ -158,7 +164,12 @@ class Directory:
         return await self.records.lost(code)
 
     async def handle(self, code: str) -> Handle:
-        return await self.records.handle(code)
+        """The table's actor (a parked table woken first: actors/waking.py)."""
+        while True:
+            try:
+                return await self.records.handle(code)
+            except Parked as parked:
+                await self.calls.wake(parked)
 
     def forget(self, code: str) -> None:
         self.records.forget(code)
@@ -169,6 +180,10 @@ class Directory:
     def refill_soon(self) -> None:
         self.pool.refill_soon()
 
+    def count_parked(self) -> None:
+        """Count the parked tables now and then, for the gauges."""
+        self.waking.start()
+
     def publish_cell(self) -> None:
         """Keep this cell's registry record (no cell: nothing)."""
         if self.sweep is not None:
@@ -177,6 +192,7 @@ class Directory:
     async def close(self) -> None:
         if self.rescue is not None:  # first: a move under way uses the pool
             await self.rescue.close()
+        await self.waking.close()
         await self.pool.close()
         await self.readiness.close()
         if self.sweep is not None:

@@ -40,6 +40,13 @@ def pool_spread(cell: str = "") -> str:
     return f"quatro:cell:{cell}:pool:spread" if cell else "quatro:pool:spread"
 
 
+def parked(cell: str = "") -> str:
+    """The tables parked now (actors/parking.py), a sorted set: code -> the time (ms) its own
+    wait ends it. A count for the gauges, never the truth about one table (its record is): a
+    code may stay here after its table woke or ended, until a gateway's look removes it."""
+    return f"quatro:cell:{cell}:parked" if cell else "quatro:parked"
+
+
 def cell_tables(name: str) -> str:
     """The codes of the tables a cell runs (a set), so that a lost cell's tables are moved even
     when nobody asks for them (actors.directory's sweep). A code may outlive its table here:

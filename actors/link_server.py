@@ -88,6 +88,7 @@ class LinkServer:
         self.links = 0
         self._server: asyncio.Server | None = None
         self._closing = False
+        self._writers: set[asyncio.StreamWriter] = set()  # the links' connections
 
     async def start(self, host: str, ports: tuple[int, int]) -> int:
         """Listen on `host`, on a free port of `ports`; the port."""
@@ -110,6 +111,17 @@ class LinkServer:
 
     async def close(self) -> None:
         """Tell every gateway the table is gone, then stop listening."""
+        self.close_listening()
+
+    def drop(self) -> None:
+        """The table parked (actors/parking.py): every link is cut at once, without `Gone`
+        (the table is not gone), and nothing is listened for any more. Each gateway then asks
+        for the table again, which wakes it, and sends again what was not answered."""
+        self.close_listening()
+        for writer in list(self._writers):
+            writer.transport.abort()
+
+    def close_listening(self) -> None:
         self._closing = True
         if self._server is not None:
             self._server.close()
@@ -129,10 +141,12 @@ class LinkServer:
             if gateway is None:
                 return
             self.links += 1
+            self._writers.add(writer)
             try:
                 orderly = await Link(self, gateway, reader, writer).run()
             finally:
                 self.links -= 1
+                self._writers.discard(writer)
             self.table.link_ended(gateway, orderly)
         except Exception:
             log.exception("table %s: link from %s failed", self.table.code, peer)

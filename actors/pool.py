@@ -100,21 +100,22 @@ class Pool:
         return sum(1 for w in self._waiters if not w.done())
 
     # -- taking -------------------------------------------------------------------------------
-    async def take(self, wait_s: float) -> tuple[str, Handle]:
+    async def take(self, wait_s: float, creation: bool = True) -> tuple[str, Handle]:
         """A ready actor, taken out of the pool; when there is none, the next one placed here,
         in the order asked, within `wait_s` (TimeoutError past it). NoRoom when the cluster has
-        no slot for one and none is on its way."""
+        no slot for one and none is on its way. Not a `creation`: it wakes a parked table
+        (actors/waking.py), not counted as a table served, a demand all the same."""
         loop = asyncio.get_running_loop()
         if not self._waiters:  # never ahead of those already waiting
             taken = await self.shared.pop_live()
             if taken is not None:
-                return self._served(taken)
+                return self._served(taken, creation)
         waiter: asyncio.Future[tuple[str, Handle]] = loop.create_future()
         self._waiters.append(waiter)
         self.refill_soon()
         try:
             async with asyncio.timeout(wait_s):
-                return self._served(await waiter)
+                return self._served(await waiter, creation)
         except BaseException:
             if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
                 # Handed an actor just as we gave up (timeout, or the caller went away): it
@@ -134,9 +135,11 @@ class Pool:
         """A pooled actor that could not answer, back at the far end (`PoolList.requeue`)."""
         await self.shared.requeue(name)
 
-    def _served(self, taken: tuple[str, Handle]) -> tuple[str, Handle]:
-        """Count a creation served (its time: the demand that raises the target), refill."""
-        self.served += 1
+    def _served(self, taken: tuple[str, Handle], creation: bool = True) -> tuple[str, Handle]:
+        """Count a creation served (its time, and a wake's: the demand that raises the target),
+        refill."""
+        if creation:
+            self.served += 1
         self.demand.served(time.monotonic())
         self._fall_back_later()
         self.refill_soon()

@@ -88,7 +88,7 @@ return rec['moves']
 # count of its move, ARGV[3]: '1' when it could not and the old name takes the table back
 # (then ARGV[1] is that name, whoever `moving` names). It becomes the table's actor (1), unless
 # the record moved on meanwhile (0). Its own first save may have named it already: that counts
-# as done.
+# as done. A parked table (actors/parking.py) woken so is parked no more.
 HAND_OVER = Script(
     "rescue.hand-over",
     REWRITE
@@ -100,6 +100,7 @@ if rec['actor'] == ARGV[1] and not rec['moving'] then return 1 end
 if ARGV[3] ~= '1' and rec['moving'] ~= ARGV[1] then return 0 end
 rec['actor'] = ARGV[1]
 rec['moving'] = nil
+rec['parked'] = nil
 rewrite(KEYS[1], rec)
 return 1
 """,

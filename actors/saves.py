@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn, Protocol
 
 from actors.feed import Feed
@@ -83,6 +84,18 @@ class Saves:
                 await self.store.beat(t.code, t.now())
             fenced = self.store.fenced
             return HandedOver(t.code, fenced or self.saved >= t.version, fenced)
+
+    async def last(self, then: Callable[[], Awaitable[bool]]) -> bool:
+        """The table's last save in this actor (it parks: actors/parking.py): written now, and
+        `then` run under the same lock, so that no other save comes between the two. False,
+        without `then`, when Redis did not take the save or the table changed during it (the
+        park is given up: the table goes on here)."""
+        t = self.table
+        async with self._lock:
+            version = t.version
+            if not await self._save_now() or t.version != version:
+                return False
+            return await then()
 
     async def _retry_save(self) -> None:
         delay = RETRY_FIRST_S

@@ -39,6 +39,9 @@ class Saved:
     idle: tuple[float, ...]
     replay_ttl: int
     results: dict[str, Any]  # matches whose ratings are owed (actors/results.py)
+    # Saved as the table parked (actors/parking.py): when, and when someone last changed it
+    # (table times, ms); None for a table that did not park.
+    parked: dict[str, int] | None = None
 
 
 def record_json(
@@ -92,8 +95,9 @@ def load(raw: str, raw_log: list[str]) -> Saved:
         idle = tuple(float(x) for x in snap.get("idle", DEFAULT_IDLE))
         replay_ttl = int(snap.get("replay_ttl", DEFAULT_REPLAY_TTL_S))
         results = dict(snap.get("results") or {})  # saved before ratings existed: none owed
+        parked = {str(k): int(v) for k, v in snap["parked"].items()} if "parked" in snap else None
     except SnapshotUnreadable:
         raise
     except Exception as exc:  # whatever a damaged blob makes the parsers raise
         raise SnapshotUnreadable(f"{type(exc).__name__}: {exc}") from exc
-    return Saved(table, seq, entries, conns, done, policy, idle, replay_ttl, results)
+    return Saved(table, seq, entries, conns, done, policy, idle, replay_ttl, results, parked)

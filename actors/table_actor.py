@@ -49,7 +49,7 @@ from actors.protocol import (
 from actors.snapshot import SnapshotUnreadable, migrate, record_json
 
 # Re-exported: other modules (the directory, tests, load tests) import these from here.
-from actors.store import KEY_TTL_S
+from actors.store import KEY_TTL_S, TableMoved
 from actors.table_core import TableCore
 from cluster.link_secret import link_secret
 from cluster.redis_client import RedisSettings, settings_of
@@ -127,7 +127,12 @@ class TableActor(PreviousReleaseMethods):
 
     def _new_core(self) -> TableCore:
         return TableCore(
-            self.name, self.store, on_stop=self._end, cell=self.cell, on_moved=self._moved
+            self.name,
+            self.store,
+            on_stop=self._end,
+            cell=self.cell,
+            on_moved=self._moved,
+            on_park=self._parked,
         )
 
     async def _end(self) -> None:
@@ -137,6 +142,15 @@ class TableActor(PreviousReleaseMethods):
             # Each link's pusher now says `Gone` to its gateway; let those lines leave.
             await self.link.close()
             await asyncio.sleep(GONE_WAIT_S)
+        if not await self._pooled_again():
+            ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+
+    async def _parked(self) -> None:
+        """The table parked (actors/parking.py): its links are cut without `Gone` (it is not
+        gone: their gateways wake it where they find it next), and the actor goes back to the
+        pool as after a stop, or ends."""
+        if self.link is not None:
+            self.link.drop()
         if not await self._pooled_again():
             ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
 
@@ -162,7 +176,9 @@ class TableActor(PreviousReleaseMethods):
         self.link = None
         self._listening = None
         priority.to(self.start_nice)
-        log.info("table actor %s: table %s ended; back in the pool", self.name, old.code)
+        log.info(
+            "table actor %s: table %s stopped or parked; back in the pool", self.name, old.code
+        )
         if not await self.core.store.pooled():
             return False
         self._watch_listing()
@@ -200,6 +216,15 @@ class TableActor(PreviousReleaseMethods):
         Each starts the table's clock if it is not running (a restarted table's is already).
         A call about a table this actor does not hold raises `TableNotHere`."""
         self._check(call)
+        core = self.core
+        try:
+            return await self._answer(call)
+        except TableMoved as exc:
+            if core.parking.done:  # it parked meanwhile: the gateway wakes it and asks again
+                raise TableNotHere(core.code) from exc
+            raise
+
+    async def _answer(self, call: TableCall[Any]) -> object:
         self.core.start()
         match call:
             case Serve(request=request):

@@ -21,7 +21,8 @@ from actors.protocol import Address, TableCall, TableNotHere, addressed
 from actors.ray_calls import ActorGone, LastAnswer, ask, dead_for_good
 from actors.ray_names import Handle
 from actors.rescue import UNREACHABLE_S, Rescue
-from actors.table_records import TableGone, TableRecords
+from actors.table_records import Parked, TableGone, TableRecords
+from actors.waking import Waking
 
 log = logging.getLogger("quatro.directory")
 
@@ -63,15 +64,17 @@ class TableCalls:
         registry: Registry | None = None,
         remote: RemoteCells | None = None,
         rescue: Rescue | None = None,
+        waking: Waking | None = None,
     ) -> None:
         """`registry` and `remote`: the cells' records, and how a gateway of another cell is
         asked (None without cells); `rescue`: how a table of a lost node is moved (None: it
-        waits for Ray)."""
+        waits for Ray); `waking`: how a parked table wakes (None: a parked one is gone)."""
         self.records = records
         self.last_answer = last_answer
         self.registry = registry
         self.remote = remote
         self.rescue = rescue
+        self.waking = waking
         # The last data-plane address each table answered `Endpoint` with: a table whose cell
         # lost its registry record but whose link still answers (a partition between that cell
         # and Redis, not a death) is not moved.
@@ -109,7 +112,11 @@ class TableCalls:
         patience = Patience()
         call = addressed(call, code)
         while True:
-            handle = await self.records.handle(code)
+            try:
+                handle = await self.records.handle(code)
+            except Parked as parked:
+                await self.wake(parked, patience)
+                continue
             found = self.records.found(code)
             try:
                 answer = await self._watched(code, handle, call)
@@ -141,6 +148,19 @@ class TableCalls:
             else:
                 self.last_answer.heard()
                 return answer
+
+    async def wake(self, parked: Parked, patience: Patience | None = None) -> None:
+        """Wake the parked table (actors/waking.py); a wake that failed is tried again, within
+        the call's patience. Raises TableGone without a way to wake it."""
+        if self.waking is None:
+            raise TableGone(parked.code)
+        try:
+            await self.waking.wake(parked)
+        except Exception as exc:
+            if patience is None or patience.spent:
+                raise
+            log.warning("table %s: not woken (%r); trying again", parked.code, exc)
+            await patience.pause()
 
     async def _watched(self, code: str, handle: Handle, call: TableCall[A]) -> A:
         """`ask`, but a call left unanswered for `UNREACHABLE_S` has its actor's node judged,

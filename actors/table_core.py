@@ -6,12 +6,11 @@ The path (`change`): judge and apply (`apply`: the engine, synchronously, no `aw
 reading and changing the table, though Ray runs many calls of an async actor at once) and
 `commit` (the version bumps, the events get their seq in the feed) → persist a snapshot to
 Redis → publish to the gateways' subscriptions. A restarted incarnation (Ray restarts it after
-a crash) reads the snapshot back (`actors.store`).
+a crash) reads the snapshot back (`actors.store`), as does one that wakes a parked table.
 
-Its rooms, each owned by the core and each seeing of it only what its Protocol names: `store`
-(Redis), `saves` (persist, then publish), `requests` (what gateways ask), `watchers` (and their
-seat claims), `leases` (the gateways that follow it), `clock`, and `tasks`, which owns every
-task of them all.
+Its rooms, each seeing of the core only what its Protocol names: `store` (Redis), `saves`
+(persist, then publish), `requests` (what gateways ask), `watchers` (and their seat claims),
+`leases` (the gateways that follow it), `clock`, `parking`, and `tasks`, which owns every task.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from actors.feed import Feed
 from actors.idle import IdleLimits
 from actors.leases import Leases
 from actors.orders import CLOSE_REPLACED, CLOSE_SEAT_CHANGED, Close, Order, order_wire
+from actors.parking import Parking
 from actors.protocol import (
     Batch,
     Entry,
@@ -73,9 +73,10 @@ class TableCore:
         now: Callable[[], int] = now_ms,
         cell: str = "",
         on_moved: Callable[[], None] | None = None,
+        on_park: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """`cell`: the cell whose Ray runs this actor (actors/cells.py, "" without cells);
-        `on_moved`: called once a save is refused because the table moved to another cell."""
+        `on_moved`: once a save is refused (the table moved away); `on_park`: once it parked."""
         self.name = name
         self.now = now
         self.idle = IdleLimits()  # how long it waits before it stops; set by `open`
@@ -99,6 +100,7 @@ class TableCore:
         self.clock = Clock(self)
         self.requests = Requests(self)
         self.results = Results(self, lambda: RatingStore(self.store.redis, self.store.settings))
+        self.parking = Parking(self, on_park)
         self._on_stop = on_stop
         self._restore()
 
@@ -126,8 +128,10 @@ class TableCore:
         self.results.restored(saved.results.get("owed", []), saved.results.get("last"))
         self._set_idle(saved.idle, saved.replay_ttl)
         log.info("table %s restored at seq %d", self.code, self.feed.seq)
-        # It stood still since its records last knew it alive (its snapshot, or a later beat).
-        self.clock.give_back(max(saved.table.now, self.store.alive_at or 0))
+        if saved.parked is not None:  # it slept: its clocks catch up (actors/parking.py)
+            self.parking.woken(saved.parked, self.now())
+        else:  # it stood still since its records last knew it alive (snapshot, or a beat)
+            self.clock.give_back(max(saved.table.now, self.store.alive_at or 0))
 
     async def beat(self, now: int) -> bool:
         """The table is alive at `now` (actors/clock.py): Redis keeps it for the next
@@ -155,7 +159,7 @@ class TableCore:
             "idle": list(self.idle.values()),
             "replay_ttl": self.replay_ttl_s,
             "results": self.results.to_snapshot(),
-        }
+        } | ({"parked": self.parking.marker} if self.parking.marker else {})
 
     def start(self) -> None:
         """Start the clock if it is not running yet (on the running loop: the actor calls this
@@ -283,7 +287,7 @@ class TableCore:
         """The table moved to another cell while this incarnation ran (SAVE's fence refused
         it): nothing more of it may reach anyone. Its followers see their links drop and find
         the table where its record now says."""
-        if self._on_moved is not None:
+        if self._on_moved is not None and not self.parking.done:  # parked: the actor is not its
             self._on_moved()
         raise TableMoved(self.code)
 

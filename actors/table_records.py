@@ -45,6 +45,16 @@ class TableGone(Exception):
     """The table's actor is stopped for good (or never existed)."""
 
 
+class Parked(Exception):
+    """The table is parked (actors/parking.py): no actor holds it until one wakes it. `actor`
+    and `moves`: what its record names and counts, which the wake must still find there;
+    `moving`: the ready actor a wake under way is giving it ("" for none)."""
+
+    def __init__(self, code: str, actor: str, moves: int, moving: str = "") -> None:
+        super().__init__(code)
+        self.code, self.actor, self.moves, self.moving = code, actor, moves, moving
+
+
 def new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
@@ -125,8 +135,9 @@ class TableRecords:
         key, raw = await self._raw(code)
         if raw is None:
             return True
-        if str(json.loads(raw).get("actor")) != actor:
-            return False
+        found = json.loads(raw)
+        if str(found.get("actor")) != actor or found.get("parked"):
+            return False  # moved, or parked (its actor serves another table now): wake it
         if await self.redis.exists(keys.snapshot(code)) and await self._taken_back(
             code, actor, handle
         ):
@@ -157,6 +168,11 @@ class TableRecords:
         if actor:
             self._found[code] = (actor, 0)  # a new table: moved no time yet
 
+    def woken(self, code: str, handle: Handle, actor: str, moves: int) -> None:
+        """The table woke in `actor`, its record counting `moves` (actors/waking.py)."""
+        self._handles[code] = handle
+        self._found[code] = (actor, moves)
+
     def forget(self, code: str) -> None:
         """Ask Ray again next time: the actor may have been started again."""
         self._handles.pop(code, None)
@@ -173,7 +189,7 @@ class TableRecords:
         return list(dict.fromkeys(self._handles.values()))
 
     async def handle(self, code: str) -> Handle:
-        """The table's actor. Raises TableGone, ForeignTable."""
+        """The table's actor. Raises TableGone, ForeignTable, Parked."""
         cached = self._handles.get(code)
         if cached is not None:
             return cached
@@ -186,6 +202,9 @@ class TableRecords:
             # says nothing, and restarting it here would run the table twice.
             raise ForeignTable(code, cell_of(record))
         actor = str(record["actor"])
+        if record.get("parked"):
+            moving = str(record.get("moving") or "")
+            raise Parked(code, actor, int(record.get("moves", 0)), moving)
         handle = await self.actors.lookup(actor)
         if handle is None:
             handle = await self._restart(code, actor, raw, key)

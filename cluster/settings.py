@@ -121,6 +121,12 @@ class Settings(BaseSettings):
     # after that was first seen, if its own wait above is longer: its actor then serves the next
     # table. A player who only lost their link is not gone: their table keeps its wait above.
     left_idle_s: float = Field(default=20.0, ge=0, validation_alias=_env("QUATRO_LEFT_IDLE"))
+    # A table (lobby, match in play or finished) that no person has been connected to for this
+    # long parks: saved, marked parked, its actor back in the pool; the next call about it (a
+    # hello, a watcher, a REST call) wakes it in a ready actor (actors/parking.py). Long enough
+    # that a reload or a phone between networks never parks a table someone is looking at; it
+    # ends nothing: the waits above still end a parked table. 0: tables never park.
+    park_after_s: float = Field(default=45.0, ge=0, validation_alias=_env("QUATRO_PARK_AFTER"))
     # How long a table's event log stays in Redis for `GET /api/replays/{table_id}`, counted from
     # the table's last event (so it outlives the table, which stops minutes after the match).
     replay_ttl_s: int = Field(

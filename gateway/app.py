@@ -54,6 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.services = services
         services.directory.refill_soon()
         services.directory.publish_cell()
+        services.directory.count_parked()
         services.keep_ratings_right()
         services.judge_older_profiles()
         print(f"Quatro is up: http://localhost:{settings.port}", flush=True)

@@ -44,6 +44,10 @@ POOL_WAITING = Gauge("quatro_pool_waiting", "Creations waiting for a ready table
 POOL_READY = Gauge(
     "quatro_pool_ready", "Ready table actors on the shared list at this gateway's last look"
 )
+POOL_PARKED = Gauge(
+    "quatro_pool_parked",
+    "Tables parked in this gateway's cell (no actor: actors/parking.py), at its last count",
+)
 POOL_FLOOR = Gauge(
     "quatro_pool_floor", "Ready table actors an operator asked for now (actors/pool_floor.py)"
 )
@@ -55,16 +59,25 @@ class _PoolCounts(Collector):
     serving table after table (actors/reuse.py) keep low."""
 
     def __init__(self) -> None:
-        self.read: Callable[[], tuple[int, int]] = lambda: (0, 0)
+        self.read: Callable[[], tuple[int, int, int, int]] = lambda: (0, 0, 0, 0)
 
     def collect(self) -> Iterator[CounterMetricFamily]:
-        started, served = self.read()
+        started, served, woken, followed = self.read()
         yield CounterMetricFamily(
             "quatro_pool_starts", "Table actors this gateway started (worker processes)", started
         )
         yield CounterMetricFamily(
             "quatro_pool_served", "Table creations this gateway served from its pool", served
         )
+        wakes = CounterMetricFamily(
+            "quatro_pool_woken",
+            "Parked tables this gateway woke with an actor of its pool (won; not creations), or "
+            "found woken by another gateway as it tried (followed)",
+            labels=["how"],
+        )
+        wakes.add_metric(["won"], woken)
+        wakes.add_metric(["followed"], followed)
+        yield wakes
 
     def describe(self) -> Iterator[CounterMetricFamily]:
         return self.collect()

@@ -79,7 +79,13 @@ class Services:
         metrics.POOL_WAITING.set_function(lambda: directory.pool.waiting)
         metrics.POOL_READY.set_function(lambda: directory.pool.ready)
         metrics.POOL_FLOOR.set_function(lambda: directory.pool.floor.last)
-        metrics.POOL_COUNTS.read = lambda: (directory.pool.started, directory.pool.served)
+        metrics.POOL_PARKED.set_function(lambda: directory.waking.parked)
+        metrics.POOL_COUNTS.read = lambda: (
+            directory.pool.started,
+            directory.pool.served,
+            directory.waking.woken,
+            directory.waking.followed,
+        )
         tags = _address_tags(settings)
         profiles = Profiles(redis)
         return cls(

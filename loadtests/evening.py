@@ -72,6 +72,7 @@ def look(url: str) -> Gauges:
         m.get("quatro_tables_followed", 0.0),
         m.get("quatro_pool_starts_total", 0.0),
         m.get("quatro_pool_served_total", 0.0),
+        m.get("quatro_pool_parked", 0.0),
     )
 
 
@@ -120,7 +121,9 @@ def run(argv: list[str] | None = None) -> int:
         if stack is not None:
             stack.stop()
     with (out / "gauges.csv").open("w", encoding="utf-8", newline="") as f:
-        csv.writer(f).writerows((g.t, g.ready, g.tables, g.starts, g.served) for g in gauges)
+        csv.writer(f).writerows(
+            (g.t, g.ready, g.tables, g.starts, g.served, g.parked) for g in gauges
+        )
     risen_at = began + curve.rise_s
     rows = minutes(read_samples(out), gauges, began, risen_at)
     missed = judge(rows)

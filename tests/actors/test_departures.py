@@ -205,4 +205,4 @@ async def test_without_an_answer_from_redis_nobody_is_taken_for_gone() -> None:
 def test_idle_limits_from_an_older_gateway_keep_the_defaults_for_the_rest() -> None:
     assert IdleLimits.of((1.0, 2.0, 3.0)) == IdleLimits(1.0, 2.0, 3.0, IdleLimits().left_s)
     assert IdleLimits.of((5.0, 6.0)).abandoned_s == IdleLimits().abandoned_s
-    assert IdleLimits.of((1.0, 2.0, 3.0, 4.0, 9.0)).values() == (1.0, 2.0, 3.0, 4.0)
+    assert IdleLimits.of((1.0, 2.0, 3.0, 4.0, 5.0, 9.0)).values() == (1.0, 2.0, 3.0, 4.0, 5.0)

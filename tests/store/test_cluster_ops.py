@@ -24,6 +24,7 @@ import redis
 from actors import departures, keys, legacy_keys
 from actors.cells import Registry
 from actors.match_records import MatchRecords
+from actors.parking import PARK
 from actors.pool_list import TRIM_ONE, PoolList
 from actors.protocol import Entry
 from actors.rating_fix import RatingFix
@@ -514,6 +515,23 @@ async def rescue_case(client: AsyncRedis, url: str) -> None:
     assert (record["actor"], record["table_id"], record["moves"]) == ("table-0r2", "table-0r1", 1)
 
 
+async def park_case(client: AsyncRedis, url: str) -> None:
+    """A table parks (actors/parking.py): its record marked and counted, every key of its slot
+    set to expire at once; then a wake's move and hand-over unmark it."""
+    code = "OPSP"
+    await client.set(keys.table(code), record_json("table-0p1", 4, table_id="t-0p"), ex=60)
+    await client.set(keys.snapshot(code), "{}", ex=60)
+    until = int(time.time() * 1000) + 30_000
+    names = [keys.table(code), keys.snapshot(code), keys.log(code), keys.alive(code)]
+    assert await PARK.run(client, names, ["", 0, "table-0p1", "1", until]) == 1
+    assert 0 < await client.pttl(keys.snapshot(code)) <= 30_000
+    assert await MOVE_HERE.run(client, [keys.table(code)], ["table-0p1", 1, "table-0p2"]) == 2
+    assert await HAND_OVER.run(client, [keys.table(code)], ["table-0p2", 2, "0"]) == 1
+    record = json.loads(str(await client.get(keys.table(code))))
+    assert "parked" not in record
+    assert (record["actor"], record["moves"]) == ("table-0p2", 2)
+
+
 async def rating_fix_case(client: AsyncRedis, url: str) -> None:
     """Issue 46's putting right, on a cluster: the release before settles a match against bots
     alone and one of people on two teams (tests/release_before.py), then a fix: its lease, its
@@ -568,6 +586,7 @@ CASES: list[Case] = [
     records_case,
     cells_case,
     rescue_case,
+    park_case,
     pool_case,
     sessions_case,
     lobbies_case,
