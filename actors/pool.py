@@ -236,9 +236,12 @@ class Pool:
             )
             if wake_in is not None and (self._pace is None or self._pace.done()):
                 self._pace = self.tasks.spawn(self._refill_after(wake_in), "pace")
-            needed = buffer + self.waiting - starts.count
-            if needed > 0 and starts.count < at_once and not starts.full:
-                room = await self.slots.room(min(needed, at_once - starts.count))
+            # Starts on their way serve the creations waiting, but a stuck one (pool_starts.py)
+            # may not be placed before they give up: those it would serve get starts of their own.
+            serving = starts.count - min(starts.stuck(time.monotonic()), self.waiting)
+            needed = buffer + self.waiting - serving
+            if needed > 0 and serving < at_once and not starts.full:
+                room = await self.slots.room(min(needed, at_once - serving))
                 starts.full = room == 0
                 for _ in range(room):
                     starts.start()

@@ -3,6 +3,14 @@ loaded node), started only within the slots the gate grants (actors/slots.py).
 
 A new actor not placed and answering in time is killed (cancelled waiting, too): left in Ray's
 queue, it could take the next free slot from a crashed table's restart.
+
+A start still on its way after `STUCK_S` is *stuck* for the creations waiting (actors/pool.py):
+they no longer count on it. Six seconds after a restart of Ray's head (its control store), one
+new actor's creation stayed pending for 43 s, placed only after the head's next restart, while a
+start made 11 s after it was placed in a second (the chart's pods, 7 December 2026:
+docs/reliability.md). Under the autoscaler a start may wait `PLACE_WAIT_GROWING_S` before it is
+given up, far past the `QUATRO_POOL_WAIT` of a creation waiting for it, which then answers 503
+`unavailable`.
 """
 
 from __future__ import annotations
@@ -26,6 +34,9 @@ log = logging.getLogger("quatro.pool")
 # autoscaler's answer to waiting tables) in a few minutes.
 PLACE_WAIT_S = 30.0
 PLACE_WAIT_GROWING_S = 300.0
+# A start answers in about a second, seconds on a loaded node: past this, creations waiting do
+# not count on it (a start of their own is made, within `at_once`).
+STUCK_S = 10.0
 
 Placed = Callable[[str, Handle], Awaitable[None]]  # what becomes of an actor placed
 
@@ -50,6 +61,8 @@ class Starts:
         self._ended = ended
         self.count = 0  # started and not yet placed
         self.started = 0  # every start so far (metrics: starts per table created)
+        self._begun: dict[int, float] = {}  # each start on its way (its number): when, monotonic
+        self.stuck_s = STUCK_S
         self.none = asyncio.Event()  # set while `count` is 0
         self.none.set()
         self.last_end = float("-inf")  # monotonic: when the last start ended
@@ -59,10 +72,15 @@ class Starts:
         """One new actor, on `node` when it can (actors/placement.py), else where Ray says."""
         self.count += 1
         self.started += 1
+        self._begun[self.started] = time.monotonic()
         self.none.clear()
-        self.tasks.spawn(self._start(node), "start")
+        self.tasks.spawn(self._start(node, self.started), "start")
 
-    async def _start(self, node: str) -> None:
+    def stuck(self, now: float) -> int:
+        """How many starts on their way began `stuck_s` or more before `now`."""
+        return sum(1 for begun in self._begun.values() if now - begun >= self.stuck_s)
+
+    async def _start(self, node: str, number: int) -> None:
         try:
             name = new_name()
             # Ray asks its control store by name, then registers a named actor, both blocking
@@ -78,6 +96,7 @@ class Starts:
             self.full = True
         finally:
             self.count -= 1
+            self._begun.pop(number, None)
             if self.count == 0:
                 self.none.set()
             self.last_end = time.monotonic()

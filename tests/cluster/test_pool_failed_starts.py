@@ -8,8 +8,13 @@ room to spare. A pool whose start failed stayed short of its minimum until the n
 (a pool stuck at 2 of 3 in a test run just after a CI). And a start whose actor answered while
 the store was out of reach left that actor on no list, holding its slot for good.
 
+A start Ray leaves pending must not hold the creations waiting for it: after a restart of the
+chart's Ray head one new actor's creation stayed pending for 43 s, and a creation waiting
+behind it (the chart's autoscaler lets a start wait minutes) answered 503 `unavailable`.
+
 Real Ray (the session's stack) and real redis-servers; the failures are real too: an actor
-killed before it answers, a redis-server SIGKILLed before the new actor is listed.
+killed before it answers, a redis-server SIGKILLed before the new actor is listed, an actor
+asking for a resource no node has (Ray keeps it pending, as it kept the one above).
 """
 
 from __future__ import annotations
@@ -44,6 +49,23 @@ class Started(RayActors):
         handle = super().start(name, node)
         if self.kill_first and not self.started:
             self.kill(handle)
+        self.started.append((name, handle))
+        return handle
+
+
+class FirstPending(Started):
+    """Ray's actors, the first one asking for a resource no node offers: Ray keeps it pending,
+    never placed, as it kept a new actor after a restart of the head (its control store)."""
+
+    def start(self, name: str, node: str = "") -> Handle:
+        if self.started:
+            return super().start(name, node)
+        handle: Handle = self._cls.options(
+            name=name,
+            namespace=self.namespace,
+            lifetime="detached",
+            resources={"quatro_test_nowhere": 1},
+        ).remote(name, self.store.portable(), self.cell)
         self.started.append((name, handle))
         return handle
 
@@ -125,3 +147,29 @@ async def test_an_actor_that_could_not_be_listed_is_stopped_not_left_holding_a_s
         await pool.close()
         await stop_all(actors)
         server.cleanup()
+
+
+async def test_a_creation_waiting_behind_a_start_ray_leaves_pending_gets_a_start_of_its_own(
+    stack: Stack,
+) -> None:
+    stack.driver()
+    own_db, store = own_database(stack, 6)
+    actors = FirstPending(stack.namespace, own_db)
+    # A cluster the autoscaler may grow: a start may wait minutes there before it is given up.
+    slots = Slots(0, max_slots=1_000_000)
+    pool = Pool(async_redis(own_db), slots, actors, LastAnswer(), ONE_AT_A_TIME)
+    stuck_s = pool.starts.stuck_s = 2.0  # 10 s in a gateway: the wait, not the behaviour
+    loop = asyncio.get_running_loop()
+    try:
+        began = loop.time()
+        pool.starts.start()  # the buffer's start, the one Ray keeps pending
+        name, handle = await pool.take(stuck_s + 20)
+        assert len(actors.started) == 2, actors.started
+        assert name == actors.started[1][0]
+        assert (await ask(handle, Probe())).pid > 0
+        assert loop.time() - began < stuck_s + 15
+        assert pool.starts.count == 1  # the pending one, still given its time
+    finally:
+        await pool.close()
+        await stop_all(actors)
+        store.flushdb()

@@ -216,8 +216,7 @@ class Deployment:
         return f"http://{host_port}"
 
     def logs(self, pod: str, tail: int = 60) -> str:
-        proc = self.docker.run("logs", "--tail", str(tail), self.container(pod), check=False)
-        return proc
+        return self.docker.logs(self.container(pod), tail)
 
     def exec(self, pod: str, *command: str, timeout: float = 60) -> str:
         return self.docker.run("exec", self.container(pod), *command, timeout=timeout)

@@ -81,6 +81,20 @@ class Docker:
             )
         return out.strip()
 
+    def logs(self, container: str, tail: int) -> str:
+        """A container's output as `kubectl logs` shows a pod's: stdout and stderr in the order
+        written. `run` keeps stdout only, which had dropped every line of the gateways' Python
+        logging (stderr) from the logs CI prints when a test fails."""
+        proc = subprocess.run(
+            [DOCKER_BIN, "logs", "--tail", str(tail), container],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=self.env(),
+            timeout=120,
+            check=False,
+        )
+        return proc.stdout.decode(errors="replace").strip()
+
     def ok(self, *args: str, timeout: float = 60) -> bool:
         try:
             self.run(*args, timeout=timeout)
