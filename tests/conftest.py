@@ -211,6 +211,24 @@ def stop_own_pool(
     store.flushdb()
 
 
+@contextlib.contextmanager
+def gateway_of_its_own(
+    stack: Stack, db: int, logs: Path, served: Iterable[str] = (), **env: str
+) -> Iterator[Gateway]:
+    """A gateway of the stack on database `db` of its own (`own_database`), ready. At the end it
+    is stopped, then its pool's actors and those named in `served` (a module's set of the
+    actors of tables it opened, read only then: one on its way back to the pool is on no list)
+    are stopped and the database emptied (`stop_own_pool`)."""
+    url, store = own_database(stack, db)
+    gw = stack.gateway(logs, REDIS_URL=url, **env)
+    try:
+        gw.wait_ready()
+        yield gw
+    finally:
+        gw.stop()
+        stop_own_pool(stack, store, [], served)
+
+
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """The session's real stack, shared by every test that asks for it (tests/README.md)."""

@@ -29,7 +29,7 @@ from tests.cluster.client import Player, Refused, table_with
 from tests.cluster.nodes import ask_now
 from tests.cluster.test_restore import until
 from tests.cluster.test_reuse_audit import inspect, leaks
-from tests.conftest import Gateway, Stack, database_url, own_database, stop_own_pool
+from tests.conftest import Gateway, Stack, database_url, gateway_of_its_own
 
 OWN_DB = 11  # tests/README.md
 # Parks a second after its last person left; a lobby nothing happens in ends 12 s after its
@@ -42,20 +42,17 @@ SERVED: set[str] = set()  # actors of this module's tables (stopped at its end)
 
 @pytest.fixture(scope="module")
 def gateway_p(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    url, store = own_database(stack, OWN_DB)
-    gw = stack.gateway(
-        tmp_path_factory.mktemp("gateway-p"),
-        REDIS_URL=url,
+    logs = tmp_path_factory.mktemp("gateway-p")
+    with gateway_of_its_own(
+        stack,
+        OWN_DB,
+        logs,
+        SERVED,
         QUATRO_PARK_AFTER=PARK_AFTER,
         QUATRO_LOBBY_IDLE=LOBBY_IDLE,
         QUATRO_POOL_SIZE="2",
-    )
-    try:
-        gw.wait_ready()
+    ) as gw:
         yield gw
-    finally:
-        gw.stop()
-        stop_own_pool(stack, store, [], SERVED)
 
 
 def own(stack: Stack) -> redis.Redis:

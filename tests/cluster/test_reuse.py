@@ -21,7 +21,7 @@ from cluster.redis_client import async_redis
 from tests.cluster.client import Player, Refused, table_with
 from tests.cluster.nodes import ask_now
 from tests.cluster.test_restore import until
-from tests.conftest import Gateway, Stack, database_url, own_database, stop_own_pool
+from tests.conftest import Gateway, Stack, database_url, gateway_of_its_own
 
 CREATIONS = 24  # tables created, at most, until one lands on the reused actor
 
@@ -40,19 +40,16 @@ def gateway_r(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     "not within 15 s: the actor back in the pool"). This pool's actors are new, and only this
     module moves them. Not 1 s: a test's next call to its lobby (a Probe through Ray, on a
     loaded machine) came once after the lobby had stopped."""
-    url, store = own_database(stack, OWN_DB)
-    gw = stack.gateway(
-        tmp_path_factory.mktemp("gateway-r"),
-        REDIS_URL=url,
+    logs = tmp_path_factory.mktemp("gateway-r")
+    with gateway_of_its_own(
+        stack,
+        OWN_DB,
+        logs,
+        SERVED,
         QUATRO_LOBBY_IDLE="4",
         QUATRO_LEFT_IDLE="1",
-    )
-    try:
-        gw.wait_ready()
+    ) as gw:
         yield gw
-    finally:
-        gw.stop()
-        stop_own_pool(stack, store, [], SERVED)
 
 
 def own(stack: Stack) -> redis.Redis:

@@ -24,7 +24,7 @@ from engine.events import Audience
 from tests.cluster.client import Player
 from tests.cluster.nodes import ask_now
 from tests.cluster.test_restore import until
-from tests.conftest import Gateway, Stack, database_url, own_database, stop_own_pool
+from tests.conftest import Gateway, Stack, database_url, gateway_of_its_own
 
 OWN_DB = 10  # tests/README.md
 SEATS = 4
@@ -38,20 +38,17 @@ def gateway_k(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     """A gateway with a pool of its own (database 10), whose started tables stop a second after
     everyone left them; a lobby lives 20 s without a call (its setup takes a few calls, each
     slow on a loaded machine)."""
-    url, store = own_database(stack, OWN_DB)
-    gw = stack.gateway(
-        tmp_path_factory.mktemp("gateway-k"),
-        REDIS_URL=url,
+    logs = tmp_path_factory.mktemp("gateway-k")
+    with gateway_of_its_own(
+        stack,
+        OWN_DB,
+        logs,
+        SERVED,
         QUATRO_LOBBY_IDLE="20",
         QUATRO_ABANDONED_IDLE="1",
         QUATRO_POOL_SIZE="2",
-    )
-    try:
-        gw.wait_ready()
+    ) as gw:
         yield gw
-    finally:
-        gw.stop()
-        stop_own_pool(stack, store, [], SERVED)
 
 
 def record(r: redis.Redis, code: str) -> dict[str, Any]:
